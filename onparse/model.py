@@ -1,0 +1,222 @@
+"""The ON-LSTM language model (Shen et al., 2019) and its syntactic distances.
+
+Equations, per time step t, with chunked master gates of ``n_chunks`` entries
+each broadcast over ``chunk_size`` hidden units:
+
+    f~ = cumax(W_f~ x + U_f~ h + b)          master forget gate
+    i~ = 1 - cumax(W_i~ x + U_i~ h + b)      master input gate
+    w  = f~ * i~                             overlap
+    f^ = f * w + (f~ - w),  i^ = i * w + (i~ - w)
+    c_t = f^ * c_{t-1} + i^ * c~_t,  h_t = o * tanh(c_t)
+    d_t = 1 - sum(f~) / n_chunks            syntactic distance read for parsing
+
+Matmuls run in ``compute_dtype`` (bf16 uses the CPU's AMX units); gate math and
+the cell state stay in float32 so long sequences do not drift.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+State = list[tuple[Tensor, Tensor]]
+
+
+def cumax(x: Tensor, dim: int = -1) -> Tensor:
+    """Cumulative softmax: a soft, monotone step function (the paper's cumax)."""
+    return torch.cumsum(torch.softmax(x, dim=dim), dim=dim)
+
+
+@dataclass
+class ModelConfig:
+    """Architecture and regularization of an ON-LSTM language model."""
+
+    vocab_size: int
+    embedding_size: int = 400
+    hidden_size: int = 1150
+    n_layers: int = 3
+    chunk_size: int = 10
+    dropout: float = 0.4  # on the last layer's output
+    dropouth: float = 0.25  # between layers
+    dropouti: float = 0.4  # on the embeddings
+    dropoute: float = 0.1  # whole words dropped from the embedding table
+    wdrop: float = 0.3  # DropConnect on the recurrent weights
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def locked_dropout(x: Tensor, p: float, training: bool) -> Tensor:
+    """Variational dropout: one mask per sequence, shared across time steps (x is T x B x F)."""
+    if not training or p == 0.0:
+        return x
+    mask = x.new_empty(1, x.size(1), x.size(2)).bernoulli_(1 - p) / (1 - p)
+    return x * mask
+
+
+class _SegmentWeight(torch.autograd.Function):
+    """Hands the recurrent weight to the time loop, deferring its gradient to one matmul.
+
+    Autograd would otherwise form ``g_t^T h_{t-1}`` at every step (a skinny,
+    slow matmul) and add it into the weight gradient T times. Each step
+    (``_recurrent_matmul``) records its output gradient instead; this node feeds
+    the initial hidden state, so its backward runs after every step's and can
+    form ``sum_t g_t^T h_{t-1}`` as a single segment-sized matmul.
+    """
+
+    @staticmethod
+    def forward(ctx, weight: Tensor, h0: Tensor, tape: dict) -> Tensor:
+        ctx.tape = tape
+        return h0.clone()
+
+    @staticmethod
+    def backward(ctx, grad_h0: Tensor):
+        tape = ctx.tape
+        grads = torch.stack(tape["grads"][::-1]).flatten(0, 1)
+        inputs = torch.stack(tape["inputs"]).flatten(0, 1)
+        tape["grads"].clear()
+        return grads.t().to(inputs.dtype) @ inputs, grad_h0, None
+
+
+class _RecurrentMatmul(torch.autograd.Function):
+    """``h @ W^T`` whose weight gradient is left to ``_SegmentWeight``."""
+
+    @staticmethod
+    def forward(ctx, h: Tensor, weight: Tensor, tape: dict) -> Tensor:
+        ctx.save_for_backward(weight)
+        ctx.tape = tape
+        tape["inputs"].append(h)
+        return F.linear(h, weight)
+
+    @staticmethod
+    def backward(ctx, grad: Tensor):
+        (weight,) = ctx.saved_tensors
+        ctx.tape["grads"].append(grad)
+        return grad.to(weight.dtype) @ weight, None, None
+
+
+class ONLSTMLayer(nn.Module):
+    """One ON-LSTM layer over a whole segment, returning outputs, state and distances."""
+
+    def __init__(self, input_size: int, hidden_size: int, chunk_size: int, wdrop: float = 0.0):
+        super().__init__()
+        if hidden_size % chunk_size:
+            raise ValueError(f"hidden size {hidden_size} is not a multiple of chunk size {chunk_size}")
+        self.hidden_size = hidden_size
+        self.chunk_size = chunk_size
+        self.n_chunks = hidden_size // chunk_size
+        gate_size = 2 * self.n_chunks + 4 * hidden_size
+        self.input_proj = nn.Linear(input_size, gate_size)
+        self.recurrent_proj = nn.Linear(hidden_size, gate_size, bias=False)
+        self.wdrop = wdrop
+
+    def initial_state(self, batch_size: int, device: torch.device) -> tuple[Tensor, Tensor]:
+        zeros = torch.zeros(batch_size, self.n_chunks, self.chunk_size, device=device)
+        return zeros, zeros.clone()
+
+    def cell(self, gates: Tensor, c_prev: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        """One step of the equations above, from pre-activations to (h, c, distance)."""
+        batch = gates.size(0)
+        master_f, master_i, rest = gates.split([self.n_chunks, self.n_chunks, 4 * self.hidden_size], dim=1)
+        f_master = cumax(master_f)
+        i_master = 1.0 - cumax(master_i)
+        o, f, i, c_hat = rest.view(batch, 4, self.n_chunks, self.chunk_size).unbind(1)
+        w = (f_master * i_master).unsqueeze(-1)
+        f_hat = torch.sigmoid(f) * w + (f_master.unsqueeze(-1) - w)
+        i_hat = torch.sigmoid(i) * w + (i_master.unsqueeze(-1) - w)
+        c = f_hat * c_prev + i_hat * torch.tanh(c_hat)
+        h = torch.sigmoid(o) * torch.tanh(c)
+        distance = 1.0 - f_master.sum(-1) / self.n_chunks
+        return h, c, distance
+
+    def forward(
+        self, x: Tensor, state: tuple[Tensor, Tensor], compute_dtype: torch.dtype = torch.float32
+    ) -> tuple[Tensor, tuple[Tensor, Tensor], Tensor]:
+        """x is T x B x input; returns outputs T x B x hidden, the last state, distances T x B."""
+        projected = F.linear(
+            x.to(compute_dtype), self.input_proj.weight.to(compute_dtype), self.input_proj.bias.to(compute_dtype)
+        )
+        recurrent = F.dropout(self.recurrent_proj.weight, self.wdrop, self.training).to(compute_dtype)
+        h, c = state
+        h = h.flatten(1).to(compute_dtype)
+        if torch.is_grad_enabled() and recurrent.requires_grad:
+            tape: dict = {"inputs": [], "grads": []}
+            h = _SegmentWeight.apply(recurrent, h, tape)
+            matmul = lambda h_prev: _RecurrentMatmul.apply(h_prev, recurrent.detach(), tape)  # noqa: E731
+        else:
+            matmul = lambda h_prev: F.linear(h_prev, recurrent)  # noqa: E731
+        outputs, distances = [], []
+        for projected_t in projected.unbind(0):  # unbind: one gradient buffer, not one per step
+            gates = (projected_t + matmul(h)).float()
+            h, c, distance = self.cell(gates, c)
+            h = h.flatten(1).to(compute_dtype)
+            outputs.append(h)
+            distances.append(distance)
+        return torch.stack(outputs).float(), (h.view_as(c).float(), c), torch.stack(distances)
+
+
+class LanguageModel(nn.Module):
+    """Embedding, stacked ON-LSTM layers and a decoder tied to the embedding."""
+
+    def __init__(self, config: ModelConfig):
+        super().__init__()
+        self.config = config
+        self.embedding = nn.Embedding(config.vocab_size, config.embedding_size)
+        sizes = [config.embedding_size] + [config.hidden_size] * (config.n_layers - 1) + [config.embedding_size]
+        self.layers = nn.ModuleList(
+            ONLSTMLayer(sizes[k], sizes[k + 1], config.chunk_size, config.wdrop) for k in range(config.n_layers)
+        )
+        self.decoder_bias = nn.Parameter(torch.zeros(config.vocab_size))
+        nn.init.uniform_(self.embedding.weight, -0.1, 0.1)
+
+    def initial_state(self, batch_size: int) -> State:
+        device = self.embedding.weight.device
+        return [layer.initial_state(batch_size, device) for layer in self.layers]
+
+    def embed(self, ids: Tensor) -> Tensor:
+        weight = self.embedding.weight
+        if self.training and self.config.dropoute > 0:
+            keep = weight.new_empty(weight.size(0), 1).bernoulli_(1 - self.config.dropoute)
+            weight = weight * keep / (1 - self.config.dropoute)
+        return F.embedding(ids, weight)
+
+    def forward(
+        self, ids: Tensor, state: State | None = None, compute_dtype: torch.dtype = torch.float32
+    ) -> tuple[Tensor, State, Tensor]:
+        """ids is T x B; returns the last layer's output, the new state and distances L x T x B."""
+        if state is None:
+            state = self.initial_state(ids.size(1))
+        x = locked_dropout(self.embed(ids), self.config.dropouti, self.training)
+        new_state, distances = [], []
+        for k, layer in enumerate(self.layers):
+            x, layer_state, distance = layer(x, state[k], compute_dtype)
+            new_state.append(layer_state)
+            distances.append(distance)
+            last = k == len(self.layers) - 1
+            x = locked_dropout(x, self.config.dropout if last else self.config.dropouth, self.training)
+        return x, new_state, torch.stack(distances)
+
+    def logits(self, output: Tensor, compute_dtype: torch.dtype = torch.float32) -> Tensor:
+        """Next-word scores from the last layer's output, through the tied embedding."""
+        weight = self.embedding.weight.to(compute_dtype)
+        return F.linear(output.to(compute_dtype), weight, self.decoder_bias.to(compute_dtype))
+
+    def loss(self, output: Tensor, targets: Tensor, compute_dtype: torch.dtype = torch.float32) -> Tensor:
+        """Mean next-word cross-entropy in nats (log-softmax accumulates in float32)."""
+        logits = self.logits(output, compute_dtype)
+        return F.cross_entropy(logits.view(-1, logits.size(-1)), targets.reshape(-1))
+
+    @torch.no_grad()
+    def distances(self, ids: Tensor, compute_dtype: torch.dtype = torch.float32) -> Tensor:
+        """Master-forget distances (L x T x B) for padded batches read from a fresh state.
+
+        The model is causal, so padding after a sentence never changes its distances.
+        """
+        was_training = self.training
+        self.eval()
+        _, _, distances = self(ids, None, compute_dtype)
+        self.train(was_training)
+        return distances

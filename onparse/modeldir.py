@@ -1,0 +1,73 @@
+"""The model directory: config, vocabulary, weights and card, loaded safely.
+
+    config.json   architecture (ModelConfig) and the default parsing layer
+    vocab.txt     one normalized word per line; line k is id k
+    weights.pt    bf16 state dict, read with ``torch.load(weights_only=True)``
+    card.json     training recipe and measured figures (card.md renders them)
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+from onparse.model import LanguageModel, ModelConfig
+from onparse.vocabulary import Vocabulary
+
+DEFAULT_MODEL = Path(__file__).resolve().parent.parent / "models" / "onlstm-wsj"
+FILES = ("config.json", "vocab.txt", "weights.pt")
+
+
+class ModelDirError(RuntimeError):
+    """A model directory that is missing, incomplete or corrupted."""
+
+
+@dataclass
+class ModelBundle:
+    """A loaded model with what is needed to feed it and pick its layer."""
+
+    model: LanguageModel
+    vocab: Vocabulary
+    default_layer: int  # 1-based, as users count layers
+    path: Path
+    card: dict = field(default_factory=dict)
+
+
+def save(path: Path, model: LanguageModel, vocab: Vocabulary, default_layer: int, card: dict | None = None) -> None:
+    """Write a model directory; weights in bf16 keep the paper-size model near 50 MB."""
+    path.mkdir(parents=True, exist_ok=True)
+    config = {"model": model.config.to_dict(), "default_layer": default_layer}
+    (path / "config.json").write_text(json.dumps(config, indent=2) + "\n")
+    vocab.save(path / "vocab.txt")
+    state = {k: v.detach().to(torch.bfloat16) for k, v in model.state_dict().items()}
+    torch.save(state, path / "weights.pt")
+    if card is not None:
+        (path / "card.json").write_text(json.dumps(card, indent=2) + "\n")
+
+
+def load(path: Path | str | None = None) -> ModelBundle:
+    """Load a model directory (the shipped one by default) for inference in float32."""
+    path = Path(path) if path is not None else DEFAULT_MODEL
+    if not path.is_dir():
+        raise ModelDirError(f"{path}: no such model directory")
+    missing = [name for name in FILES if not (path / name).is_file()]
+    if missing:
+        raise ModelDirError(f"{path}: model directory lacks {', '.join(missing)}")
+    try:
+        config = json.loads((path / "config.json").read_text())
+        model_config = ModelConfig(**config["model"])
+        vocab = Vocabulary.load(path / "vocab.txt")
+        state = torch.load(path / "weights.pt", map_location="cpu", weights_only=True)
+        model = LanguageModel(model_config)
+        model.load_state_dict({k: v.float() for k, v in state.items()})
+        card_file = path / "card.json"
+        card = json.loads(card_file.read_text()) if card_file.is_file() else {}
+    except Exception as err:  # any damage to the files ends here as one message
+        raise ModelDirError(f"{path}: cannot load model ({type(err).__name__}: {str(err)[:200]})") from None
+    if len(vocab) != model_config.vocab_size:
+        raise ModelDirError(f"{path}: vocab.txt has {len(vocab)} words, config says {model_config.vocab_size}")
+    model.eval()
+    return ModelBundle(model, vocab, int(config.get("default_layer", model_config.n_layers - 1)), path, card)
