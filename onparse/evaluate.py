@@ -7,9 +7,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from onparse.treebank import GoldSentence
 from onparse.trees import Span
+
+if TYPE_CHECKING:
+    from onparse.parse import Parser
 
 REPORTED_LABELS = ("NP", "VP", "PP", "SBAR", "ADJP", "ADVP")
 
@@ -94,3 +98,101 @@ def score(predictions: Sequence[Iterable[Span]], gold: Sequence[GoldSentence]) -
     for predicted, sentence in zip(predictions, gold):
         scorer.add(predicted, sentence)
     return scorer.result()
+
+
+def evaluate_parser(parser: "Parser", gold: Sequence[GoldSentence], untrained_seed: int | None = 0, progress=None) -> dict:
+    """Score every layer of a parser's model on gold sentences, beside the baselines.
+
+    The top level describes the parser's chosen layer; ``layers`` holds each
+    layer, ``baselines`` left/right-branching, balanced, and (with
+    ``untrained_seed``) the same builder on an untrained model of the same
+    architecture, which shows what training adds (Dyer et al., 2019).
+    """
+    from onparse.trees import build_tree
+
+    words = [sentence.words for sentence in gold]
+    distances = _distances_in_chunks(parser, words, progress)
+    n_layers = parser.model.config.n_layers
+    layers = {
+        str(k + 1): score([_tree_spans(build_tree, d[k]) for d in distances], gold) for k in range(n_layers)
+    }
+    baselines = baseline_scores(gold)
+    if untrained_seed is not None:
+        untrained = _untrained_like(parser, untrained_seed)
+        untrained_distances = _distances_in_chunks(untrained, words, progress)
+        baselines[f"untrained_layer_{parser.layer}"] = score(
+            [_tree_spans(build_tree, d[parser.layer - 1]) for d in untrained_distances], gold
+        )
+    chosen = layers[str(parser.layer)]
+    return {**chosen, "layer": parser.layer, "layers": layers, "baselines": baselines, "protocol": PROTOCOL}
+
+
+def baseline_scores(gold: Sequence[GoldSentence]) -> dict[str, dict]:
+    """Left-branching, right-branching and balanced trees on the same sentences."""
+    from onparse.trees import balanced, left_branching, right_branching, spans
+
+    makers = {"left_branching": left_branching, "right_branching": right_branching, "balanced": balanced}
+    return {
+        name: score([spans(make(len(s.words))) if s.words else set() for s in gold], gold) for name, make in makers.items()
+    }
+
+
+def _tree_spans(build_tree, distances) -> set[Span]:
+    from onparse.trees import spans
+
+    return spans(build_tree(distances.tolist(), list(range(len(distances))))) if len(distances) else set()
+
+
+def _distances_in_chunks(parser: "Parser", words: Sequence[Sequence[str]], progress) -> list:
+    """Distances for all sentences, reporting progress every few batches."""
+    step = parser.batch_size * 4
+    task = progress.add_task("parsing", total=len(words)) if progress else None
+    result = []
+    for start in range(0, len(words), step):
+        result.extend(parser.distances(words[start : start + step]))
+        if progress:
+            progress.update(task, advance=len(words[start : start + step]))
+    return result
+
+
+def _untrained_like(parser: "Parser", seed: int) -> "Parser":
+    import torch
+
+    from onparse.model import LanguageModel
+    from onparse.modeldir import ModelBundle
+    from onparse.parse import Parser
+
+    torch.manual_seed(seed)
+    model = LanguageModel(parser.model.config)
+    bundle = ModelBundle(model, parser.bundle.vocab, parser.layer, parser.bundle.path)
+    return Parser(bundle, parser.layer, str(parser.device), parser.dtype, parser.batch_size, parser.max_words)
+
+
+def layer_f1(model, vocab, gold_path: str) -> dict[str, float]:
+    """Dev sentence F1 per layer for a model being trained (no baselines)."""
+    from onparse.modeldir import ModelBundle
+    from onparse.parse import Parser
+    from onparse.treebank import read_gold
+
+    parser = Parser(ModelBundle(model, vocab, 1, None))
+    result = evaluate_parser(parser, list(read_gold(gold_path)), untrained_seed=None)
+    model.train()
+    return {layer: figures["sentence_f1"] for layer, figures in result["layers"].items()}
+
+
+def predicted_spans(tree, words: Sequence[str], source: str = "") -> set[Span]:
+    """Spans of another parser's tree over the gold words.
+
+    The tree's leaves are matched to the gold words in order; leaves that match
+    none (punctuation the parser kept, say) are skipped.
+    """
+    from onparse.trees import labeled_spans
+
+    keep, k = set(), 0
+    for i, leaf in enumerate(tree.leaves()):
+        if k < len(words) and leaf == words[k]:
+            keep.add(i)
+            k += 1
+    if k != len(words):
+        raise ValueError(f"{source}: prediction's leaves do not contain the gold words in order (matched {k} of {len(words)})")
+    return {(s, e) for _, s, e in labeled_spans(tree, lambda i, _: i in keep)}

@@ -1,0 +1,3 @@
+from onparse.cli import main
+
+main()

@@ -1,0 +1,124 @@
+"""Rendering parses: one-line brackets, EVALB-ready MRG, JSON lines, a drawn tree.
+
+Every format shows the user's own tokens; brackets inside tokens are escaped as
+-LRB-/-RRB- so that every output reads back as a tree.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+
+from nltk import Tree
+from rich.console import Console
+from rich.tree import Tree as RichTree
+
+from onparse.parse import Parse
+from onparse.trees import LABEL, spans
+
+# Penn Treebank tags for punctuation, so EVALB's usual parameter files drop it.
+_PUNCT_TAGS = {",": ",", ".": ".", "?": ".", "!": ".", "``": "``", "`": "``", "''": "''", "'": "''",
+               "-LRB-": "-LRB-", "-RRB-": "-RRB-", "$": "$", "#": "#"}
+WORD_TAG = "X"
+BAR_WIDTH = 20
+
+
+def escape(token: str) -> str:
+    return token.replace("(", "-LRB-").replace(")", "-RRB-")
+
+
+def token_tree(parse: Parse, punct: bool = True) -> Tree:
+    """The parse's tree with escaped tokens as leaves (punctuation dropped if ``punct`` is off)."""
+    if punct:
+        tree = parse.tree
+        return Tree(tree.label(), [_relabel(child, parse.tokens) for child in tree])
+    if not parse.word_positions:
+        return Tree(LABEL, [])
+    words = [parse.tokens[i] for i in parse.word_positions]
+    tree = parse.words_tree()
+    return Tree(tree.label(), [_relabel(child, words) for child in tree])
+
+
+def _relabel(node: Tree | int, tokens: list[str]) -> Tree | str:
+    if isinstance(node, Tree):
+        return Tree(node.label(), [_relabel(child, tokens) for child in node])
+    return escape(tokens[node])
+
+
+def bracket(parse: Parse, punct: bool = True) -> str:
+    """One line: ``(X (X The cat) (X sat (X on (X the mat))))``."""
+    return token_tree(parse, punct).pformat(margin=10**9)
+
+
+def mrg(parse: Parse, punct: bool = True) -> str:
+    """One line with a preterminal per token, as EVALB and nltk's treebank readers expect."""
+
+    def with_tags(node: Tree | str) -> Tree:
+        if isinstance(node, Tree):
+            return Tree(node.label(), [with_tags(child) for child in node])
+        return Tree(_PUNCT_TAGS.get(node, ":" if node in punct_tokens else WORD_TAG), [node])
+
+    punct_tokens = {escape(t) for i, t in enumerate(parse.tokens) if i not in set(parse.word_positions)}
+    return with_tags(token_tree(parse, punct)).pformat(margin=10**9)
+
+
+def as_dict(parse: Parse, punct: bool = True) -> dict:
+    """Tokens, model input, every layer's distances, and the spans of the printed tree."""
+    tree = parse.tree if punct else parse.words_tree()
+    return {
+        "tokens": parse.tokens,
+        "model_input": parse.model_input,
+        "word_positions": parse.word_positions,
+        "layer": parse.layer,
+        "distances": [[round(float(d), 5) for d in layer] for layer in parse.distances],
+        "spans": sorted(spans(tree), key=lambda s: (s[0], -s[1])) if parse.word_positions else [],
+        "tree": bracket(parse, punct),
+    }
+
+
+def json_line(parse: Parse, punct: bool = True) -> str:
+    return json.dumps(as_dict(parse, punct), ensure_ascii=False)
+
+
+def pretty(parse: Parse, punct: bool = True) -> str:
+    """The tree drawn with guide lines; each word shows its distance (chosen layer) as a bar.
+
+    Bars run from the sentence's smallest distance (one block) to its largest,
+    since the split order depends only on how distances compare.
+    """
+    distance = {pos: float(d) for pos, d in zip(parse.word_positions, parse.distances[parse.layer - 1])}
+    low, high = min(distance.values(), default=0.0), max(distance.values(), default=1.0)
+    tree = parse.tree if punct else _as_token_positions(parse)
+
+    def add(branch: RichTree, node: Tree | int) -> None:
+        if isinstance(node, Tree):
+            sub = branch.add("[dim]X[/dim]")
+            for child in node:
+                add(sub, child)
+        else:
+            token = parse.tokens[node]
+            if node in distance:
+                d = distance[node]
+                bar = "█" * (1 + round((d - low) / (high - low or 1.0) * (BAR_WIDTH - 1)))
+                branch.add(f"{token:<14} [cyan]{bar:<{BAR_WIDTH}}[/cyan] {d:.3f}", highlight=False)
+            else:
+                branch.add(f"[dim]{token}[/dim]", highlight=False)
+
+    root = RichTree(f"[bold]X[/bold]  [dim](layer {parse.layer} distances)[/dim]")
+    for child in tree:
+        add(root, child)
+    buffer = io.StringIO()
+    Console(file=buffer, width=100, force_terminal=False, color_system=None).print(root)
+    return buffer.getvalue().rstrip("\n")
+
+
+def _as_token_positions(parse: Parse) -> Tree:
+    def remap(node: Tree | int) -> Tree | int:
+        if isinstance(node, Tree):
+            return Tree(node.label(), [remap(c) for c in node])
+        return parse.word_positions[node]
+
+    return remap(parse.words_tree()) if parse.word_positions else Tree(LABEL, [])
+
+
+FORMATS = {"bracket": bracket, "mrg": mrg, "json": json_line, "pretty": pretty}
