@@ -226,7 +226,7 @@ def _print_scores(result: dict, pred: str | None) -> None:
     title = f"{result['gold']}: {result['sentences']} sentences" + (f", at most {result['max_length']} words" if result["max_length"] else "")
     table = Table(title=title)
     for column in ("parser", "sentence F1", "corpus F1", *REPORTED_LABELS):
-        table.add_column(column, justify="left" if column == "parser" else "right")
+        table.add_column(column, justify="left" if column == "parser" else "right", no_wrap=True)
     rows = [(pred, result)] if pred else [
         (f"ON-LSTM layer {k}" + (" (chosen)" if int(k) == result["layer"] else ""), figures) for k, figures in result["layers"].items()
     ]
@@ -242,12 +242,12 @@ def _print_scores(result: dict, pred: str | None) -> None:
 
 
 @main.command()
-@click.option("--train", "train_paths", multiple=True, required=True, help=".mrg file, folder or glob, or a text file (one sentence a line); repeatable.")
+@click.option("--train", "train_paths", multiple=True, help=".mrg file, folder or glob, or a text file (one sentence a line); repeatable.")
 @click.option("--dev", help="Dev corpus for perplexity (model selection).")
 @click.option("--dev-gold", help="Gold trees for dev F1 per layer after each epoch.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True, help="Run folder: checkpoint, per-epoch models, model/ (best).")
 @click.option("--resume", is_flag=True, help="Continue the run in --out from its checkpoint.")
-@click.option("--epochs", type=int, default=7, show_default=True)
+@click.option("--epochs", type=int, help="Epochs in the schedule  [default: 7; with --resume, the run's own].")
 @click.option("--max-minutes", type=float, help="Stop (with a checkpoint) after this much wall time.")
 @click.option("--embedding-size", type=int, default=400, show_default=True)
 @click.option("--hidden-size", type=int, default=1150, show_default=True)
@@ -259,19 +259,27 @@ def _print_scores(result: dict, pred: str | None) -> None:
 @click.option("--vocab-size", type=int, default=10000, show_default=True)
 @click.option("--seed", type=int, default=1111, show_default=True)
 @click.option("--dtype", type=click.Choice(["bf16", "fp32"]), default="bf16", show_default=True)
-def train(train_paths, out_dir, resume, max_minutes, **options) -> None:
+def train(train_paths, out_dir, resume, max_minutes, epochs, **options) -> None:
     """Train an ON-LSTM language model and write a model directory.
 
     \b
     Examples:
       onparse train --train ../shared/data/ptb/wsj/0[0-9] --train '../shared/data/ptb/wsj/1[0-9]' \\
           --train ../shared/data/ptb/wsj/20 --dev ../shared/data/ptb/wsj/22 --out runs/wsj
-      onparse train --out runs/wsj --train unused --resume
+      onparse train --out runs/wsj --resume --epochs 12
     """
     from onparse.train import TrainConfig, train as run_training
+    from onparse.treebank import TreebankError
 
-    config = TrainConfig(train=list(train_paths), **options)
-    run = run_training(config, out_dir, resume=resume, max_minutes=max_minutes)
+    if resume and not (out_dir / "checkpoint.pt").is_file():
+        fail(f"{out_dir}: no checkpoint.pt to resume from")
+    if not resume and not train_paths:
+        fail("give the training corpus with --train")
+    config = TrainConfig(train=list(train_paths), epochs=epochs or 7, **options)
+    try:
+        run = run_training(config, out_dir, resume=resume, max_minutes=max_minutes, epochs=epochs)
+    except (TreebankError, ValueError, OSError) as err:
+        fail(str(err), 1)
     click.echo(f"trained {run.epoch} epochs, {run.tokens_seen:,} tokens, {run.train_seconds / 60:.1f} min; best model in {out_dir / 'model'}")
 
 

@@ -75,9 +75,10 @@ class _SegmentWeight(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_h0: Tensor):
         tape = ctx.tape
-        grads = torch.stack(tape["grads"][::-1]).flatten(0, 1)
+        grads = torch.stack(tape["grads"]).flatten(0, 1)
         inputs = torch.stack(tape["inputs"]).flatten(0, 1)
         tape["grads"].clear()
+        tape["inputs"].clear()
         return grads.t().to(inputs.dtype) @ inputs, grad_h0, None
 
 
@@ -86,15 +87,15 @@ class _RecurrentMatmul(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, h: Tensor, weight: Tensor, tape: dict) -> Tensor:
-        ctx.save_for_backward(weight)
-        ctx.tape = tape
-        tape["inputs"].append(h)
+        ctx.save_for_backward(h, weight)
+        ctx.tape = tape  # filled only during backward: the graph never holds a cycle through it
         return F.linear(h, weight)
 
     @staticmethod
     def backward(ctx, grad: Tensor):
-        (weight,) = ctx.saved_tensors
+        h, weight = ctx.saved_tensors
         ctx.tape["grads"].append(grad)
+        ctx.tape["inputs"].append(h)
         return grad.to(weight.dtype) @ weight, None, None
 
 

@@ -160,19 +160,25 @@ def train(
     max_minutes: float | None = None,
     checkpoint_minutes: float = 10.0,
     console: Console | None = None,
+    epochs: int | None = None,
 ) -> RunState:
-    """Train (or resume) a model into ``out_dir``; ``out_dir/model`` is the best by dev perplexity."""
+    """Train (or resume) a model into ``out_dir``; ``out_dir/model`` is the best by dev perplexity.
+
+    Resuming takes the run's saved config and corpus paths; ``epochs`` may
+    lengthen it (the cosine schedule then stretches to the new end).
+    """
     console = console or Console(stderr=True)
     out_dir.mkdir(parents=True, exist_ok=True)
     checkpoint_path = out_dir / "checkpoint.pt"
     dtype = DTYPES[config.dtype]
 
+    if resume:
+        checkpoint = torch.load(checkpoint_path, map_location="cpu", weights_only=True)
+        config = TrainConfig(**{**checkpoint["config"], **({"epochs": epochs} if epochs else {})})
     sentences = read_corpus(config.train)
     if not sentences:
         raise ValueError("the training corpus holds no sentences")
     if resume:
-        checkpoint = torch.load(checkpoint_path, map_location="cpu", weights_only=True)
-        config = TrainConfig(**checkpoint["config"])
         vocab = Vocabulary(checkpoint["vocab"])
     else:
         vocab = Vocabulary.build(sentences, config.vocab_size)

@@ -72,8 +72,11 @@ def read_trees(path: Path) -> Iterator[tuple[Tree, str]]:
             source = f"{path}:{text.count(chr(10), 0, start) + 1}"
             yield _parse_tree(text[start : match.end()], source), source
             start = match.end()
-    if depth or text[start:].strip():
-        raise TreebankError(f"{path}:{text.count(chr(10), 0, start) + 1}: unbalanced brackets at end of file")
+    if depth:
+        raise TreebankError(f"{path}:{text.count(chr(10), 0, start) + 1}: this tree's brackets never close")
+    if text[start:].strip():
+        stray = start + len(text[start:]) - len(text[start:].lstrip())
+        raise TreebankError(f"{path}:{text.count(chr(10), 0, stray) + 1}: text outside any tree: {text[stray:].strip()[:40]!r}")
 
 
 def _parse_tree(bracketed: str, source: str) -> Tree:

@@ -1,0 +1,38 @@
+"""Shared fixtures: a tiny random model directory, and where the treebank lives."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from onparse import modeldir
+from onparse.model import LanguageModel, ModelConfig
+from onparse.vocabulary import Vocabulary
+
+FIXTURES = Path(__file__).parent / "fixtures"
+PTB = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "ptb" / "wsj"
+
+
+def tiny_model(seed: int = 0) -> tuple[LanguageModel, Vocabulary]:
+    torch.manual_seed(seed)
+    vocab = Vocabulary(["<eos>", "<unk>", "the", "cat", "sat", "on", "mat", "a", "dog", "N"])
+    config = ModelConfig(vocab_size=len(vocab), embedding_size=8, hidden_size=12, n_layers=3, chunk_size=4)
+    return LanguageModel(config).eval(), vocab
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tmp_path_factory) -> Path:
+    model, vocab = tiny_model()
+    path = tmp_path_factory.mktemp("models") / "tiny"
+    modeldir.save(path, model, vocab, default_layer=2, card={"note": "random weights for tests"})
+    return path
+
+
+def ptb_section(section: str) -> Path:
+    """The section's folder, or a skip naming the path looked for."""
+    path = PTB / section
+    if not path.is_dir():
+        pytest.skip(f"Penn Treebank not found at {path}")
+    return path

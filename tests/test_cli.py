@@ -1,0 +1,167 @@
+"""The command line through click's CliRunner: formats, streams, errors, exit codes."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+from nltk import Tree
+
+from conftest import FIXTURES
+from onparse import __version__
+from onparse.cli import main
+
+
+@pytest.fixture
+def run(tiny_model_dir):
+    def invoke(*args, input=None):
+        runner = CliRunner()
+        return runner.invoke(main, [*args, "--model", str(tiny_model_dir)] if "--model" not in args else list(args), input=input)
+
+    return invoke
+
+
+def test_sentence_arguments_give_one_bracketed_tree_each(run):
+    result = run("The cat sat on the mat.", "A dog sat")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert len(lines) == 2
+    tree = Tree.fromstring(lines[0])
+    assert tree.leaves() == ["The", "cat", "sat", "on", "the", "mat", "."]
+
+
+def test_parse_subcommand_is_the_same(run):
+    assert run("parse", "the cat").stdout == run("the cat").stdout
+
+
+def test_stdin_keeps_one_output_line_per_input_line(run):
+    text = "the cat sat\n\nthe mat .\n" + "cat " * 1000 + "\nlast one\n"
+    result = run(input=text.encode())
+    lines = result.stdout.split("\n")
+    assert lines[:-1][1] == "" and lines[:-1][3] == ""
+    assert len(lines) - 1 == 5
+    assert Tree.fromstring(lines[4]).leaves() == ["last", "one"]
+    assert result.exit_code == 1
+    assert "line 4: 1000 words is over the limit" in result.stderr
+
+
+def test_non_utf8_line_is_reported_and_others_parsed(run):
+    result = run("-", input=b"the cat\n\xff\xfe\na dog\n")
+    assert result.exit_code == 1
+    assert result.stdout.split("\n")[1] == ""
+    assert Tree.fromstring(result.stdout.split("\n")[2]).leaves() == ["a", "dog"]
+    assert "line 2: not UTF-8 text" in result.stderr
+    assert "Traceback" not in result.stdout + result.stderr
+
+
+def test_empty_input_is_an_error(run):
+    result = run(input=b"")
+    assert result.exit_code != 0 and "no input" in result.stderr
+
+
+def test_input_and_output_files(run, tmp_path):
+    source = tmp_path / "in.txt"
+    source.write_text("the cat sat\na dog (barked)\n")
+    target = tmp_path / "out.mrg"
+    result = run("--input", str(source), "--output", str(target), "--format", "mrg")
+    assert result.exit_code == 0, result.output
+    trees = [Tree.fromstring(line) for line in target.read_text().splitlines()]
+    assert trees[1].leaves() == ["a", "dog", "-LRB-", "barked", "-RRB-"]
+    assert trees[1].pos()[2] == ("-LRB-", "-LRB-") and trees[1].pos()[0] == ("a", "X")
+
+
+def test_missing_input_file(run, tmp_path):
+    result = run("--input", str(tmp_path / "nope.txt"))
+    assert result.exit_code == 2 and "nope.txt" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_json_format_holds_tokens_input_distances_and_spans(run):
+    result = run("--format", "json", "The cat sat, quietly.")
+    record = json.loads(result.output)
+    assert record["tokens"] == ["The", "cat", "sat", ",", "quietly", "."]
+    assert record["model_input"] == ["the", "cat", "sat", "<unk>"]
+    assert len(record["distances"]) == 3 and all(len(layer) == 4 for layer in record["distances"])
+    assert [0, 6] in record["spans"]
+
+
+def test_no_punct_and_pretty(run):
+    assert Tree.fromstring(run("--no-punct", "The cat, sadly, sat.").stdout).leaves() == ["The", "cat", "sadly", "sat"]
+    pretty = run("--format", "pretty", "the cat sat").stdout
+    assert "cat" in pretty and "█" in pretty
+
+
+def test_layer_choice_and_bad_layer(run):
+    assert run("--layer", "3", "the cat sat on the mat").exit_code == 0
+    result = run("--layer", "7", "the cat")
+    assert result.exit_code == 2 and "--layer" in result.stderr
+
+
+def test_broken_model_directory(tmp_path, tiny_model_dir):
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    for name in ("config.json", "vocab.txt"):
+        (broken / name).write_bytes((tiny_model_dir / name).read_bytes())
+    result = CliRunner().invoke(main, ["--model", str(broken), "the cat"])
+    assert result.exit_code == 2 and "lacks weights.pt" in result.stderr
+    (broken / "weights.pt").write_bytes(b"not a torch file")
+    result = CliRunner().invoke(main, ["--model", str(broken), "the cat"])
+    assert result.exit_code == 2 and "cannot load model" in result.stderr
+
+
+def test_help_and_version_do_not_import_torch():
+    code = "import sys; from onparse.cli import main\ntry: main(['--help'])\nexcept SystemExit: pass\nprint('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout
+    assert "Examples" in out and out.strip().endswith("False")
+    assert CliRunner().invoke(main, ["--version"]).stdout.strip().endswith(__version__)
+    for command in ("parse", "eval", "train"):
+        assert "Examples" in CliRunner().invoke(main, [command, "--help"]).stdout
+
+
+def test_eval_scores_the_model_and_baselines(run):
+    result = run("eval", "--gold", str(FIXTURES / "one_per_line.txt"), "--json")
+    assert result.exit_code == 0, result.output
+    figures = json.loads(result.output)
+    assert figures["sentences"] == 3 and 0 <= figures["sentence_f1"] <= 100 and "corpus_f1" in figures
+    assert set(figures["baselines"]) == {"left_branching", "right_branching", "balanced", "untrained_layer_2"}
+    assert figures["baselines"]["right_branching"]["label_recall"]["VP"] == 100.0
+    assert "Protocol" in figures["protocol"]
+    table = run("eval", "--gold", str(FIXTURES / "ldc_style.mrg"), "--max-length", "6")
+    assert "1 sentences" in table.stdout and "right branching" in table.stdout and "Protocol" in table.stdout
+
+
+def test_eval_of_another_parsers_trees(tmp_path):
+    pred = tmp_path / "pred.txt"
+    pred.write_text("(X The (X cat (X sat (X on (X the mat)))) .)\n(X She ran !)\n(X Hello)\n")
+    result = CliRunner().invoke(main, ["eval", "--gold", str(FIXTURES / "one_per_line.txt"), "--pred", str(pred), "--json"])
+    figures = json.loads(result.output)
+    # sentence 1: pred {(1,6),(2,6),(3,6),(4,6)} vs gold {(0,2),(2,6),(3,6),(4,6)}: F1 0.75; others score 1
+    assert figures["sentence_f1"] == pytest.approx(100 * (0.75 + 1 + 1) / 3)
+
+
+def test_eval_errors(tmp_path):
+    result = CliRunner().invoke(main, ["eval", "--gold", str(FIXTURES / "malformed.mrg")])
+    assert result.exit_code == 1 and "malformed.mrg:2" in result.stderr
+    short = tmp_path / "short.txt"
+    short.write_text("(X The cat)\n")
+    result = CliRunner().invoke(main, ["eval", "--gold", str(FIXTURES / "one_per_line.txt"), "--pred", str(short)])
+    assert result.exit_code == 1 and "1 trees for 3 gold sentences" in result.stderr
+
+
+def test_train_writes_a_loadable_model_and_resumes(tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("The cat sat on the mat.\nA dog sat on the cat.\nThe mat sat on a dog!\n" * 20)
+    args = ["train", "--train", str(corpus), "--dev", str(corpus), "--out", str(tmp_path / "run"), "--epochs", "1",
+            "--embedding-size", "8", "--hidden-size", "12", "--chunk-size", "4", "--batch-size", "4", "--bptt", "8",
+            "--dev-gold", str(FIXTURES / "one_per_line.txt")]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    model = tmp_path / "run" / "model"
+    assert (model / "card.json").is_file()
+    history = json.loads((model / "card.json").read_text())["history"]
+    assert history[0]["epoch"] == 1 and history[0]["dev_ppl"] > 1 and set(history[0]["dev_f1_per_layer"]) == {"1", "2", "3"}
+    parsed = CliRunner().invoke(main, ["--model", str(model), "the cat sat"])
+    assert parsed.exit_code == 0 and Tree.fromstring(parsed.stdout).leaves() == ["the", "cat", "sat"]
+    resumed = CliRunner().invoke(main, ["train", "--train", str(corpus), "--out", str(tmp_path / "run"), "--resume", "--epochs", "2"])
+    assert resumed.exit_code == 0, resumed.output
+    assert "trained 2 epochs" in resumed.stdout

@@ -1,0 +1,61 @@
+"""The F1 protocol on small gold and prediction pairs worked by hand."""
+
+import pytest
+from nltk import Tree
+
+from onparse.evaluate import predicted_spans, score, scored_spans, sentence_prf
+from onparse.treebank import gold_sentence
+
+
+def gold(bracketed: str):
+    return gold_sentence(Tree.fromstring(bracketed))
+
+
+def test_whole_sentence_and_single_words_are_not_scored():
+    assert scored_spans({(0, 4), (0, 1), (1, 4), (2, 4)}, 4) == {(1, 4), (2, 4)}
+
+
+def test_sentence_prf_by_hand():
+    p, r, f = sentence_prf({(0, 2), (2, 4)}, {(0, 2), (1, 3), (2, 5)})
+    assert (p, r) == (0.5, 1 / 3)
+    assert f == pytest.approx(2 * 0.5 * (1 / 3) / (0.5 + 1 / 3))
+
+
+def test_empty_gold_conventions():
+    assert sentence_prf(set(), set()) == (1.0, 1.0, 1.0)
+    assert sentence_prf({(0, 2)}, set()) == (0.0, 1.0, 0.0)
+    assert sentence_prf(set(), {(0, 2)}) == (0.0, 0.0, 0.0)
+
+
+def test_one_and_two_word_sentences_score_one():
+    one = gold("(S (NP (NN Yes)) (. .))")
+    two = gold("(S (NP (PRP We)) (VP (VBD won)))")
+    result = score([set(), {(0, 2)}], [one, two])
+    assert result["sentence_f1"] == 100.0
+    assert result["corpus_f1"] == 0.0  # nothing to count at corpus level
+
+
+def test_sentence_and_corpus_f1_and_label_recall():
+    a = gold("(S (NP (DT the) (NN cat)) (VP (VBD sat) (PP (IN on) (NP (DT the) (NN mat)))))")
+    # gold scored spans: NP(0,2) VP(2,6) PP(3,6) NP(4,6)
+    b = gold("(S (NP (DT a) (JJ big) (NN dog)) (VP (VBD barked)))")
+    # gold scored spans: NP(0,3)
+    right = [{(0, 6), (1, 6), (2, 6), (3, 6), (4, 6)}, {(0, 4), (1, 4), (2, 4)}]
+    result = score(right, [a, b])
+    # a: pred {(1,6),(2,6),(3,6),(4,6)}, overlap 3 -> P 3/4, R 3/4, F1 0.75; b: overlap 0 -> 0
+    assert result["sentence_f1"] == pytest.approx(37.5)
+    p, r = 3 / 6, 3 / 5
+    assert result["corpus_f1"] == pytest.approx(100 * 2 * p * r / (p + r))
+    assert result["label_recall"] == pytest.approx({"NP": 100 / 3, "VP": 100.0, "PP": 100.0})
+
+
+def test_score_needs_aligned_inputs():
+    with pytest.raises(ValueError):
+        score([set()], [])
+
+
+def test_predicted_spans_skip_leaves_outside_the_gold_words():
+    tree = Tree.fromstring("(X (X The cat) (X sat .))")
+    assert predicted_spans(tree, ("The", "cat", "sat")) == {(0, 3), (0, 2)}
+    with pytest.raises(ValueError, match="gold words"):
+        predicted_spans(tree, ("A", "cat", "sat"), "pred.txt:1")

@@ -1,0 +1,80 @@
+"""The ON-LSTM against its equations, computed independently here."""
+
+import torch
+
+from onparse.model import LanguageModel, ModelConfig, ONLSTMLayer, cumax
+
+
+def test_cumax_is_cumulative_softmax():
+    x = torch.tensor([[1.0, 2.0, 0.5, -1.0]])
+    e = torch.exp(x)
+    expected = torch.cumsum(e / e.sum(), dim=-1)
+    assert torch.allclose(cumax(x), expected)
+    assert torch.isclose(cumax(x)[0, -1], torch.tensor(1.0))
+    assert torch.all(cumax(x)[0, 1:] >= cumax(x)[0, :-1])
+
+
+def reference_step(layer: ONLSTMLayer, x, h, c):
+    """The paper's equations, with master gates repeated chunk_size times."""
+    C, H, cs = layer.n_chunks, layer.hidden_size, layer.chunk_size
+    z = x @ layer.input_proj.weight.T + layer.input_proj.bias + h @ layer.recurrent_proj.weight.T
+    zf, zi, zo, zff, zii, zc = z[:, :C], z[:, C:2 * C], *z[:, 2 * C:].split(H, dim=1)
+    soft = lambda v: torch.cumsum(torch.exp(v) / torch.exp(v).sum(-1, keepdim=True), -1)  # noqa: E731
+    f_master = soft(zf).repeat_interleave(cs, dim=1)
+    i_master = (1 - soft(zi)).repeat_interleave(cs, dim=1)
+    w = f_master * i_master
+    f_hat = torch.sigmoid(zff) * w + (f_master - w)
+    i_hat = torch.sigmoid(zii) * w + (i_master - w)
+    c_new = f_hat * c + i_hat * torch.tanh(zc)
+    h_new = torch.sigmoid(zo) * torch.tanh(c_new)
+    d = 1 - soft(zf).sum(-1) / C
+    return h_new, c_new, d
+
+
+def test_layer_follows_the_equations_step_by_step():
+    torch.manual_seed(0)
+    layer = ONLSTMLayer(5, 12, 3).eval()
+    x = torch.randn(4, 2, 5)
+    outputs, (h_last, c_last), distances = layer(x, layer.initial_state(2, torch.device("cpu")))
+    h, c = torch.zeros(2, 12), torch.zeros(2, 12)
+    for t in range(4):
+        h, c, d = reference_step(layer, x[t], h, c)
+        assert torch.allclose(outputs[t], h, atol=1e-6)
+        assert torch.allclose(distances[t], d, atol=1e-6)
+    assert torch.allclose(c_last.flatten(1), c, atol=1e-6)
+    assert torch.all((distances >= 0) & (distances <= 1))
+
+
+def test_deferred_recurrent_gradient_equals_plain_autograd():
+    torch.manual_seed(1)
+    layer = ONLSTMLayer(6, 8, 2)  # wdrop 0: the same weight in both passes
+    x = torch.randn(5, 3, 6)
+    outputs, _, distances = layer(x, layer.initial_state(3, torch.device("cpu")))
+    (outputs.pow(2).sum() + distances.sum()).backward()
+    fast = layer.recurrent_proj.weight.grad.clone()
+    layer.zero_grad()
+    h, c = torch.zeros(3, 8), torch.zeros(3, 8)
+    loss = 0
+    for t in range(5):
+        h, c, d = reference_step(layer, x[t], h, c)
+        loss = loss + h.pow(2).sum() + d.sum()
+    loss.backward()
+    assert torch.allclose(fast, layer.recurrent_proj.weight.grad, atol=1e-5)
+
+
+def test_padding_after_a_sentence_leaves_its_distances_unchanged():
+    torch.manual_seed(2)
+    model = LanguageModel(ModelConfig(vocab_size=20, embedding_size=8, hidden_size=12, chunk_size=4)).eval()
+    short = torch.tensor([[0], [3], [4]])
+    padded = torch.tensor([[0, 0], [3, 5], [4, 6], [0, 7], [0, 8]])
+    alone = model.distances(short)
+    batched = model.distances(padded)
+    assert alone.shape == (3, 3, 1)
+    assert torch.allclose(alone[:, :, 0], batched[:, :3, 0], atol=1e-6)
+
+
+def test_bf16_distances_stay_close_to_fp32():
+    torch.manual_seed(3)
+    model = LanguageModel(ModelConfig(vocab_size=20, embedding_size=20, hidden_size=40, chunk_size=10)).eval()
+    ids = torch.randint(0, 20, (12, 4))
+    assert torch.allclose(model.distances(ids, torch.bfloat16), model.distances(ids), atol=2e-2)

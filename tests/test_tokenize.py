@@ -1,0 +1,16 @@
+"""Tokens follow Penn Treebank conventions; the model reads normalized words."""
+
+from onparse.tokenize import is_punct, normalize, tokenize
+
+
+def test_treebank_tokenization_keeps_the_users_spelling():
+    assert tokenize("The cat didn't pay $3.50.") == ["The", "cat", "did", "n't", "pay", "$", "3.50", "."]
+
+
+def test_normalization_lowercases_and_writes_numbers_as_N():
+    assert [normalize(w) for w in ["The", "1990s", "3.50", "1,000", "No."]] == ["the", "Ns", "N", "N", "no."]
+
+
+def test_punctuation_detection():
+    assert all(map(is_punct, [",", ".", "``", "''", "$", "#", "--", "-LRB-", "...", ")"]))
+    assert not any(map(is_punct, ["cat", "n't", "3.50", "U.S.", "'s"]))

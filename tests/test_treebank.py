@@ -1,0 +1,52 @@
+"""Reading gold trees in LDC and one-tree-per-line layouts."""
+
+import pytest
+
+from conftest import FIXTURES
+from onparse.treebank import TreebankError, read_gold, tree_files
+
+
+def test_ldc_file_drops_punctuation_and_empty_elements_and_strips_function_tags():
+    first, second = read_gold(str(FIXTURES / "ldc_style.mrg"))
+    assert first.words == ("The", "old", "lighthouse", "stood", "on", "the", "cliff")
+    assert set(first.labeled) == {("S", 0, 7), ("NP", 0, 3), ("VP", 3, 7), ("PP", 4, 7), ("NP", 5, 7)}
+    assert second.words == ("Gulls", "were", "seen", "near", "it", "today")
+    assert ("VP", 1, 5) in second.labeled and ("VP", 2, 5) in second.labeled and ("PP", 3, 5) in second.labeled
+    assert first.source.endswith("ldc_style.mrg:1") and second.source.endswith("ldc_style.mrg:7")
+
+
+def test_one_tree_per_line():
+    sentences = list(read_gold(str(FIXTURES / "one_per_line.txt")))
+    assert [s.words for s in sentences] == [("The", "cat", "sat", "on", "the", "mat"), ("She", "ran"), ("Hello",)]
+    assert sentences[1].spans == {(0, 2)}
+    assert sentences[2].spans == frozenset()
+
+
+def test_malformed_tree_names_file_and_line():
+    with pytest.raises(TreebankError, match=r"malformed\.mrg:2"):
+        list(read_gold(str(FIXTURES / "malformed.mrg")))
+
+
+def test_non_utf8_and_missing_paths(tmp_path):
+    bad = tmp_path / "bad.mrg"
+    bad.write_bytes(b"( (S (NN caf\xe9)) )\n")
+    with pytest.raises(TreebankError, match="not UTF-8"):
+        list(read_gold(str(bad)))
+    with pytest.raises(TreebankError, match="no such file"):
+        tree_files(str(tmp_path / "nothing*.mrg"))
+    with pytest.raises(TreebankError, match="no .mrg files"):
+        tree_files(str(tmp_path / "empty_dir" if (tmp_path / "empty_dir").mkdir() is None else ""))
+
+
+def test_folders_are_searched_recursively_and_globs_expand(tmp_path):
+    (tmp_path / "23").mkdir()
+    (tmp_path / "23" / "wsj_2300.mrg").write_text((FIXTURES / "ldc_style.mrg").read_text())
+    assert len(list(read_gold(str(tmp_path)))) == 2
+    assert len(list(read_gold(str(tmp_path / "2*")))) == 2
+
+
+def test_text_outside_trees_is_an_error(tmp_path):
+    stray = tmp_path / "stray.mrg"
+    stray.write_text("(S (NN a))\nhello\n")
+    with pytest.raises(TreebankError, match="stray.mrg:2"):
+        list(read_gold(str(stray)))
