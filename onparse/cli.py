@@ -41,6 +41,27 @@ FORMAT_NAMES = ("bracket", "mrg", "json", "pretty")
 DTYPE_NAMES = ("fp32", "bf16")
 
 
+def import_nltk_quickly() -> None:
+    """Import nltk without the scipy.stats it loads for collocation statistics onparse never uses.
+
+    Where scipy is installed, ``import nltk`` takes about a second longer. The
+    CLI is a process of its own, so it hides scipy for that one import only;
+    library users import nltk as usual.
+    """
+    if "nltk" in sys.modules:
+        return
+    had_scipy = "scipy" in sys.modules
+    saved = sys.modules.get("scipy")
+    sys.modules["scipy"] = None  # type: ignore[assignment]
+    try:
+        import nltk  # noqa: F401
+    finally:
+        if had_scipy:
+            sys.modules["scipy"] = saved  # type: ignore[assignment]
+        else:
+            del sys.modules["scipy"]
+
+
 def fail(message: str, code: int = 2) -> None:
     """One line on stderr and a non-zero exit: never a traceback."""
     click.echo(f"onparse: error: {message}", err=True)
@@ -100,6 +121,7 @@ def parse(sentences, input_path, output_path, fmt, no_punct, model, layer, devic
       cat sentences.txt | onparse > trees.txt
       onparse --input sentences.txt --output trees.mrg --format mrg --layer 3
     """
+    import_nltk_quickly()
     from onparse.formats import FORMATS
     from onparse.parse import InputError
     from onparse.tokenize import tokenize
@@ -181,6 +203,7 @@ def evaluate(gold, pred, max_length, as_json, no_untrained, model, layer, device
       onparse eval --gold '../shared/data/ptb/wsj/2[2]' --max-length 10 --json
       onparse eval --gold gold.mrg --pred other_parser_trees.txt
     """
+    import_nltk_quickly()
     from rich.progress import Progress
 
     from onparse import evaluate as scoring

@@ -1,0 +1,28 @@
+PYTHON ?= python3
+PTB ?= ../shared/data/ptb/wsj
+RUN ?= runs/wsj-paper
+
+.PHONY: install test test-fast bench train eval-dev clean
+
+install:  ## CPU build of torch (a wheel on disk here), then onparse and pytest
+	$(PYTHON) -m pip install -q torch==2.13.0
+	$(PYTHON) -m pip install -q -e '.[test]'
+
+test:  ## everything; data-backed checks skip when $(PTB) is absent
+	$(PYTHON) -m pytest -q
+
+test-fast:
+	$(PYTHON) -m pytest -q -m "not data"
+
+bench:  ## parse-speed benchmark: prints a table, writes benchmarks/results.json
+	$(PYTHON) benchmarks/bench.py --ptb $(PTB) --out benchmarks/results.json
+
+train:  ## the shipped model's recipe (resumable: add RESUME=--resume)
+	onparse train --train '$(PTB)/[01][0-9]' --train $(PTB)/20 --dev $(PTB)/22 --out $(RUN) --epochs 7 --max-minutes 110 $(RESUME)
+
+eval-dev:  ## section 22 and WSJ10 (sections 00-22) with the shipped model
+	onparse eval --gold $(PTB)/22
+	onparse eval --gold '$(PTB)/[0-2][0-9]' --max-length 10
+
+clean:
+	rm -rf build *.egg-info .pytest_cache
