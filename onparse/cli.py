@@ -251,7 +251,8 @@ def _print_scores(result: dict, pred: str | None) -> None:
     for column in ("parser", "sentence F1", "corpus F1", *REPORTED_LABELS):
         table.add_column(column, justify="left" if column == "parser" else "right", no_wrap=True)
     rows = [(pred, result)] if pred else [
-        (f"ON-LSTM layer {k}" + (" (chosen)" if int(k) == result["layer"] else ""), figures) for k, figures in result["layers"].items()
+        ("ON-LSTM mean of layers" if k == "mean" else f"ON-LSTM layer {k}" + (" (chosen)" if k == str(result["layer"]) else ""), figures)
+        for k, figures in result["layers"].items()
     ]
     rows += [(name.replace("_", " "), figures) for name, figures in result["baselines"].items()]
     for name, figures in rows:

@@ -104,7 +104,7 @@ def evaluate_parser(parser: "Parser", gold: Sequence[GoldSentence], untrained_se
     """Score every layer of a parser's model on gold sentences, beside the baselines.
 
     The top level describes the parser's chosen layer; ``layers`` holds each
-    layer, ``baselines`` left/right-branching, balanced, and (with
+    layer and ``mean`` (distances averaged over layers), ``baselines`` left/right-branching, balanced, and (with
     ``untrained_seed``) the same builder on an untrained model of the same
     architecture, which shows what training adds (Dyer et al., 2019).
     """
@@ -116,6 +116,7 @@ def evaluate_parser(parser: "Parser", gold: Sequence[GoldSentence], untrained_se
     layers = {
         str(k + 1): score([_tree_spans(build_tree, d[k]) for d in distances], gold) for k in range(n_layers)
     }
+    layers["mean"] = score([_tree_spans(build_tree, d.mean(axis=0)) for d in distances], gold)
     baselines = baseline_scores(gold)
     if untrained_seed is not None:
         untrained = _untrained_like(parser, untrained_seed)

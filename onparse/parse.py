@@ -7,6 +7,7 @@ sentence's distances and batched trees equal one-at-a-time trees.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,7 +63,10 @@ class Parser:
             raise InputError(f"--layer must be between 1 and {n_layers} for this model")
         self.bundle = bundle
         self.device = torch.device(device)
-        self.model = bundle.model.to(self.device).eval()
+        model = bundle.model
+        if dtype != torch.float32:  # weights stored once in the matmul dtype, not cast on every batch
+            model = copy.deepcopy(model).to(dtype)
+        self.model = model.to(self.device).eval()
         self.dtype = dtype
         self.batch_size = batch_size
         self.max_words = max_words

@@ -159,7 +159,7 @@ def test_train_writes_a_loadable_model_and_resumes(tmp_path):
     model = tmp_path / "run" / "model"
     assert (model / "card.json").is_file()
     history = json.loads((model / "card.json").read_text())["history"]
-    assert history[0]["epoch"] == 1 and history[0]["dev_ppl"] > 1 and set(history[0]["dev_f1_per_layer"]) == {"1", "2", "3"}
+    assert history[0]["epoch"] == 1 and history[0]["dev_ppl"] > 1 and set(history[0]["dev_f1_per_layer"]) == {"1", "2", "3", "mean"}
     parsed = CliRunner().invoke(main, ["--model", str(model), "the cat sat"])
     assert parsed.exit_code == 0 and Tree.fromstring(parsed.stdout).leaves() == ["the", "cat", "sat"]
     resumed = CliRunner().invoke(main, ["train", "--train", str(corpus), "--out", str(tmp_path / "run"), "--resume", "--epochs", "2"])
