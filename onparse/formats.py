@@ -10,8 +10,6 @@ import io
 import json
 
 from nltk import Tree
-from rich.console import Console
-from rich.tree import Tree as RichTree
 
 from onparse.parse import Parse
 from onparse.trees import LABEL, spans
@@ -86,11 +84,14 @@ def pretty(parse: Parse, punct: bool = True) -> str:
     Bars run from the sentence's smallest distance (one block) to its largest,
     since the split order depends only on how distances compare.
     """
+    from rich.console import Console  # only this format draws; the others start faster without rich
+    from rich.tree import Tree as RichTree
+
     distance = {pos: float(d) for pos, d in zip(parse.word_positions, parse.distances[parse.layer - 1])}
     low, high = min(distance.values(), default=0.0), max(distance.values(), default=1.0)
     tree = parse.tree if punct else _as_token_positions(parse)
 
-    def add(branch: RichTree, node: Tree | int) -> None:
+    def add(branch: "RichTree", node: Tree | int) -> None:
         if isinstance(node, Tree):
             sub = branch.add("[dim]X[/dim]")
             for child in node:
