@@ -39,11 +39,11 @@ class ModelConfig:
     hidden_size: int = 1150
     n_layers: int = 3
     chunk_size: int = 10
-    dropout: float = 0.4  # on the last layer's output
-    dropouth: float = 0.25  # between layers
-    dropouti: float = 0.4  # on the embeddings
-    dropoute: float = 0.1  # whole words dropped from the embedding table
-    wdrop: float = 0.3  # DropConnect on the recurrent weights
+    dropout: float = 0.3  # on the last layer's output
+    dropouth: float = 0.2  # between layers
+    dropouti: float = 0.3  # on the embeddings
+    dropoute: float = 0.05  # whole words dropped from the embedding table
+    wdrop: float = 0.2  # DropConnect on the recurrent weights
 
     def to_dict(self) -> dict:
         return asdict(self)

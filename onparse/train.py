@@ -15,7 +15,7 @@ import platform
 import random
 import time
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 import torch
@@ -61,18 +61,9 @@ class TrainConfig:
     default_layer: int = 2
 
     def model_config(self, vocab_size: int) -> ModelConfig:
-        return ModelConfig(
-            vocab_size=vocab_size,
-            embedding_size=self.embedding_size,
-            hidden_size=self.hidden_size,
-            n_layers=self.n_layers,
-            chunk_size=self.chunk_size,
-            dropout=self.dropout,
-            dropouth=self.dropouth,
-            dropouti=self.dropouti,
-            dropoute=self.dropoute,
-            wdrop=self.wdrop,
-        )
+        """The architecture part of this config (every ModelConfig field but the vocabulary size)."""
+        names = {f.name for f in fields(ModelConfig)} - {"vocab_size"}
+        return ModelConfig(vocab_size=vocab_size, **{name: getattr(self, name) for name in names})
 
 
 def read_corpus(paths: list[str]) -> list[list[str]]:

@@ -26,20 +26,25 @@ def main() -> None:
     options = argparse.ArgumentParser(description=__doc__)
     options.add_argument("--run", type=Path, required=True)
     options.add_argument("--ptb", type=Path, default=Path("../shared/data/ptb/wsj"))
-    options.add_argument("--command", required=True, help="the exact training command, for the card")
+    options.add_argument("--command", help="the exact training command, for the card")
+    options.add_argument("--curve-only", action="store_true", help="only score the epochs written so far")
     options.add_argument("--select-layer-by", choices=["fixed", "dev_f1"], default="fixed")
     args = options.parse_args()
 
     dev = list(read_gold(str(args.ptb / "22")))
+    if args.curve_only:
+        for epoch_dir in sorted(args.run.glob("epoch-*")):
+            if (epoch_dir / "weights.pt").is_file():
+                print(epoch_dir.name, dev_f1_per_layer(epoch_dir, dev))
+        return
     wsj10 = [s for s in read_gold(str(args.ptb / "[0-2][0-9]")) if len(s.words) <= 10]
 
     curve = []
     history = {h["epoch"]: h for h in map(json.loads, (args.run / "history.jsonl").read_text().splitlines())}
     for epoch_dir in sorted(args.run.glob("epoch-*")):
         epoch = int(epoch_dir.name.split("-")[1])
-        result = evaluate_parser(Parser.load(epoch_dir), dev, untrained_seed=None)
         point = {"epoch": epoch, **{k: v for k, v in history.get(epoch, {}).items() if k != "epoch"},
-                 "dev_sentence_f1": {k: round(v["sentence_f1"], 2) for k, v in result["layers"].items()}}
+                 "dev_sentence_f1": dev_f1_per_layer(epoch_dir, dev)}
         curve.append(point)
         print(json.dumps(point))
 
@@ -78,6 +83,15 @@ def main() -> None:
     (DEFAULT_MODEL / "card.json").write_text(json.dumps(card, indent=2) + "\n")
     (DEFAULT_MODEL / "card.md").write_text(render(card))
     print(render(card))
+
+
+def dev_f1_per_layer(model_dir: Path, dev: list) -> dict[str, float]:
+    """Section 22 sentence F1 per layer, cached beside the model (``--curve-only`` fills it during training)."""
+    cache = model_dir / "dev_f1.json"
+    if not cache.is_file():
+        result = evaluate_parser(Parser.load(model_dir), dev, untrained_seed=None)
+        cache.write_text(json.dumps({k: round(v["sentence_f1"], 2) for k, v in result["layers"].items()}))
+    return json.loads(cache.read_text())
 
 
 def render(card: dict) -> str:
