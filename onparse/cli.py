@@ -124,51 +124,63 @@ def parse(sentences, input_path, output_path, fmt, no_punct, model, layer, devic
     import_nltk_quickly()
     from onparse.formats import FORMATS
     from onparse.parse import InputError
-    from onparse.tokenize import tokenize
 
     from_arguments = bool(sentences) and sentences != ("-",)
     if from_arguments and input_path:
         fail("give sentences as arguments or with --input, not both")
-    parser = load_parser(model, layer, device, dtype, batch_size, max_words)
-    render = FORMATS[fmt]
-    separator = "\n\n" if fmt == "pretty" else "\n"
     try:
         if from_arguments:
-            lines, where, chunk_size = (s.encode("utf-8", "surrogateescape") for s in sentences), "argument", batch_size
+            lines, where = [s.encode("utf-8", "surrogateescape") for s in sentences], "argument "
+        elif input_path in (None, "-"):
+            lines, where = click.get_binary_stream("stdin"), "line "
         else:
-            stream = click.get_binary_stream("stdin") if input_path in (None, "-") else open(input_path, "rb")
-            where = "line" if input_path in (None, "-") else f"{input_path}:"
-            lines, chunk_size = stream, 1 if stream.isatty() else batch_size * 4
+            lines, where = open(input_path, "rb"), f"{input_path}:"
         out = click.open_file(output_path or "-", "w", encoding="utf-8", lazy=False)
     except OSError as err:
         fail(f"{err.filename}: {err.strerror}")
+    parser = load_parser(model, layer, device, dtype, batch_size, max_words)
+    render = FORMATS[fmt]
+    separator = "\n\n" if fmt == "pretty" else "\n"
+    interactive = not from_arguments and lines.isatty()
     errors = seen = 0
-    with out:
-        for chunk in _chunks(lines, chunk_size):
-            jobs: list[tuple[int, list[str] | None]] = []
-            for number, raw in chunk:
-                seen += 1
-                try:
-                    text = raw.decode("utf-8").rstrip("\r\n")
-                    tokens = tokenize(text)
-                    if not tokens and not from_arguments:
-                        jobs.append((number, None))
-                        continue
-                    parser.check(tokens)
-                    jobs.append((number, tokens))
-                except (UnicodeDecodeError, InputError) as err:
-                    reason = "not UTF-8 text" if isinstance(err, UnicodeDecodeError) else str(err)
-                    click.echo(f"onparse: {where}{'' if where.endswith(':') else ' '}{number}: {reason}", err=True)
-                    errors += 1
-                    jobs.append((number, None))
-            parses = iter(parser.parse_tokens([tokens for _, tokens in jobs if tokens]))
-            for _, tokens in jobs:
-                out.write((render(next(parses), not no_punct) if tokens else "") + separator)
-            out.flush()
+    try:
+        with out:
+            for chunk in _chunks(lines, 1 if interactive else batch_size * 4):
+                jobs: list[list[str] | None] = []
+                for number, raw in chunk:
+                    seen += 1
+                    try:
+                        jobs.append(_tokens_to_parse(raw, parser, empty_ok=not from_arguments))
+                    except (UnicodeDecodeError, InputError) as err:
+                        reason = "not UTF-8 text" if isinstance(err, UnicodeDecodeError) else str(err)
+                        click.echo(f"onparse: {where}{number}: {reason}", err=True)
+                        errors += 1
+                        jobs.append(None)
+                parses = iter(parser.parse_tokens([tokens for tokens in jobs if tokens]))
+                for tokens in jobs:
+                    out.write((render(next(parses), not no_punct) if tokens else "") + separator)
+                out.flush()
+    except BrokenPipeError:  # the reader left (`| head`): stop quietly
+        sys.stderr.close()
+        sys.exit(0)
     if not seen:
         fail("no input: give a sentence, --input FILE, or lines on stdin", 1)
     if errors:
         sys.exit(1)
+
+
+def _tokens_to_parse(raw: bytes, parser, empty_ok: bool) -> list[str] | None:
+    """The tokens of one input line, or None for an empty line where those pass through.
+
+    Raises UnicodeDecodeError or InputError for a line that cannot be parsed.
+    """
+    from onparse.tokenize import tokenize
+
+    tokens = tokenize(raw.decode("utf-8").rstrip("\r\n"))
+    if not tokens and empty_ok:
+        return None
+    parser.check(tokens)
+    return tokens
 
 
 def _chunks(lines, size: int):

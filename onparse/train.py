@@ -238,6 +238,9 @@ def train(
                 run.update += 1
                 run.batch = batch + 1
                 progress.update(task, advance=1, speed=f"{targets.numel() / elapsed:,.0f}", loss=f"{loss.item():.3f}")
+                if not console.is_terminal and run.batch % 50 == 0:  # logs get a line where a terminal gets the bar
+                    console.print(f"epoch {run.epoch + 1} batch {run.batch}/{batches_per_epoch} loss {loss.item():.3f} "
+                                  f"{run.tokens_seen / run.train_seconds:,.0f} tok/s")
                 if deadline and time.monotonic() > deadline:
                     save_checkpoint()
                     console.print(f"time limit reached: checkpoint saved at epoch {run.epoch + 1}, batch {run.batch}; continue with --resume")
