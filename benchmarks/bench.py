@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import random
 import statistics
 import subprocess
@@ -25,6 +24,7 @@ from rich.table import Table
 
 from onparse.modeldir import load
 from onparse.parse import Parser
+from onparse.train import hardware
 from onparse.treebank import read_gold
 
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
@@ -100,8 +100,7 @@ def main() -> None:
     options.add_argument("--out", type=Path, default=Path("benchmarks/results.json"))
     args = options.parse_args()
 
-    results: dict = {"machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__}, "
-                                f"{torch.get_num_threads()} threads"}
+    results: dict = {"machine": hardware()}
     sentences, source = sentences_for_bench(args.ptb, args.sentences)
     tokens = sum(len(s) + 1 for s in sentences)  # each sentence is read after an <eos>
     results["batch"] = {"source": source, "sentences": len(sentences), "tokens": tokens}

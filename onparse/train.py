@@ -141,7 +141,14 @@ class RunState:
 
 
 def hardware() -> str:
-    return f"{platform.processor() or platform.machine()}, {torch.get_num_threads()} threads, torch {torch.__version__}"
+    """The CPU model, thread count and torch build, for cards and benchmark notes."""
+    cpu = platform.machine()
+    try:
+        with open("/proc/cpuinfo") as info:
+            cpu = next((line.split(":", 1)[1].strip() for line in info if line.startswith("model name")), cpu)
+    except OSError:
+        pass
+    return f"{cpu}, {torch.get_num_threads()} threads, no GPU, torch {torch.__version__}"
 
 
 def train(

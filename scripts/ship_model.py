@@ -19,6 +19,7 @@ from pathlib import Path
 from onparse.evaluate import PROTOCOL, evaluate_parser
 from onparse.modeldir import DEFAULT_MODEL, load
 from onparse.parse import Parser
+from onparse.train import hardware
 from onparse.treebank import read_gold
 
 
@@ -70,6 +71,7 @@ def main() -> None:
 
     card.update(
         name="onlstm-wsj",
+        hardware=hardware(),
         command=args.command,
         default_layer=layer,
         layer_selection=("the paper's layer 2, fixed before training" if args.select_layer_by == "fixed"
