@@ -270,10 +270,11 @@ def train(
             console.print(json.dumps(record))
             with (out_dir / "history.jsonl").open("a") as log:
                 log.write(json.dumps(record) + "\n")
+            best = record.get("dev_ppl", 0.0) <= run.best_dev_ppl
+            run.best_dev_ppl = min(run.best_dev_ppl, record.get("dev_ppl", 0.0))
             card = {"config": asdict(config), "hardware": hardware(), **asdict(run)}
             modeldir.save(out_dir / f"epoch-{run.epoch:02d}", model, vocab, config.default_layer, card)
-            if record.get("dev_ppl", 0.0) <= run.best_dev_ppl:
-                run.best_dev_ppl = record.get("dev_ppl", 0.0)
+            if best:
                 modeldir.save(out_dir / "model", model, vocab, config.default_layer, card)
             save_checkpoint()
             last_checkpoint = time.monotonic()

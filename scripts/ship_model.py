@@ -80,6 +80,7 @@ def main() -> None:
         dev={"section_22": brief(section_22), "wsj10_sections_00_22": brief(wsj10_result)},
         curve=curve,
         protocol=PROTOCOL,
+        best_dev_ppl=min(h["dev_ppl"] for h in card["history"]),  # the shipped epoch's
         size_mb=round(sum(p.stat().st_size for p in DEFAULT_MODEL.iterdir()) / 2**20, 1),
     )
     (DEFAULT_MODEL / "card.json").write_text(json.dumps(card, indent=2) + "\n")
