@@ -271,6 +271,8 @@ def _print_scores(result: dict, pred: str | None) -> None:
         labels = [f"{figures['label_recall'][label]:.1f}" if label in figures["label_recall"] else "-" for label in REPORTED_LABELS]
         table.add_row(name, f"{figures['sentence_f1']:.1f}", f"{figures['corpus_f1']:.1f}", *labels)
     console = Console()
+    if not console.is_terminal:  # files and pipes get the whole table, not rich's default 80 columns
+        console = Console(width=160)
     console.print(table)
     if "model" in result:
         console.print(f"model: {result['model']}")
