@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from onparse.treebank import GoldSentence
-from onparse.trees import Span
+from onparse.trees import Span, balanced, build_tree, labeled_spans, left_branching, right_branching, spans
 
 if TYPE_CHECKING:
     from onparse.parse import Parser
@@ -108,21 +108,19 @@ def evaluate_parser(parser: "Parser", gold: Sequence[GoldSentence], untrained_se
     ``untrained_seed``) the same builder on an untrained model of the same
     architecture, which shows what training adds (Dyer et al., 2019).
     """
-    from onparse.trees import build_tree
-
     words = [sentence.words for sentence in gold]
     distances = _distances_in_chunks(parser, words, progress)
     n_layers = parser.model.config.n_layers
     layers = {
-        str(k + 1): score([_tree_spans(build_tree, d[k]) for d in distances], gold) for k in range(n_layers)
+        str(k + 1): score([_tree_spans(d[k]) for d in distances], gold) for k in range(n_layers)
     }
-    layers["mean"] = score([_tree_spans(build_tree, d.mean(axis=0)) for d in distances], gold)
+    layers["mean"] = score([_tree_spans(d.mean(axis=0)) for d in distances], gold)
     baselines = baseline_scores(gold)
     if untrained_seed is not None:
         untrained = _untrained_like(parser, untrained_seed)
         untrained_distances = _distances_in_chunks(untrained, words, progress)
         baselines[f"untrained_layer_{parser.layer}"] = score(
-            [_tree_spans(build_tree, d[parser.layer - 1]) for d in untrained_distances], gold
+            [_tree_spans(d[parser.layer - 1]) for d in untrained_distances], gold
         )
     chosen = layers[str(parser.layer)]
     return {**chosen, "layer": parser.layer, "layers": layers, "baselines": baselines, "protocol": PROTOCOL}
@@ -130,15 +128,13 @@ def evaluate_parser(parser: "Parser", gold: Sequence[GoldSentence], untrained_se
 
 def baseline_scores(gold: Sequence[GoldSentence]) -> dict[str, dict]:
     """Left-branching, right-branching and balanced trees on the same sentences."""
-    from onparse.trees import balanced, left_branching, right_branching, spans
-
     makers = {"left_branching": left_branching, "right_branching": right_branching, "balanced": balanced}
     return {
         name: score([spans(make(len(s.words))) if s.words else set() for s in gold], gold) for name, make in makers.items()
     }
 
 
-def _tree_spans(build_tree, distances) -> set[Span]:
+def _tree_spans(distances) -> set[Span]:
     from onparse.trees import spans
 
     return spans(build_tree(distances.tolist(), list(range(len(distances))))) if len(distances) else set()
@@ -187,8 +183,6 @@ def predicted_spans(tree, words: Sequence[str], source: str = "") -> set[Span]:
     The tree's leaves are matched to the gold words in order; leaves that match
     none (punctuation the parser kept, say) are skipped.
     """
-    from onparse.trees import labeled_spans
-
     keep, k = set(), 0
     for i, leaf in enumerate(tree.leaves()):
         if k < len(words) and leaf == words[k]:

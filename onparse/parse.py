@@ -83,15 +83,16 @@ class Parser:
         """Raise InputError for a sentence the parser will not take."""
         if not tokens:
             raise InputError("empty sentence")
-        words = sum(not is_punct(token) for token in tokens)
-        if words > self.max_words:
-            raise InputError(f"{words} words is over the limit of {self.max_words} (raise --max-words)")
+        self._check_length(sum(not is_punct(token) for token in tokens))
+
+    def _check_length(self, n_words: int) -> None:
+        if n_words > self.max_words:
+            raise InputError(f"{n_words} words is over the limit of {self.max_words} (raise --max-words)")
 
     def distances(self, sentences: Sequence[Sequence[str]]) -> list[np.ndarray]:
         """Distances (layers x words) for each word list, computed in length-sorted batches."""
         for words in sentences:
-            if len(words) > self.max_words:
-                raise InputError(f"{len(words)} words is over the limit of {self.max_words} (raise --max-words)")
+            self._check_length(len(words))
         results: list[np.ndarray] = [np.zeros((self.model.config.n_layers, 0), dtype=np.float32)] * len(sentences)
         order = sorted((i for i in range(len(sentences)) if sentences[i]), key=lambda i: len(sentences[i]))
         vocab = self.bundle.vocab
