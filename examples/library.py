@@ -4,6 +4,7 @@ from onparse.evaluate import score
 from onparse.formats import bracket
 from onparse.parse import Parser
 from onparse.treebank import read_gold
+from onparse.trees import spans
 
 parser = Parser.load()  # the shipped model; Parser.load("path/to/model", layer=3) for others
 for parse in parser.parse(["The cat sat on the mat.", "Stocks fell sharply on Friday."]):
@@ -12,6 +13,4 @@ for parse in parser.parse(["The cat sat on the mat.", "Stocks fell sharply on Fr
 
 gold = list(read_gold("tests/fixtures/one_per_line.txt"))
 trees = [parser.parse_tokens([list(s.words)])[0].words_tree() for s in gold]
-from onparse.trees import spans  # noqa: E402
-
 print(score([spans(t) for t in trees], gold))
