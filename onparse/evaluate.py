@@ -135,8 +135,6 @@ def baseline_scores(gold: Sequence[GoldSentence]) -> dict[str, dict]:
 
 
 def _tree_spans(distances) -> set[Span]:
-    from onparse.trees import spans
-
     return spans(build_tree(distances.tolist(), list(range(len(distances))))) if len(distances) else set()
 
 

@@ -25,22 +25,22 @@ def escape(token: str) -> str:
     return token.replace("(", "-LRB-").replace(")", "-RRB-")
 
 
-def token_tree(parse: Parse, punct: bool = True) -> Tree:
-    """The parse's tree with escaped tokens as leaves (punctuation dropped if ``punct`` is off)."""
+def printed_tree(parse: Parse, punct: bool = True) -> Tree:
+    """The tree to show, over token positions: with punctuation attached, or over the words alone."""
     if punct:
-        tree = parse.tree
-        return Tree(tree.label(), [_relabel(child, parse.tokens) for child in tree])
+        return parse.tree
     if not parse.word_positions:
         return Tree(LABEL, [])
-    words = [parse.tokens[i] for i in parse.word_positions]
-    tree = parse.words_tree()
-    return Tree(tree.label(), [_relabel(child, words) for child in tree])
+    return _map_leaves(parse.words_tree(), parse.word_positions.__getitem__)
 
 
-def _relabel(node: Tree | int, tokens: list[str]) -> Tree | str:
-    if isinstance(node, Tree):
-        return Tree(node.label(), [_relabel(child, tokens) for child in node])
-    return escape(tokens[node])
+def token_tree(parse: Parse, punct: bool = True) -> Tree:
+    """The printed tree with escaped tokens as leaves."""
+    return _map_leaves(printed_tree(parse, punct), lambda position: escape(parse.tokens[position]))
+
+
+def _map_leaves(tree: Tree, leaf) -> Tree:
+    return Tree(tree.label(), [_map_leaves(child, leaf) if isinstance(child, Tree) else leaf(child) for child in tree])
 
 
 def bracket(parse: Parse, punct: bool = True) -> str:
@@ -56,7 +56,8 @@ def mrg(parse: Parse, punct: bool = True) -> str:
             return Tree(node.label(), [with_tags(child) for child in node])
         return Tree(_PUNCT_TAGS.get(node, ":" if node in punct_tokens else WORD_TAG), [node])
 
-    punct_tokens = {escape(t) for i, t in enumerate(parse.tokens) if i not in set(parse.word_positions)}
+    words = set(parse.word_positions)
+    punct_tokens = {escape(t) for i, t in enumerate(parse.tokens) if i not in words}
     return with_tags(token_tree(parse, punct)).pformat(margin=10**9)
 
 
@@ -89,7 +90,7 @@ def pretty(parse: Parse, punct: bool = True) -> str:
 
     distance = {pos: float(d) for pos, d in zip(parse.word_positions, parse.distances[parse.layer - 1])}
     low, high = min(distance.values(), default=0.0), max(distance.values(), default=1.0)
-    tree = parse.tree if punct else _as_token_positions(parse)
+    tree = printed_tree(parse, punct)
 
     def add(branch: "RichTree", node: Tree | int) -> None:
         if isinstance(node, Tree):
@@ -111,15 +112,6 @@ def pretty(parse: Parse, punct: bool = True) -> str:
     buffer = io.StringIO()
     Console(file=buffer, width=100, force_terminal=False, color_system=None).print(root)
     return buffer.getvalue().rstrip("\n")
-
-
-def _as_token_positions(parse: Parse) -> Tree:
-    def remap(node: Tree | int) -> Tree | int:
-        if isinstance(node, Tree):
-            return Tree(node.label(), [remap(c) for c in node])
-        return parse.word_positions[node]
-
-    return remap(parse.words_tree()) if parse.word_positions else Tree(LABEL, [])
 
 
 FORMATS = {"bracket": bracket, "mrg": mrg, "json": json_line, "pretty": pretty}
