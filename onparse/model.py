@@ -16,11 +16,13 @@ the cell state stay in float32 so long sequences do not drift.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
+from torch.nn.utils.rnn import PackedSequence
 
 State = list[tuple[Tensor, Tensor]]
 
@@ -55,6 +57,21 @@ def locked_dropout(x: Tensor, p: float, training: bool) -> Tensor:
         return x
     mask = x.new_empty(1, x.size(1), x.size(2)).bernoulli_(1 - p) / (1 - p)
     return x * mask
+
+
+def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """``F.linear``, through oneDNN for float32 on the CPU when no gradient is needed.
+
+    torch sends CPU float32 matmuls to MKL, which on AMD Zen 4 runs them at
+    about 110 GFLOP/s where oneDNN (already torch's path for bf16) reaches
+    180-200, for one sentence and for batches alike (docs/speed.md).
+    """
+    if x.dtype == torch.float32 and x.device.type == "cpu" and _ONEDNN and not torch.is_grad_enabled():
+        return torch.ops.mkldnn._linear_pointwise(x, weight, bias, "none", [], "")
+    return F.linear(x, weight, bias)
+
+
+_ONEDNN = torch.backends.mkldnn.is_available() and hasattr(torch.ops.mkldnn, "_linear_pointwise")
 
 
 class _SegmentWeight(torch.autograd.Function):
@@ -134,11 +151,24 @@ class ONLSTMLayer(nn.Module):
         return h, c, distance
 
     def forward(
-        self, x: Tensor, state: tuple[Tensor, Tensor], compute_dtype: torch.dtype = torch.float32
+        self,
+        x: Tensor,
+        state: tuple[Tensor, Tensor],
+        compute_dtype: torch.dtype = torch.float32,
+        batch_sizes: Sequence[int] | None = None,
     ) -> tuple[Tensor, tuple[Tensor, Tensor], Tensor]:
-        """x is T x B x input; returns outputs T x B x hidden, the last state, distances T x B."""
-        projected = F.linear(
-            x.to(compute_dtype), self.input_proj.weight.to(compute_dtype), self.input_proj.bias.to(compute_dtype)
+        """Run the segment x and return its outputs, the last state and the distances.
+
+        x is T x B x input, giving outputs T x B x hidden and distances T x B.
+        With ``batch_sizes``, x is packed as in torch's PackedSequence: rows of
+        step t are the ``batch_sizes[t]`` sequences still running, longest
+        first, so finished sequences cost nothing; outputs and distances are
+        packed the same way, and the last state is that of the longest.
+        """
+        packed = batch_sizes is not None
+        rows = x if packed else x.flatten(0, 1)
+        projected = linear(
+            rows.to(compute_dtype), self.input_proj.weight.to(compute_dtype), self.input_proj.bias.to(compute_dtype)
         )
         recurrent = F.dropout(self.recurrent_proj.weight, self.wdrop, self.training).to(compute_dtype)
         h, c = state
@@ -148,15 +178,22 @@ class ONLSTMLayer(nn.Module):
             h = _SegmentWeight.apply(recurrent, h, tape)
             matmul = lambda h_prev: _RecurrentMatmul.apply(h_prev, recurrent.detach(), tape)  # noqa: E731
         else:
-            matmul = lambda h_prev: F.linear(h_prev, recurrent)  # noqa: E731
+            matmul = lambda h_prev: linear(h_prev, recurrent)  # noqa: E731
         outputs, distances = [], []
-        for projected_t in projected.unbind(0):  # unbind: one gradient buffer, not one per step
+        steps = list(batch_sizes) if packed else [x.size(1)] * x.size(0)
+        for projected_t in projected.split(steps):  # split: one gradient buffer, not one per step
+            running = projected_t.size(0)
+            if running < h.size(0):
+                h, c = h[:running], c[:running]
             gates = (projected_t + matmul(h)).float()
             h, c, distance = self.cell(gates, c)
             h = h.flatten(1).to(compute_dtype)
             outputs.append(h)
             distances.append(distance)
-        return torch.stack(outputs).float(), (h.view_as(c).float(), c), torch.stack(distances)
+        output, distance = torch.cat(outputs).float(), torch.cat(distances)
+        if not packed:
+            output, distance = output.view(*x.shape[:2], -1), distance.view(x.shape[:2])
+        return output, (h.view_as(c).float(), c), distance
 
 
 class LanguageModel(nn.Module):
@@ -188,12 +225,17 @@ class LanguageModel(nn.Module):
         self, ids: Tensor, state: State | None = None, compute_dtype: torch.dtype = torch.float32
     ) -> tuple[Tensor, State, Tensor]:
         """ids is T x B; returns the last layer's output, the new state and distances L x T x B."""
+        return self._run(ids, state, compute_dtype)
+
+    def _run(
+        self, ids: Tensor, state: State | None, compute_dtype: torch.dtype, batch_sizes: Sequence[int] | None = None
+    ) -> tuple[Tensor, State, Tensor]:
         if state is None:
-            state = self.initial_state(ids.size(1))
+            state = self.initial_state(batch_sizes[0] if batch_sizes is not None else ids.size(1))
         x = locked_dropout(self.embed(ids), self.config.dropouti, self.training)
         new_state, distances = [], []
         for k, layer in enumerate(self.layers):
-            x, layer_state, distance = layer(x, state[k], compute_dtype)
+            x, layer_state, distance = layer(x, state[k], compute_dtype, batch_sizes)
             new_state.append(layer_state)
             distances.append(distance)
             last = k == len(self.layers) - 1
@@ -211,13 +253,19 @@ class LanguageModel(nn.Module):
         return F.cross_entropy(logits.view(-1, logits.size(-1)), targets.reshape(-1))
 
     @torch.no_grad()
-    def distances(self, ids: Tensor, compute_dtype: torch.dtype = torch.float32) -> Tensor:
-        """Master-forget distances (L x T x B) for padded batches read from a fresh state.
+    def distances(self, ids: Tensor | PackedSequence, compute_dtype: torch.dtype = torch.float32) -> Tensor | PackedSequence:
+        """Master-forget distances of sequences read from a fresh state.
 
-        The model is causal, so padding after a sentence never changes its distances.
+        ids T x B give distances L x T x B; a PackedSequence of ids gives a
+        PackedSequence whose data is (tokens x L), with no work spent on padding.
+        The model is causal, so what follows a sequence never changes its distances.
         """
         was_training = self.training
         self.eval()
-        _, _, distances = self(ids, None, compute_dtype)
+        if isinstance(ids, PackedSequence):
+            _, _, distances = self._run(ids.data, None, compute_dtype, ids.batch_sizes.tolist())
+            result = ids._replace(data=distances.t())
+        else:
+            _, _, result = self._run(ids, None, compute_dtype)
         self.train(was_training)
-        return distances
+        return result

@@ -1,8 +1,9 @@
 """Sentences to trees: tokens -> model input -> distances (batched) -> trees.
 
-Sentences are sorted by length and run in padded batches; the model is causal
-and every sentence starts from a fresh state, so padding never changes a
-sentence's distances and batched trees equal one-at-a-time trees.
+Sentences are sorted by length and run in packed batches (torch's
+PackedSequence): at each step only the sentences still running are computed,
+so no work goes to padding. Every sentence starts from a fresh state, so
+batched trees equal one-at-a-time trees.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import torch
 from nltk import Tree
+from torch.nn.utils.rnn import pack_sequence, pad_packed_sequence
 
 from onparse import modeldir
 from onparse.modeldir import ModelBundle
@@ -54,7 +56,7 @@ class Parser:
         layer: int | None = None,
         device: str = "cpu",
         dtype: torch.dtype = torch.float32,
-        batch_size: int = 128,
+        batch_size: int = 256,
         max_words: int = DEFAULT_MAX_WORDS,
     ):
         n_layers = bundle.model.config.n_layers
@@ -98,13 +100,12 @@ class Parser:
         vocab = self.bundle.vocab
         for start in range(0, len(order), self.batch_size):
             batch = order[start : start + self.batch_size]
-            longest = len(sentences[batch[-1]])
-            ids = torch.full((longest + 1, len(batch)), vocab.eos_id, dtype=torch.long)
-            for column, i in enumerate(batch):  # each sentence follows an <eos>, as in training
-                ids[1 : len(sentences[i]) + 1, column] = torch.tensor(vocab.ids(self.model_input(sentences[i])))
-            distances = self.model.distances(ids.to(self.device), self.dtype).float().cpu().numpy()
+            # each sentence follows an <eos>, as in training
+            ids = [torch.tensor([vocab.eos_id] + vocab.ids(self.model_input(sentences[i]))) for i in batch]
+            packed = self.model.distances(pack_sequence(ids, enforce_sorted=False).to(self.device), self.dtype)
+            distances = pad_packed_sequence(packed)[0].float().cpu().numpy()  # T x B x layers
             for column, i in enumerate(batch):
-                results[i] = distances[:, 1 : len(sentences[i]) + 1, column]
+                results[i] = distances[1 : len(sentences[i]) + 1, column].T
         return results
 
     def parse_tokens(self, token_lists: Sequence[Sequence[str]]) -> list[Parse]:

@@ -1,6 +1,7 @@
 """The ON-LSTM against its equations, computed independently here."""
 
 import torch
+from torch.nn.utils.rnn import pack_sequence, pad_packed_sequence
 
 from onparse.model import LanguageModel, ModelConfig, ONLSTMLayer, cumax
 
@@ -71,6 +72,18 @@ def test_padding_after_a_sentence_leaves_its_distances_unchanged():
     batched = model.distances(padded)
     assert alone.shape == (3, 3, 1)
     assert torch.allclose(alone[:, :, 0], batched[:, :3, 0], atol=1e-6)
+
+
+def test_packed_sentences_get_the_distances_they_get_alone():
+    torch.manual_seed(4)
+    model = LanguageModel(ModelConfig(vocab_size=20, embedding_size=8, hidden_size=12, chunk_size=4)).eval()
+    sentences = [torch.tensor([0, 3, 4]), torch.tensor([0, 5, 6, 7, 8, 9]), torch.tensor([0])]
+    packed = model.distances(pack_sequence(sentences, enforce_sorted=False))
+    padded, lengths = pad_packed_sequence(packed)  # T x B x layers, in the original order
+    assert lengths.tolist() == [3, 6, 1]
+    for column, ids in enumerate(sentences):
+        alone = model.distances(ids[:, None])[:, :, 0]
+        assert torch.allclose(padded[: len(ids), column].t(), alone, atol=1e-6)
 
 
 def test_bf16_distances_stay_close_to_fp32():
