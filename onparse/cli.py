@@ -92,7 +92,7 @@ def model_options(command):
         click.option("--layer", type=int, help="Layer whose distances build the tree (default: the model card's best on dev)."),
         click.option("--device", default="cpu", show_default=True, help="torch device, e.g. cuda."),
         click.option("--dtype", type=click.Choice(DTYPE_NAMES), default="fp32", show_default=True, help="Matmul precision."),
-        click.option("--batch-size", type=int, default=256, show_default=True, help="Sentences per batch (packed: padding costs nothing)."),
+        click.option("--batch-size", type=int, default=256, show_default=True, help="Sentences per batch (packed: finished sentences cost nothing)."),
         click.option("--max-words", type=int, default=400, show_default=True, help="Longest sentence accepted, in words."),
     ]):
         command = option(command)

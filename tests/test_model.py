@@ -3,7 +3,7 @@
 import torch
 from torch.nn.utils.rnn import pack_sequence, pad_packed_sequence
 
-from onparse.model import LanguageModel, ModelConfig, ONLSTMLayer, cumax
+from onparse.model import LanguageModel, ModelConfig, ONLSTMLayer, cumax, linear
 
 
 def test_cumax_is_cumulative_softmax():
@@ -91,3 +91,12 @@ def test_bf16_distances_stay_close_to_fp32():
     model = LanguageModel(ModelConfig(vocab_size=20, embedding_size=20, hidden_size=40, chunk_size=10)).eval()
     ids = torch.randint(0, 20, (12, 4))
     assert torch.allclose(model.distances(ids, torch.bfloat16), model.distances(ids), atol=2e-2)
+
+
+def test_inference_linear_matches_torch_and_keeps_gradients():
+    torch.manual_seed(5)
+    x, weight, bias = torch.randn(7, 30), torch.randn(50, 30, requires_grad=True), torch.randn(50)
+    with torch.no_grad():
+        assert torch.allclose(linear(x, weight, bias), torch.nn.functional.linear(x, weight, bias), atol=1e-4)
+    linear(x, weight, bias).sum().backward()
+    assert torch.allclose(weight.grad, x.sum(0).expand(50, 30))

@@ -16,9 +16,10 @@ def test_model_input_is_normalized_with_unknowns(tiny_model_dir):
     assert parse.tree.leaves() == list(range(7))
 
 
-def test_batched_trees_equal_one_at_a_time(tiny_model_dir):
-    sentences = ["the cat sat", "a dog sat on the mat .", "the mat", "cat", "on the cat a dog sat on a mat"] * 3
-    batched = Parser.load(tiny_model_dir, batch_size=4).parse(sentences)
+@pytest.mark.parametrize("batch_size", [4, 64])  # 64: several groups of 16 padded to different lengths
+def test_batched_trees_equal_one_at_a_time(tiny_model_dir, batch_size):
+    sentences = ["the cat sat", "a dog sat on the mat .", "the mat", "cat", "on the cat a dog sat on a mat"] * 8
+    batched = Parser.load(tiny_model_dir, batch_size=batch_size).parse(sentences)
     single = Parser.load(tiny_model_dir, batch_size=1).parse(sentences)
     for a, b in zip(batched, single):
         assert a.tree == b.tree
