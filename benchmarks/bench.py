@@ -57,15 +57,27 @@ def matmul_seconds_per_token(parser: Parser, batch: int) -> float:
     """Time of one token's matmuls when `batch` rows share each call, through the parser's own kernel."""
     total = 0.0
     for weight in matmul_weights(parser):
-        rows = torch.randn(batch, weight.shape[1], dtype=weight.dtype)
+        rows = torch.randn(batch, weight.shape[1], dtype=weight.dtype, device=weight.device)
         for _ in range(3):
             linear(rows, weight)
         runs = max(5, 3000 // batch)
+        synchronize(weight.device)
         start = time.perf_counter()
         for _ in range(runs):
             linear(rows, weight)
+        synchronize(weight.device)
         total += (time.perf_counter() - start) / runs / batch
     return total
+
+
+def device_name(device: str) -> str:
+    return torch.cuda.get_device_name(device) if device.startswith("cuda") else device
+
+
+def synchronize(device: torch.device) -> None:
+    """Wait for queued GPU work, so that timings are of work done."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
 
 
 def timed_distances(parser: Parser, sentences: list[list[str]], repeats: int) -> tuple[float, list]:
@@ -104,12 +116,13 @@ def main() -> None:
     options.add_argument("--ptb", type=Path, default=Path("../shared/data/ptb/wsj"))
     options.add_argument("--sentences", type=int, default=3000)
     options.add_argument("--single", type=int, default=150, help="sentences parsed one at a time")
+    options.add_argument("--device", default="cpu", help="where to parse, e.g. cuda (start-up is always measured on the CPU)")
     options.add_argument("--repeats", type=int, default=3, help="timed runs per figure; the median is kept")
     options.add_argument("--lines", type=int, nargs="+", default=[1000, 100000])
     options.add_argument("--out", type=Path, default=Path("benchmarks/results.json"))
     args = options.parse_args()
 
-    results: dict = {"machine": hardware()}
+    results: dict = {"machine": hardware() if args.device == "cpu" else f"{hardware()}; parsing on {device_name(args.device)}"}
     sentences, source = sentences_for_bench(args.ptb, args.sentences)
     tokens = sum(len(s) + 1 for s in sentences)  # each sentence is read after an <eos>
     results["batch"] = {"source": source, "sentences": len(sentences), "tokens": tokens}
@@ -119,9 +132,9 @@ def main() -> None:
     subset = sentences[: args.single]
     reference = None
     for name, dtype in DTYPES.items():
-        parser = Parser(load(), dtype=dtype)
+        parser = Parser(load(), dtype=dtype, device=args.device)
         seconds, distances = timed_distances(parser, sentences, args.repeats)
-        single_seconds, _ = timed_distances(Parser(load(), dtype=dtype, batch_size=1), subset, args.repeats)
+        single_seconds, _ = timed_distances(Parser(load(), dtype=dtype, device=args.device, batch_size=1), subset, args.repeats)
         floor = tokens * matmul_seconds_per_token(parser, parser.batch_size)
         entry = {"batch_size": parser.batch_size, "seconds": seconds, "sentences_per_s": len(sentences) / seconds,
                  "tokens_per_s": tokens / seconds, "matmul_gflops": per_token * tokens / floor / 1e9,
@@ -164,7 +177,7 @@ def main() -> None:
             with path.open("w") as file:
                 for _ in range(count):
                     file.write(" ".join(rng.choices(words, k=rng.randint(4, 12))) + "\n")
-            rss, seconds = peak_rss_mb(onparse + ["--dtype", "bf16"], path)
+            rss, seconds = peak_rss_mb(onparse + ["--dtype", "bf16", "--device", args.device], path)
             memory[str(count)] = {"peak_rss_mb": rss, "seconds": seconds, "lines_per_s": count / seconds}
     results["memory"] = memory
 
