@@ -59,6 +59,9 @@ def locked_dropout(x: Tensor, p: float, training: bool) -> Tensor:
     return x * mask
 
 
+_ONEDNN = torch.backends.mkldnn.is_available() and hasattr(torch.ops.mkldnn, "_linear_pointwise")
+
+
 def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``F.linear``, through oneDNN for float32 on the CPU when no gradient is needed.
 
@@ -69,9 +72,6 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     if x.dtype == torch.float32 and x.device.type == "cpu" and _ONEDNN and not torch.is_grad_enabled():
         return torch.ops.mkldnn._linear_pointwise(x, weight, bias, "none", [], "")
     return F.linear(x, weight, bias)
-
-
-_ONEDNN = torch.backends.mkldnn.is_available() and hasattr(torch.ops.mkldnn, "_linear_pointwise")
 
 
 class _SegmentWeight(torch.autograd.Function):
@@ -180,8 +180,9 @@ class ONLSTMLayer(nn.Module):
         else:
             matmul = lambda h_prev: linear(h_prev, recurrent)  # noqa: E731
         outputs, distances = [], []
-        steps = list(batch_sizes) if packed else [x.size(1)] * x.size(0)
-        for projected_t in projected.split(steps):  # split: one gradient buffer, not one per step
+        # split and unbind: one gradient buffer for the segment, not one per step
+        steps = projected.split(list(batch_sizes)) if packed else projected.view(*x.shape[:2], -1).unbind(0)
+        for projected_t in steps:
             running = projected_t.size(0)
             if running < h.size(0):
                 h, c = h[:running], c[:running]
@@ -222,14 +223,16 @@ class LanguageModel(nn.Module):
         return F.embedding(ids, weight)
 
     def forward(
-        self, ids: Tensor, state: State | None = None, compute_dtype: torch.dtype = torch.float32
+        self,
+        ids: Tensor,
+        state: State | None = None,
+        compute_dtype: torch.dtype = torch.float32,
+        batch_sizes: Sequence[int] | None = None,
     ) -> tuple[Tensor, State, Tensor]:
-        """ids is T x B; returns the last layer's output, the new state and distances L x T x B."""
-        return self._run(ids, state, compute_dtype)
+        """ids is T x B; returns the last layer's output, the new state and distances L x T x B.
 
-    def _run(
-        self, ids: Tensor, state: State | None, compute_dtype: torch.dtype, batch_sizes: Sequence[int] | None = None
-    ) -> tuple[Tensor, State, Tensor]:
+        With ``batch_sizes``, ids are packed (see ``ONLSTMLayer.forward``) and so is what comes back.
+        """
         if state is None:
             state = self.initial_state(batch_sizes[0] if batch_sizes is not None else ids.size(1))
         x = locked_dropout(self.embed(ids), self.config.dropouti, self.training)
@@ -263,9 +266,9 @@ class LanguageModel(nn.Module):
         was_training = self.training
         self.eval()
         if isinstance(ids, PackedSequence):
-            _, _, distances = self._run(ids.data, None, compute_dtype, ids.batch_sizes.tolist())
+            _, _, distances = self(ids.data, None, compute_dtype, ids.batch_sizes.tolist())
             result = ids._replace(data=distances.t())
         else:
-            _, _, result = self._run(ids, None, compute_dtype)
+            _, _, result = self(ids, None, compute_dtype)
         self.train(was_training)
         return result
