@@ -22,23 +22,21 @@ import torch
 from rich.console import Console
 from rich.table import Table
 
-from onparse.model import linear
-from onparse.modeldir import load
+from onparse.model import COMPUTE_DTYPES, linear
+from onparse.modeldir import ModelBundle, load
 from onparse.parse import Parser
 from onparse.train import hardware
 from onparse.trees import build_tree
 from onparse.treebank import read_gold
 
-DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
 
-
-def sentences_for_bench(ptb: Path, count: int) -> tuple[list[list[str]], str]:
+def sentences_for_bench(ptb: Path, count: int, bundle: ModelBundle) -> tuple[list[list[str]], str]:
     """WSJ sections 21-22 when present, else random vocabulary words at WSJ-like lengths."""
     if (ptb / "22").is_dir():
         words = [list(s.words) for section in ("21", "22") for s in read_gold(str(ptb / section))]
         return [w for w in words if w][:count], "WSJ sections 21-22"
     rng = random.Random(0)
-    vocab = load().vocab.words[2:2000]
+    vocab = bundle.vocab.words[2:2000]
     return [rng.choices(vocab, k=max(1, int(rng.gauss(23, 11)))) for _ in range(count)], "synthetic, WSJ-like lengths"
 
 
@@ -123,19 +121,20 @@ def main() -> None:
     args = options.parse_args()
 
     results: dict = {"machine": hardware() if args.device == "cpu" else f"{hardware()}; parsing on {device_name(args.device)}"}
-    sentences, source = sentences_for_bench(args.ptb, args.sentences)
+    bundle = load()  # one model for every parser here (a bf16 parser keeps its own converted copy)
+    sentences, source = sentences_for_bench(args.ptb, args.sentences, bundle)
     tokens = sum(len(s) + 1 for s in sentences)  # each sentence is read after an <eos>
     results["batch"] = {"source": source, "sentences": len(sentences), "tokens": tokens}
 
     # 1. Batch parsing against the FLOP floor and against one sentence at a time.
-    per_token = flops_per_token(Parser(load()))
+    per_token = flops_per_token(Parser(bundle))
     subset = sentences[:: max(1, len(sentences) // args.single)][: args.single]  # spread over the set: the same mix of lengths
     subset_tokens = sum(len(s) + 1 for s in subset)
     reference = None
-    for name, dtype in DTYPES.items():
-        parser = Parser(load(), dtype=dtype, device=args.device)
+    for name, dtype in COMPUTE_DTYPES.items():
+        parser = Parser(bundle, dtype=dtype, device=args.device)
         seconds, distances = timed_distances(parser, sentences, args.repeats)
-        single_seconds, _ = timed_distances(Parser(load(), dtype=dtype, device=args.device, batch_size=1), subset, args.repeats)
+        single_seconds, _ = timed_distances(Parser(bundle, dtype=dtype, device=args.device, batch_size=1), subset, args.repeats)
         floor = tokens * matmul_seconds_per_token(parser, parser.batch_size)
         entry = {"batch_size": parser.batch_size, "seconds": seconds, "sentences_per_s": len(sentences) / seconds,
                  "tokens_per_s": tokens / seconds, "matmul_gflops": per_token * tokens / floor / 1e9,
@@ -173,7 +172,7 @@ def main() -> None:
     # 3. Memory while streaming files of many lines.
     memory = {}
     rng = random.Random(1)
-    words = load().vocab.words[2:3000]
+    words = bundle.vocab.words[2:3000]
     with tempfile.TemporaryDirectory() as tmp:
         for count in args.lines:
             path = Path(tmp) / f"{count}.txt"
@@ -194,12 +193,12 @@ def report(results: dict) -> None:
     table = Table(title=f"onparse benchmark — {results['machine']}")
     for column in ("target", "figure", "ratio", "goal"):
         table.add_column(column)
-    for name in DTYPES:
+    for name in COMPUTE_DTYPES:
         entry = batch[name]
         table.add_row(f"batch parse {name} ({batch['sentences']} {batch['source']}, batches of {entry['batch_size']})",
                       f"{entry['sentences_per_s']:.0f} sent/s, {entry['tokens_per_s']:.0f} tok/s; matmuls {entry['matmul_gflops']:.0f} GFLOP/s",
                       f"{entry['ratio_to_floor']:.2f}x FLOP floor", "<= 3x")
-    for name in DTYPES:
+    for name in COMPUTE_DTYPES:
         entry = batch[name]
         single = entry["one_at_a_time"]
         table.add_row(f"batched vs one at a time, {name} ({single['sentences']} sentences)",

@@ -18,11 +18,10 @@ from pathlib import Path
 
 import torch
 
-from onparse.model import LanguageModel, ModelConfig
+from onparse.model import COMPUTE_DTYPES, LanguageModel, ModelConfig
 from onparse.train import batchify, read_corpus, stream
 from onparse.vocabulary import Vocabulary
 
-DTYPES = {"bf16": torch.bfloat16, "fp32": torch.float32}
 
 
 def matmul_params(model: LanguageModel) -> int:
@@ -62,7 +61,7 @@ def loss_curves(ptb: Path, steps: int, size: tuple[int, int]) -> dict:
     vocab = Vocabulary.build(sentences, 10000)
     data = batchify(stream(sentences, vocab), 32)
     curves = {}
-    for name, dtype in DTYPES.items():
+    for name, dtype in COMPUTE_DTYPES.items():
         torch.manual_seed(0)
         config = ModelConfig(vocab_size=len(vocab), embedding_size=size[0], hidden_size=size[1], chunk_size=10,
                              dropout=0, dropouth=0, dropouti=0, dropoute=0, wdrop=0)
@@ -98,7 +97,7 @@ def main() -> None:
     config = ModelConfig(vocab_size=10000)
     flops = 6 * matmul_params(LanguageModel(config))
     results = {"threads": torch.get_num_threads(), "flop_per_token": flops}
-    for name, dtype in DTYPES.items():
+    for name, dtype in COMPUTE_DTYPES.items():
         rate = matmul_rate(dtype)
         tokens = step_rate(config, dtype, 64, 70, args.steps)
         results[name] = {"tokens_per_s": tokens, "matmul_gflops": rate / 1e9, "floor_tokens_per_s": rate / flops,

@@ -38,7 +38,7 @@ def main() -> None:
 
 
 FORMAT_NAMES = ("bracket", "mrg", "json", "pretty")
-DTYPE_NAMES = ("fp32", "bf16")
+DTYPE_NAMES = ("fp32", "bf16")  # onparse.model.COMPUTE_DTYPES, named here without importing torch
 
 
 def import_nltk_quickly() -> None:
@@ -71,6 +71,7 @@ def fail(message: str, code: int = 2) -> None:
 def load_parser(model: str | None, layer: int | None, device: str, dtype: str, batch_size: int, max_words: int):
     import torch
 
+    from onparse.model import COMPUTE_DTYPES
     from onparse.modeldir import ModelDirError
     from onparse.parse import InputError, Parser
 
@@ -79,7 +80,7 @@ def load_parser(model: str | None, layer: int | None, device: str, dtype: str, b
     except (RuntimeError, AssertionError) as err:
         fail(f"device {device!r} is not usable here ({str(err).splitlines()[0]})")
     try:
-        return Parser.load(model, layer=layer, device=device, dtype={"fp32": torch.float32, "bf16": torch.bfloat16}[dtype],
+        return Parser.load(model, layer=layer, device=device, dtype=COMPUTE_DTYPES[dtype],
                            batch_size=batch_size, max_words=max_words)
     except (ModelDirError, InputError) as err:
         fail(str(err))

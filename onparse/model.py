@@ -25,6 +25,7 @@ from torch import Tensor, nn
 from torch.nn.utils.rnn import PackedSequence
 
 State = list[tuple[Tensor, Tensor]]
+COMPUTE_DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}  # matmul precisions, by their command-line names
 
 
 def cumax(x: Tensor, dim: int = -1) -> Tensor:

@@ -23,13 +23,10 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from onparse import modeldir
-from onparse.model import LanguageModel, ModelConfig
+from onparse.model import COMPUTE_DTYPES, LanguageModel, ModelConfig
 from onparse.tokenize import is_punct, normalize, tokenize
 from onparse.treebank import read_gold, tree_files
 from onparse.vocabulary import Vocabulary
-
-DTYPES = {"bf16": torch.bfloat16, "fp32": torch.float32}
-
 
 @dataclass
 class TrainConfig:
@@ -168,7 +165,7 @@ def train(
     console = console or Console(stderr=True)
     out_dir.mkdir(parents=True, exist_ok=True)
     checkpoint_path = out_dir / "checkpoint.pt"
-    dtype = DTYPES[config.dtype]
+    dtype = COMPUTE_DTYPES[config.dtype]
 
     if resume:
         checkpoint = torch.load(checkpoint_path, map_location="cpu", weights_only=True)
