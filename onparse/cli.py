@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 import click
 
 from onparse import __version__
+from onparse.config import COMPUTE_DTYPES, ModelConfig, ParseConfig, TrainConfig
 
 
 class ParseByDefault(click.Group):
@@ -38,7 +40,7 @@ def main() -> None:
 
 
 FORMAT_NAMES = ("bracket", "mrg", "json", "pretty")
-DTYPE_NAMES = ("fp32", "bf16")  # onparse.model.COMPUTE_DTYPES, named here without importing torch
+Positive = click.IntRange(min=1)
 
 
 def import_nltk_quickly() -> None:
@@ -62,39 +64,46 @@ def import_nltk_quickly() -> None:
             del sys.modules["scipy"]
 
 
-def fail(message: str, code: int = 2) -> None:
+def fail(message: str, code: int = 2) -> NoReturn:
     """One line on stderr and a non-zero exit: never a traceback."""
     click.echo(f"onparse: error: {message}", err=True)
     sys.exit(code)
 
 
-def load_parser(model: str | None, layer: int | None, device: str, dtype: str, batch_size: int, max_words: int):
+def check_device(device: str) -> None:
     import torch
-
-    from onparse.model import COMPUTE_DTYPES
-    from onparse.modeldir import ModelDirError
-    from onparse.parse import InputError, Parser
 
     try:
         torch.zeros(1, device=device)
     except (RuntimeError, AssertionError) as err:
         fail(f"device {device!r} is not usable here ({str(err).splitlines()[0]})")
+
+
+def load_parser(model: str | None, layer: int | None, **settings):
+    from onparse.modeldir import ModelDirError
+    from onparse.parse import InputError, Parser
+
+    check_device(settings["device"])
     try:
-        return Parser.load(model, layer=layer, device=device, dtype=COMPUTE_DTYPES[dtype],
-                           batch_size=batch_size, max_words=max_words)
-    except (ModelDirError, InputError) as err:
+        return Parser.load(model, layer, **settings)
+    except InputError as err:
+        fail(f"{err} (--layer)")
+    except ModelDirError as err:
         fail(str(err))
 
 
 def model_options(command):
-    """Options shared by the commands that run the model."""
+    """Options shared by the commands that run the model; defaults are onparse.config.ParseConfig's."""
     for option in reversed([
         click.option("--model", "model", metavar="PATH", help="Model directory (default: the shipped models/onlstm-wsj)."),
-        click.option("--layer", type=int, help="Layer whose distances build the tree (default: the model card's best on dev)."),
-        click.option("--device", default="cpu", show_default=True, help="torch device, e.g. cuda."),
-        click.option("--dtype", type=click.Choice(DTYPE_NAMES), default="fp32", show_default=True, help="Matmul precision."),
-        click.option("--batch-size", type=int, default=256, show_default=True, help="Sentences per batch (packed: finished sentences cost nothing)."),
-        click.option("--max-words", type=int, default=400, show_default=True, help="Longest sentence accepted, in words."),
+        click.option("--layer", type=Positive, help="Layer whose distances build the tree (default: the model's own)."),
+        click.option("--device", default=ParseConfig.device, show_default=True, help="torch device, e.g. cuda."),
+        click.option("--dtype", type=click.Choice(list(COMPUTE_DTYPES)), default=ParseConfig.dtype, show_default=True,
+                     help="Matmul precision."),
+        click.option("--batch-size", type=Positive, default=ParseConfig.batch_size, show_default=True,
+                     help="Sentences per batch (packed: finished sentences cost nothing)."),
+        click.option("--max-words", type=Positive, default=ParseConfig.max_words, show_default=True,
+                     help="Longest sentence accepted, in words."),
     ]):
         command = option(command)
     return command
@@ -108,7 +117,7 @@ def model_options(command):
               help="bracket: one line; mrg: one line with preterminals (EVALB, nltk); json: one object a line; pretty: drawn.")
 @click.option("--no-punct", is_flag=True, help="Leave punctuation out of the printed tree.")
 @model_options
-def parse(sentences, input_path, output_path, fmt, no_punct, model, layer, device, dtype, batch_size, max_words) -> None:
+def parse(sentences, input_path, output_path, fmt, no_punct, model, layer, **settings) -> None:
     """Parse sentences given as arguments, or one per line from a file or stdin.
 
     Reading lines, the output has exactly one line per input line, in order
@@ -124,7 +133,7 @@ def parse(sentences, input_path, output_path, fmt, no_punct, model, layer, devic
     """
     import_nltk_quickly()
     from onparse.formats import FORMATS
-    from onparse.parse import InputError
+    from onparse.tokenize import tokenize
 
     from_arguments = bool(sentences) and sentences != ("-",)
     if from_arguments and input_path:
@@ -139,28 +148,34 @@ def parse(sentences, input_path, output_path, fmt, no_punct, model, layer, devic
         out = click.open_file(output_path or "-", "w", encoding="utf-8", lazy=False)
     except OSError as err:
         fail(f"{err.filename}: {err.strerror}")
-    parser = load_parser(model, layer, device, dtype, batch_size, max_words)
+    parser = load_parser(model, layer, **settings)
     render = FORMATS[fmt]
     separator = "\n\n" if fmt == "pretty" else "\n"
     interactive = not from_arguments and lines.isatty()
     errors = seen = 0
+
+    def report(position: int, reason: object) -> None:
+        nonlocal errors
+        click.echo(f"onparse: {where}{position + 1}: {reason}", err=True)
+        errors += 1
+
+    def token_lists():
+        nonlocal seen
+        for position, raw in enumerate(lines):
+            seen += 1
+            try:
+                tokens = tokenize(raw.decode("utf-8").rstrip("\r\n"))
+            except UnicodeDecodeError:
+                report(position, "not UTF-8 text")
+                tokens = None
+            yield tokens if tokens or from_arguments else None  # an empty line passes through as an empty line
+
     try:
         with out:
-            for chunk in _chunks(lines, 1 if interactive else batch_size * 4):
-                jobs: list[list[str] | None] = []
-                for number, raw in chunk:
-                    seen += 1
-                    try:
-                        jobs.append(_tokens_to_parse(raw, parser, empty_ok=not from_arguments))
-                    except (UnicodeDecodeError, InputError) as err:
-                        reason = "not UTF-8 text" if isinstance(err, UnicodeDecodeError) else str(err)
-                        click.echo(f"onparse: {where}{number}: {reason}", err=True)
-                        errors += 1
-                        jobs.append(None)
-                parses = iter(parser.parse_tokens([tokens for tokens in jobs if tokens]))
-                for tokens in jobs:
-                    out.write((render(next(parses), not no_punct) if tokens else "") + separator)
-                out.flush()
+            for parsed in parser.parse_stream(token_lists(), window=1 if interactive else None, invalid=report):
+                out.write((render(parsed, not no_punct) if parsed else "") + separator)
+                if interactive:
+                    out.flush()
     except BrokenPipeError:  # the reader left (`| head`): stop quietly
         sys.stderr.close()
         sys.exit(0)
@@ -170,40 +185,14 @@ def parse(sentences, input_path, output_path, fmt, no_punct, model, layer, devic
         sys.exit(1)
 
 
-def _tokens_to_parse(raw: bytes, parser, empty_ok: bool) -> list[str] | None:
-    """The tokens of one input line, or None for an empty line where those pass through.
-
-    Raises UnicodeDecodeError or InputError for a line that cannot be parsed.
-    """
-    from onparse.tokenize import tokenize
-
-    tokens = tokenize(raw.decode("utf-8").rstrip("\r\n"))
-    if not tokens and empty_ok:
-        return None
-    parser.check(tokens)
-    return tokens
-
-
-def _chunks(lines, size: int):
-    """Numbered lines in lists of ``size``, read lazily so any input streams."""
-    chunk = []
-    for number, line in enumerate(lines, 1):
-        chunk.append((number, line))
-        if len(chunk) == size:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
-
-
 @main.command("eval")
 @click.option("--gold", required=True, metavar="PATH", help=".mrg file, folder of them (recursive), glob, or one-tree-per-line file.")
 @click.option("--pred", metavar="FILE", help="Score these trees (one per gold sentence, any parser) instead of running the model.")
-@click.option("--max-length", type=int, help="Keep sentences of at most this many words (10 gives WSJ10).")
+@click.option("--max-length", type=Positive, help="Keep sentences of at most this many words (10 gives WSJ10).")
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
 @click.option("--no-untrained", is_flag=True, help="Skip the untrained-model control (halves the time).")
 @model_options
-def evaluate(gold, pred, max_length, as_json, no_untrained, model, layer, device, dtype, batch_size, max_words) -> None:
+def evaluate(gold, pred, max_length, as_json, no_untrained, model, layer, **settings) -> None:
     """Score the parser against gold trees with unlabeled F1 (ON-LSTM protocol).
 
     Prints every layer of the model beside left-branching, right-branching,
@@ -217,9 +206,7 @@ def evaluate(gold, pred, max_length, as_json, no_untrained, model, layer, device
       onparse eval --gold gold.mrg --pred other_parser_trees.txt
     """
     import_nltk_quickly()
-    from rich.progress import Progress
-
-    from onparse import evaluate as scoring
+    from onparse import scoring
     from onparse.treebank import TreebankError, read_gold, read_trees, tree_files
 
     try:
@@ -234,10 +221,7 @@ def evaluate(gold, pred, max_length, as_json, no_untrained, model, layer, device
             result = {**scoring.score(predicted, sentences), "baselines": scoring.baseline_scores(sentences),
                       "protocol": scoring.PROTOCOL}
         else:
-            parser = load_parser(model, layer, device, dtype, batch_size, max_words)
-            with Progress(console=_stderr_console(), transient=True) as progress:
-                result = scoring.evaluate_parser(parser, sentences, None if no_untrained else 0, progress)
-            result["model"] = str(parser.bundle.path)
+            result = _evaluate_model(model, layer, settings, sentences, untrained=not no_untrained)
     except (TreebankError, ValueError) as err:
         fail(str(err), 1)
     result.update(gold=gold, max_length=max_length)
@@ -247,17 +231,26 @@ def evaluate(gold, pred, max_length, as_json, no_untrained, model, layer, device
         _print_scores(result, pred)
 
 
-def _stderr_console():
+def _evaluate_model(model: str | None, layer: int | None, settings: dict, sentences: list, untrained: bool) -> dict:
+    """The model's figures on gold sentences, with a progress bar on stderr."""
     from rich.console import Console
+    from rich.progress import Progress
 
-    return Console(stderr=True)
+    from onparse.evaluate import evaluate_parser
+
+    parser = load_parser(model, layer, **settings)
+    with Progress(console=Console(stderr=True), transient=True) as progress:
+        task = progress.add_task("parsing", total=len(sentences) * (2 if untrained else 1))
+        result = evaluate_parser(parser, sentences, 0 if untrained else None, lambda n: progress.advance(task, n))
+    result["model"] = str(parser.bundle.path)
+    return result
 
 
 def _print_scores(result: dict, pred: str | None) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from onparse.evaluate import REPORTED_LABELS
+    from onparse.scoring import REPORTED_LABELS
 
     title = f"{result['gold']}: {result['sentences']} sentences" + (f", at most {result['max_length']} words" if result["max_length"] else "")
     table = Table(title=title)
@@ -283,22 +276,27 @@ def _print_scores(result: dict, pred: str | None) -> None:
 @main.command()
 @click.option("--train", "train_paths", multiple=True, help=".mrg file, folder or glob, or a text file (one sentence a line); repeatable.")
 @click.option("--dev", help="Dev corpus for perplexity (model selection).")
-@click.option("--dev-gold", help="Gold trees for dev F1 per layer after each epoch.")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True, help="Run folder: checkpoint, per-epoch models, model/ (best).")
-@click.option("--resume", is_flag=True, help="Continue the run in --out from its checkpoint.")
-@click.option("--epochs", type=int, help="Epochs in the schedule  [default: 7; with --resume, the run's own].")
-@click.option("--max-minutes", type=float, help="Stop (with a checkpoint) after this much wall time.")
-@click.option("--embedding-size", type=int, default=400, show_default=True)
-@click.option("--hidden-size", type=int, default=1150, show_default=True)
-@click.option("--layers", "n_layers", type=int, default=3, show_default=True)
-@click.option("--chunk-size", type=int, default=10, show_default=True)
-@click.option("--batch-size", type=int, default=64, show_default=True)
-@click.option("--bptt", type=int, default=70, show_default=True)
-@click.option("--lr", type=float, default=2e-3, show_default=True)
-@click.option("--vocab-size", type=int, default=10000, show_default=True)
-@click.option("--seed", type=int, default=1111, show_default=True)
-@click.option("--dtype", type=click.Choice(["bf16", "fp32"]), default="bf16", show_default=True)
-def train(train_paths, out_dir, resume, max_minutes, epochs, **options) -> None:
+@click.option("--dev-gold", help="Gold trees for dev F1 per layer at each evaluation.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="Run folder: config, history, checkpoint, a model per evaluation, model/ (best by dev perplexity).")
+@click.option("--resume", is_flag=True, help="Continue the run in --out from its checkpoint, with its own settings.")
+@click.option("--epochs", type=Positive, help=f"Epochs in the schedule  [default: {TrainConfig.epochs}; with --resume, the run's own].")
+@click.option("--evals-per-epoch", type=Positive, default=TrainConfig.evals_per_epoch, show_default=True,
+              help="Dev evaluations (perplexity, F1, a saved model) per epoch, evenly spread.")
+@click.option("--max-minutes", type=click.FloatRange(min=0, min_open=True), help="Stop (with a checkpoint) after this much wall time.")
+@click.option("--embedding-size", type=Positive, default=ModelConfig.embedding_size, show_default=True)
+@click.option("--hidden-size", type=Positive, default=ModelConfig.hidden_size, show_default=True)
+@click.option("--layers", "n_layers", type=Positive, default=ModelConfig.n_layers, show_default=True)
+@click.option("--chunk-size", type=Positive, default=ModelConfig.chunk_size, show_default=True)
+@click.option("--vocab-size", type=click.IntRange(min=3), default=ModelConfig.vocab_size, show_default=True)
+@click.option("--batch-size", type=Positive, default=TrainConfig.batch_size, show_default=True)
+@click.option("--bptt", type=Positive, default=TrainConfig.bptt, show_default=True)
+@click.option("--lr", type=click.FloatRange(min=0, min_open=True), default=TrainConfig.lr, show_default=True)
+@click.option("--seed", type=int, default=TrainConfig.seed, show_default=True)
+@click.option("--dtype", type=click.Choice(list(COMPUTE_DTYPES)), default=TrainConfig.dtype, show_default=True)
+@click.option("--device", default=TrainConfig.device, show_default=True, help="torch device, e.g. cuda.")
+def train(train_paths, dev, dev_gold, out_dir, resume, epochs, max_minutes, embedding_size, hidden_size, n_layers,
+          chunk_size, vocab_size, **settings) -> None:
     """Train an ON-LSTM language model and write a model directory.
 
     \b
@@ -307,19 +305,35 @@ def train(train_paths, out_dir, resume, max_minutes, epochs, **options) -> None:
           --train ../shared/data/ptb/wsj/20 --dev ../shared/data/ptb/wsj/22 --out runs/wsj
       onparse train --out runs/wsj --resume --epochs 12
     """
-    from onparse.train import TrainConfig, train as run_training
+    import_nltk_quickly()
+    from onparse import train as training
     from onparse.treebank import TreebankError
 
-    if resume and not (out_dir / "checkpoint.pt").is_file():
-        fail(f"{out_dir}: no checkpoint.pt to resume from")
-    if not resume and not train_paths:
-        fail("give the training corpus with --train")
-    config = TrainConfig(train=list(train_paths), epochs=epochs or 7, **options)
+    if resume:
+        if not (out_dir / "checkpoint.pt").is_file():
+            fail(f"{out_dir}: no checkpoint.pt to resume from")
+        config = training.saved_config(out_dir)
+        if epochs:
+            config.epochs = epochs
+    else:
+        if not train_paths:
+            fail("give the training corpus with --train")
+        model = ModelConfig(vocab_size=vocab_size, embedding_size=embedding_size, hidden_size=hidden_size,
+                            n_layers=n_layers, chunk_size=chunk_size)
+        config = TrainConfig(train=list(train_paths), dev=dev, dev_gold=dev_gold, model=model,
+                             epochs=epochs or TrainConfig.epochs, **settings)
+    check_device(config.device)
     try:
-        run = run_training(config, out_dir, resume=resume, max_minutes=max_minutes, epochs=epochs)
+        evaluate = None
+        if config.dev_gold:
+            from onparse.evaluate import dev_f1
+
+            evaluate = dev_f1(config.dev_gold)
+        run = training.train(config, out_dir, resume=resume, max_minutes=max_minutes, evaluate=evaluate)
     except (TreebankError, ValueError, OSError) as err:
         fail(str(err), 1)
-    click.echo(f"trained {run.epoch} epochs, {run.tokens_seen:,} tokens, {run.train_seconds / 60:.1f} min; best model in {out_dir / 'model'}")
+    click.echo(f"trained {run.epoch} epochs, {run.tokens_seen:,} tokens, {run.train_seconds / 60:.1f} min; "
+               f"best model in {out_dir / 'model'}")
 
 
 if __name__ == "__main__":

@@ -12,11 +12,9 @@ import json
 from nltk import Tree
 
 from onparse.parse import Parse
-from onparse.trees import LABEL, spans
+from onparse.tokenize import punct_tag
+from onparse.trees import Span, map_leaves, spans
 
-# Penn Treebank tags for punctuation, so EVALB's usual parameter files drop it.
-_PUNCT_TAGS = {",": ",", ".": ".", "?": ".", "!": ".", "``": "``", "`": "``", "''": "''", "'": "''",
-               "-LRB-": "-LRB-", "-RRB-": "-RRB-", "$": "$", "#": "#"}
 WORD_TAG = "X"
 BAR_WIDTH = 20
 
@@ -27,20 +25,26 @@ def escape(token: str) -> str:
 
 def printed_tree(parse: Parse, punct: bool = True) -> Tree:
     """The tree to show, over token positions: with punctuation attached, or over the words alone."""
+    return parse.tree if punct else map_leaves(parse.words_tree, parse.word_positions.__getitem__)
+
+
+def constituent_spans(parse: Parse, punct: bool = True) -> list[Span]:
+    """Each constituent of the printed tree as (first token, last token + 1), in token positions.
+
+    Positions index ``parse.tokens`` with or without punctuation, so spans mean
+    the same in both; the whole sentence is included, single tokens are not.
+    """
     if punct:
-        return parse.tree
-    if not parse.word_positions:
-        return Tree(LABEL, [])
-    return _map_leaves(parse.words_tree(), parse.word_positions.__getitem__)
+        found = spans(parse.tree)
+    else:
+        positions = parse.word_positions
+        found = {(positions[start], positions[end - 1] + 1) for start, end in spans(parse.words_tree)}
+    return sorted(found, key=lambda span: (span[0], -span[1]))
 
 
 def token_tree(parse: Parse, punct: bool = True) -> Tree:
     """The printed tree with escaped tokens as leaves."""
-    return _map_leaves(printed_tree(parse, punct), lambda position: escape(parse.tokens[position]))
-
-
-def _map_leaves(tree: Tree, leaf) -> Tree:
-    return Tree(tree.label(), [_map_leaves(child, leaf) if isinstance(child, Tree) else leaf(child) for child in tree])
+    return map_leaves(printed_tree(parse, punct), lambda position: escape(parse.tokens[position]))
 
 
 def bracket(parse: Parse, punct: bool = True) -> str:
@@ -50,27 +54,24 @@ def bracket(parse: Parse, punct: bool = True) -> str:
 
 def mrg(parse: Parse, punct: bool = True) -> str:
     """One line with a preterminal per token, as EVALB and nltk's treebank readers expect."""
-
-    def with_tags(node: Tree | str) -> Tree:
-        if isinstance(node, Tree):
-            return Tree(node.label(), [with_tags(child) for child in node])
-        return Tree(_PUNCT_TAGS.get(node, ":" if node in punct_tokens else WORD_TAG), [node])
-
     words = set(parse.word_positions)
-    punct_tokens = {escape(t) for i, t in enumerate(parse.tokens) if i not in words}
-    return with_tags(token_tree(parse, punct)).pformat(margin=10**9)
+
+    def preterminal(position: int) -> Tree:
+        token = escape(parse.tokens[position])
+        return Tree(WORD_TAG if position in words else punct_tag(token), [token])
+
+    return map_leaves(printed_tree(parse, punct), preterminal).pformat(margin=10**9)
 
 
 def as_dict(parse: Parse, punct: bool = True) -> dict:
-    """Tokens, model input, every layer's distances, and the spans of the printed tree."""
-    tree = parse.tree if punct else parse.words_tree()
+    """Tokens, model input, every layer's distances, and the printed tree with its spans (token positions)."""
     return {
         "tokens": parse.tokens,
         "model_input": parse.model_input,
         "word_positions": parse.word_positions,
         "layer": parse.layer,
         "distances": [[round(float(d), 5) for d in layer] for layer in parse.distances],
-        "spans": sorted(spans(tree), key=lambda s: (s[0], -s[1])) if parse.word_positions else [],
+        "spans": constituent_spans(parse, punct),
         "tree": bracket(parse, punct),
     }
 

@@ -10,46 +10,33 @@ each broadcast over ``chunk_size`` hidden units:
     c_t = f^ * c_{t-1} + i^ * c~_t,  h_t = o * tanh(c_t)
     d_t = 1 - sum(f~) / n_chunks            syntactic distance read for parsing
 
-Matmuls run in ``compute_dtype`` (bf16 uses the CPU's AMX units); gate math and
+Matmuls run in ``compute_dtype`` (bf16 where the CPU or GPU has fast bf16); gate math and
 the cell state stay in float32 so long sequences do not drift.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.nn.utils.rnn import PackedSequence
 
+from onparse.config import COMPUTE_DTYPES, ModelConfig
+from onparse.kernels import linear
+
 State = list[tuple[Tensor, Tensor]]
-COMPUTE_DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}  # matmul precisions, by their command-line names
+
+
+def compute_dtype(name: str) -> torch.dtype:
+    """The torch dtype of a matmul precision named as in ``onparse.config.COMPUTE_DTYPES``."""
+    return getattr(torch, COMPUTE_DTYPES[name])
 
 
 def cumax(x: Tensor, dim: int = -1) -> Tensor:
     """Cumulative softmax: a soft, monotone step function (the paper's cumax)."""
     return torch.cumsum(torch.softmax(x, dim=dim), dim=dim)
-
-
-@dataclass
-class ModelConfig:
-    """Architecture and regularization of an ON-LSTM language model."""
-
-    vocab_size: int
-    embedding_size: int = 400
-    hidden_size: int = 1150
-    n_layers: int = 3
-    chunk_size: int = 10
-    dropout: float = 0.3  # on the last layer's output
-    dropouth: float = 0.2  # between layers
-    dropouti: float = 0.3  # on the embeddings
-    dropoute: float = 0.05  # whole words dropped from the embedding table
-    wdrop: float = 0.2  # DropConnect on the recurrent weights
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def locked_dropout(x: Tensor, p: float, training: bool) -> Tensor:
@@ -58,21 +45,6 @@ def locked_dropout(x: Tensor, p: float, training: bool) -> Tensor:
         return x
     mask = x.new_empty(1, x.size(1), x.size(2)).bernoulli_(1 - p) / (1 - p)
     return x * mask
-
-
-_ONEDNN = torch.backends.mkldnn.is_available() and hasattr(torch.ops.mkldnn, "_linear_pointwise")
-
-
-def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
-    """``F.linear``, through oneDNN for float32 on the CPU when no gradient is needed.
-
-    torch sends CPU float32 matmuls to MKL, which on AMD Zen 4 runs them at
-    about 110 GFLOP/s where oneDNN (already torch's path for bf16) reaches
-    180-200, for one sentence and for batches alike (docs/speed.md).
-    """
-    if x.dtype == torch.float32 and x.device.type == "cpu" and _ONEDNN and not torch.is_grad_enabled():
-        return torch.ops.mkldnn._linear_pointwise(x, weight, bias, "none", [], "")
-    return F.linear(x, weight, bias)
 
 
 class _SegmentWeight(torch.autograd.Function):
@@ -203,6 +175,7 @@ class LanguageModel(nn.Module):
 
     def __init__(self, config: ModelConfig):
         super().__init__()
+        config.check()
         self.config = config
         self.embedding = nn.Embedding(config.vocab_size, config.embedding_size)
         sizes = [config.embedding_size] + [config.hidden_size] * (config.n_layers - 1) + [config.embedding_size]

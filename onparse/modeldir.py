@@ -9,12 +9,13 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import torch
 
-from onparse.model import LanguageModel, ModelConfig
+from onparse.config import ModelConfig
+from onparse.model import LanguageModel
 from onparse.vocabulary import Vocabulary
 
 DEFAULT_MODEL = Path(__file__).resolve().parent.parent / "models" / "onlstm-wsj"
@@ -32,20 +33,32 @@ class ModelBundle:
     model: LanguageModel
     vocab: Vocabulary
     default_layer: int  # 1-based, as users count layers
-    path: Path
+    path: Path | None  # None for a model not read from disk (one being trained)
     card: dict = field(default_factory=dict)
 
 
 def save(path: Path, model: LanguageModel, vocab: Vocabulary, default_layer: int, card: dict | None = None) -> None:
     """Write a model directory; weights in bf16 keep the paper-size model near 50 MB."""
     path.mkdir(parents=True, exist_ok=True)
-    config = {"model": model.config.to_dict(), "default_layer": default_layer}
-    (path / "config.json").write_text(json.dumps(config, indent=2) + "\n")
+    _write_config(path, model.config, default_layer)
     vocab.save(path / "vocab.txt")
     state = {k: v.detach().to(torch.bfloat16) for k, v in model.state_dict().items()}
     torch.save(state, path / "weights.pt")
     if card is not None:
         (path / "card.json").write_text(json.dumps(card, indent=2) + "\n")
+
+
+def _write_config(path: Path, config: ModelConfig, default_layer: int) -> None:
+    if not 1 <= default_layer <= config.n_layers:
+        raise ValueError(f"default layer {default_layer} does not exist in a model of {config.n_layers} layers")
+    text = json.dumps({"model": asdict(config), "default_layer": default_layer}, indent=2) + "\n"
+    (path / "config.json").write_text(text)
+
+
+def set_default_layer(path: Path, layer: int) -> None:
+    """Make ``layer`` the one a model directory parses with unless told otherwise."""
+    bundle = load(path)
+    _write_config(path, bundle.model.config, layer)
 
 
 def load(path: Path | str | None = None) -> ModelBundle:

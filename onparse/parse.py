@@ -9,10 +9,12 @@ and the model is causal, so batched trees equal one-at-a-time trees.
 from __future__ import annotations
 
 import copy
-import ctypes
-from collections.abc import Iterable, Sequence
+import itertools
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -20,12 +22,15 @@ from nltk import Tree
 from torch.nn.utils.rnn import pack_sequence, pad_packed_sequence
 
 from onparse import modeldir
+from onparse.batching import in_input_order, sorted_batches
+from onparse.config import ParseConfig
+from onparse.kernels import release_freed_memory
+from onparse.model import compute_dtype
 from onparse.modeldir import ModelBundle
 from onparse.tokenize import is_punct, normalize, tokenize
 from onparse.trees import attach_punctuation, build_tree
 from onparse.vocabulary import UNK
 
-DEFAULT_MAX_WORDS = 400
 # Sentences of a batch are padded in groups of this many, so the number still
 # running at a step (a matmul's row count) takes few distinct values: the
 # matmul library builds and caches a kernel for each shape, and memory would
@@ -33,25 +38,8 @@ DEFAULT_MAX_WORDS = 400
 ROW_GROUP = 16
 
 
-try:
-    _malloc_trim = ctypes.CDLL(None).malloc_trim  # glibc
-except (AttributeError, OSError, TypeError):
-    _malloc_trim = None
-
-
-def _return_freed_memory() -> None:
-    """Hand the heap's free pages back to the system.
-
-    Batches allocate tensors of ever-different sizes, and glibc keeps what they
-    free fragmented and resident: without this a long stream's memory creeps
-    up (by 500 MB over 30,000 lines) instead of staying flat.
-    """
-    if _malloc_trim is not None:
-        _malloc_trim(0)
-
-
 class InputError(ValueError):
-    """A sentence the parser will not take (empty, too long)."""
+    """A sentence or setting the parser will not take (empty, too long, no such layer)."""
 
 
 @dataclass
@@ -63,42 +51,41 @@ class Parse:
     model_input: list[str]  # normalized words, unknown ones as <unk>
     distances: np.ndarray  # layers x words
     layer: int  # 1-based layer that built the tree
-    tree: Tree  # leaves are token positions; punctuation attached
-
-    def words_tree(self) -> Tree:
-        """The binary tree over the model's words alone (leaves are word indices)."""
-        return build_tree(self.distances[self.layer - 1].tolist(), list(range(len(self.word_positions))))
+    words_tree: Tree  # the builder's binary tree; leaves are word indices
+    tree: Tree  # the same with punctuation attached; leaves are token positions
 
 
 class Parser:
-    """An ON-LSTM model ready to parse, with its vocabulary and chosen layer."""
+    """An ON-LSTM model ready to parse, with its vocabulary and chosen layer.
 
-    def __init__(
-        self,
-        bundle: ModelBundle,
-        layer: int | None = None,
-        device: str = "cpu",
-        dtype: torch.dtype = torch.float32,
-        batch_size: int = 256,
-        max_words: int = DEFAULT_MAX_WORDS,
-    ):
+    ``settings`` are the fields of ``onparse.config.ParseConfig`` (batch size,
+    longest sentence, device, matmul precision).
+    """
+
+    def __init__(self, bundle: ModelBundle, layer: int | None = None, **settings: Any):
+        self.settings = ParseConfig(**settings)
         n_layers = bundle.model.config.n_layers
-        self.layer = layer or bundle.default_layer
+        self.layer = bundle.default_layer if layer is None else layer
         if not 1 <= self.layer <= n_layers:
-            raise InputError(f"--layer must be between 1 and {n_layers} for this model")
+            raise InputError(f"layer {self.layer} does not exist: this model has layers 1 to {n_layers}")
+        if self.settings.batch_size < 1 or self.settings.max_words < 1:
+            raise InputError("batch size and word limit must be at least 1")
         self.bundle = bundle
-        self.device = torch.device(device)
+        self.device = torch.device(self.settings.device)
+        self.dtype = compute_dtype(self.settings.dtype)
         model = bundle.model
-        if dtype != torch.float32:  # weights stored once in the matmul dtype, not cast on every batch
-            model = copy.deepcopy(model).to(dtype)
-        self.model = model.to(self.device).eval()
-        self.dtype = dtype
-        self.batch_size = batch_size
-        self.max_words = max_words
+        if self.dtype != torch.float32:  # weights stored once in the matmul dtype, not cast on every batch
+            model = copy.deepcopy(model).to(self.dtype)
+        self.model = model.to(self.device)  # distances() runs it in eval mode and restores the mode it had
 
     @classmethod
-    def load(cls, model: str | Path | None = None, **options) -> "Parser":
-        return cls(modeldir.load(model), **options)
+    def load(cls, model: str | Path | None = None, layer: int | None = None, **settings: Any) -> "Parser":
+        """A parser for the model directory at ``model`` (the shipped one by default)."""
+        return cls(modeldir.load(model), layer, **settings)
+
+    @property
+    def batch_size(self) -> int:
+        return self.settings.batch_size
 
     def model_input(self, words: Sequence[str]) -> list[str]:
         vocab = self.bundle.vocab
@@ -108,48 +95,80 @@ class Parser:
         """Raise InputError for a sentence the parser will not take."""
         if not tokens:
             raise InputError("empty sentence")
-        self._check_length(sum(not is_punct(token) for token in tokens))
+        n_words = sum(not is_punct(token) for token in tokens)
+        if n_words > self.settings.max_words:
+            raise InputError(f"{n_words} words is over the limit of {self.settings.max_words}")
 
-    def _check_length(self, n_words: int) -> None:
-        if n_words > self.max_words:
-            raise InputError(f"{n_words} words is over the limit of {self.max_words} (raise --max-words)")
+    def distances(self, word_lists: Iterable[Sequence[str]], window: int | None = None) -> Iterator[np.ndarray]:
+        """Distances (layers x words) for each word list, in order, computed in length-sorted batches.
 
-    def distances(self, sentences: Sequence[Sequence[str]]) -> list[np.ndarray]:
-        """Distances (layers x words) for each word list, computed in length-sorted batches."""
-        for words in sentences:
-            self._check_length(len(words))
-        results: list[np.ndarray] = [np.zeros((self.model.config.n_layers, 0), dtype=np.float32)] * len(sentences)
-        order = sorted((i for i in range(len(sentences)) if sentences[i]), key=lambda i: -len(sentences[i]))
+        Reads ``window`` lists at a time (default: all of a sequence, four
+        batches of a stream), so a stream of any length runs in bounded memory.
+        """
+        if window is None:
+            window = len(word_lists) if isinstance(word_lists, Sequence) else 4 * self.batch_size
+        batches = sorted_batches(word_lists, self.batch_size, len, window)
+        return in_input_order(self._batch_distances(batch) for batch in batches)
+
+    def _batch_distances(self, batch: list[tuple[int, Sequence[str]]]) -> list[tuple[int, np.ndarray]]:
+        """One packed run over a batch sorted longest first."""
         vocab = self.bundle.vocab
-        for start in range(0, len(order), self.batch_size):
-            batch = order[start : start + self.batch_size]  # longest first
-            ids = []
-            for column, i in enumerate(batch):
-                # each sentence follows an <eos>, as in training, and is padded to the longest of its group
-                longest = len(sentences[batch[column - column % ROW_GROUP]])
-                words = vocab.ids(self.model_input(sentences[i]))
-                ids.append(torch.tensor([vocab.eos_id] + words + [vocab.eos_id] * (longest - len(words))))
-            packed = self.model.distances(pack_sequence(ids).to(self.device), self.dtype)
-            distances = pad_packed_sequence(packed)[0].float().cpu().numpy()  # T x B x layers
-            for column, i in enumerate(batch):
-                results[i] = distances[1 : len(sentences[i]) + 1, column].T
-        _return_freed_memory()
-        return results
+        ids = []
+        for column, (_, words) in enumerate(batch):
+            # each sentence follows an <eos>, as in training, and is padded to the longest of its group
+            longest = len(batch[column - column % ROW_GROUP][1])
+            word_ids = vocab.ids(self.model_input(words))
+            ids.append(torch.tensor([vocab.eos_id] + word_ids + [vocab.eos_id] * (longest - len(word_ids))))
+        packed = self.model.distances(pack_sequence(ids).to(self.device), self.dtype)
+        distances = pad_packed_sequence(packed)[0].float().cpu().numpy()  # T x B x layers
+        release_freed_memory()
+        return [(position, distances[1 : len(words) + 1, column].T.copy()) for column, (position, words) in enumerate(batch)]
+
+    def parse_stream(
+        self,
+        token_lists: Iterable[Sequence[str] | None],
+        window: int | None = None,
+        invalid: Callable[[int, InputError], None] | None = None,
+    ) -> Iterator[Parse | None]:
+        """Parse tokenized sentences in order; ``None`` in gives ``None`` out, so callers keep their alignment.
+
+        Each sentence is checked (``check``) as it is read. One that fails
+        raises InputError or, where ``invalid`` is given, is passed to it with
+        its position (from 0) and gives ``None``. ``window`` is as in ``distances``.
+        """
+        if window is None and isinstance(token_lists, Sequence):
+            window = len(token_lists)
+        pending: deque[tuple[list[str], list[int]] | None] = deque()  # read, not yet parsed
+
+        def words_of(position: int, tokens: Sequence[str] | None) -> list[str]:
+            if tokens is not None:
+                try:
+                    self.check(tokens)
+                except InputError as err:
+                    if invalid is None:
+                        raise
+                    invalid(position, err)
+                    tokens = None
+            if tokens is None:
+                pending.append(None)
+                return []
+            positions = [i for i, token in enumerate(tokens) if not is_punct(token)]
+            pending.append((list(tokens), positions))
+            return [tokens[i] for i in positions]
+
+        for distances in self.distances(itertools.starmap(words_of, enumerate(token_lists)), window):
+            sentence = pending.popleft()
+            yield None if sentence is None else self._parse(*sentence, distances)
+
+    def _parse(self, tokens: list[str], positions: list[int], distances: np.ndarray) -> Parse:
+        words_tree = build_tree(distances[self.layer - 1])
+        words = [tokens[i] for i in positions]
+        return Parse(tokens, positions, self.model_input(words), distances, self.layer, words_tree,
+                     attach_punctuation(words_tree, positions, len(tokens)))
 
     def parse_tokens(self, token_lists: Sequence[Sequence[str]]) -> list[Parse]:
         """Parse tokenized sentences; each must hold at least one token."""
-        positions = []
-        for tokens in token_lists:
-            self.check(tokens)
-            positions.append([i for i, token in enumerate(tokens) if not is_punct(token)])
-        word_lists = [[tokens[i] for i in pos] for tokens, pos in zip(token_lists, positions)]
-        parses = []
-        for tokens, pos, words, distances in zip(token_lists, positions, word_lists, self.distances(word_lists)):
-            tree = build_tree(distances[self.layer - 1].tolist(), pos) if pos else Tree("X", [])
-            parses.append(
-                Parse(list(tokens), pos, self.model_input(words), distances, self.layer, attach_punctuation(tree, pos, len(tokens)))
-            )
-        return parses
+        return list(self.parse_stream(token_lists))  # type: ignore[arg-type]
 
     def parse(self, sentences: Iterable[str]) -> list[Parse]:
         """Parse raw sentences (one sentence per string)."""

@@ -12,15 +12,11 @@ import string
 
 from nltk.tokenize import TreebankWordTokenizer
 
-# Penn Treebank POS tags of real words; every other leaf (punctuation, $, #,
-# -NONE- empty elements, -LRB-/-RRB-) is outside the ON-LSTM paper's protocol.
-WORD_TAGS = frozenset(
-    "CC CD DT EX FW IN JJ JJR JJS LS MD NN NNS NNP NNPS PDT POS PRP PRP$ RB RBR "
-    "RBS RP SYM TO UH VB VBD VBG VBN VBP VBZ WDT WP WP$ WRB".split()
-)
-
 _PUNCT_CHARS = frozenset(string.punctuation) | {"``", "''"}
 _BRACKET_TOKENS = {"-LRB-", "-RRB-", "-LCB-", "-RCB-", "-LSB-", "-RSB-"}
+# Penn Treebank tags of punctuation tokens; other punctuation is tagged ":".
+_PUNCT_TAGS = {",": ",", ".": ".", "?": ".", "!": ".", "``": "``", "`": "``", "''": "''", "'": "''",
+               "-LRB-": "-LRB-", "-RRB-": "-RRB-", "$": "$", "#": "#"}
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _tokenizer = TreebankWordTokenizer()
 
@@ -33,6 +29,11 @@ def tokenize(text: str) -> list[str]:
 def is_punct(token: str) -> bool:
     """True for tokens made only of punctuation or symbols ($, #, quotes, brackets)."""
     return token in _BRACKET_TOKENS or token in _PUNCT_CHARS or all(ch in _PUNCT_CHARS for ch in token)
+
+
+def punct_tag(token: str) -> str:
+    """The Penn Treebank tag of a punctuation token, so tools such as EVALB drop it as usual."""
+    return _PUNCT_TAGS.get(token, ":")
 
 
 def normalize(word: str) -> str:

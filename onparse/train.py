@@ -2,20 +2,21 @@
 
 The corpus is one continuous stream of sentences, each ended by ``<eos>``, cut
 into ``batch_size`` parallel streams and truncated back-propagation segments of
-``bptt`` steps (as in AWD-LSTM). A checkpoint holds everything needed to resume
-mid-epoch; every epoch also leaves a compact model directory, so the
-F1-against-compute curve can be drawn after the fact.
+``bptt`` steps (as in AWD-LSTM). ``Trainer.steps`` is the loop itself, a
+generator of progress events; ``train`` wraps it with a progress bar, the
+run folder's history, model directories and checkpoints. A checkpoint holds
+everything needed to resume mid-epoch and continue exactly as an uninterrupted
+run would.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import platform
-import random
 import time
 from collections import Counter
-from dataclasses import asdict, dataclass, field, fields
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import torch
@@ -23,44 +24,15 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from onparse import modeldir
-from onparse.model import COMPUTE_DTYPES, LanguageModel, ModelConfig
+from onparse.config import TrainConfig
+from onparse.hardware import describe
+from onparse.model import LanguageModel, State, compute_dtype
 from onparse.tokenize import is_punct, normalize, tokenize
 from onparse.treebank import read_gold, tree_files
 from onparse.vocabulary import Vocabulary
 
-@dataclass
-class TrainConfig:
-    """Everything that decides a training run; saved with every checkpoint and card."""
-
-    train: list[str]
-    dev: str | None = None
-    dev_gold: str | None = None
-    vocab_size: int = 10000
-    embedding_size: int = 400
-    hidden_size: int = 1150
-    n_layers: int = 3
-    chunk_size: int = 10
-    dropout: float = 0.3
-    dropouth: float = 0.2
-    dropouti: float = 0.3
-    dropoute: float = 0.05
-    wdrop: float = 0.2
-    batch_size: int = 64
-    bptt: int = 70
-    epochs: int = 7
-    lr: float = 2e-3
-    min_lr_ratio: float = 0.1
-    warmup_updates: int = 100
-    weight_decay: float = 1.2e-6
-    clip: float = 0.25
-    seed: int = 1111
-    dtype: str = "bf16"
-    default_layer: int = 2
-
-    def model_config(self, vocab_size: int) -> ModelConfig:
-        """The architecture part of this config (every ModelConfig field but the vocabulary size)."""
-        names = {f.name for f in fields(ModelConfig)} - {"vocab_size"}
-        return ModelConfig(vocab_size=vocab_size, **{name: getattr(self, name) for name in names})
+# Measures a model as it trains (dev F1 per layer, say); called in eval mode, its figures go into the history.
+Evaluator = Callable[[LanguageModel, Vocabulary], dict]
 
 
 def read_corpus(paths: list[str]) -> list[list[str]]:
@@ -94,24 +66,36 @@ def batchify(ids: torch.Tensor, batch_size: int) -> torch.Tensor:
     return ids[: steps * batch_size].view(batch_size, steps).t().contiguous()
 
 
-def detach(state: list) -> list:
-    return [(h.detach(), c.detach()) for h, c in state]
+def n_segments(data: torch.Tensor, bptt: int) -> int:
+    """How many segments of ``bptt`` steps (the last may be shorter) a batchified stream holds."""
+    return math.ceil((data.size(0) - 1) / bptt)
+
+
+def segment(data: torch.Tensor, bptt: int, index: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Inputs and next-word targets of segment ``index``: rows ``index * bptt`` onwards."""
+    start = index * bptt
+    targets = data[start + 1 : start + 1 + bptt]
+    return data[start : start + targets.size(0)], targets
+
+
+def detach(state: State | None) -> State | None:
+    """The state without its history, so back-propagation stops at the segment's start."""
+    return [(h.detach(), c.detach()) for h, c in state] if state else None
 
 
 @torch.no_grad()
 def perplexity(model: LanguageModel, data: torch.Tensor, bptt: int, dtype: torch.dtype) -> tuple[float, float]:
     """Perplexity of a batchified stream, and the mean |cell state| (a check on runaway counters)."""
+    was_training = model.training
     model.eval()
-    state, total, count, cell = None, 0.0, 0, 0.0
-    for start in range(0, data.size(0) - 1, bptt):
-        inputs, targets = data[start : start + bptt], data[start + 1 : start + 1 + bptt]
-        inputs = inputs[: targets.size(0)]
+    state, total, count = None, 0.0, 0
+    for index in range(n_segments(data, bptt)):
+        inputs, targets = segment(data, bptt, index)
         output, state, _ = model(inputs, state, dtype)
-        logits = model.logits(output, dtype).float()
-        total += torch.nn.functional.cross_entropy(logits.view(-1, logits.size(-1)), targets.reshape(-1), reduction="sum").item()
+        total += model.loss(output, targets, dtype).item() * targets.numel()
         count += targets.numel()
+    model.train(was_training)
     cell = sum(c.abs().mean().item() for _, c in state) / len(state)
-    model.train()
     return math.exp(total / count), cell
 
 
@@ -137,15 +121,135 @@ class RunState:
     history: list[dict] = field(default_factory=list)
 
 
-def hardware() -> str:
-    """The CPU model, thread count and torch build, for cards and benchmark notes."""
-    cpu = platform.machine()
-    try:
-        with open("/proc/cpuinfo") as info:
-            cpu = next((line.split(":", 1)[1].strip() for line in info if line.startswith("model name")), cpu)
-    except OSError:
-        pass
-    return f"{cpu}, {torch.get_num_threads()} threads, no GPU, torch {torch.__version__}"
+@dataclass
+class Step:
+    """One update done."""
+
+    loss: float
+    tokens: int
+    seconds: float
+
+
+@dataclass
+class Evaluation:
+    """Dev figures taken at a point of the run; ``best`` when its dev perplexity is the lowest so far."""
+
+    record: dict
+    best: bool
+    epoch_end: bool
+
+
+class Trainer:
+    """A run in memory (model, optimizer, data, position); ``steps()`` is the training loop."""
+
+    def __init__(self, config: TrainConfig, checkpoint: dict | None = None, evaluate: Evaluator | None = None):
+        self.config = config
+        self.evaluate = evaluate
+        self.dtype = compute_dtype(config.dtype)
+        self.device = torch.device(config.device)
+        sentences = read_corpus(config.train)
+        if not sentences:
+            raise ValueError("the training corpus holds no sentences")
+        self.vocab = Vocabulary(checkpoint["vocab"]) if checkpoint else Vocabulary.build(sentences, config.model.vocab_size)
+        self.train_data = batchify(stream(sentences, self.vocab), config.batch_size).to(self.device)
+        if self.train_data.size(0) < 2:
+            raise ValueError(f"the training corpus is too small for one batch of {config.batch_size} streams")
+        dev = read_corpus([config.dev]) if config.dev else []
+        self.dev_data = batchify(stream(dev, self.vocab), 10).to(self.device) if dev else None
+        self.batches_per_epoch = n_segments(self.train_data, config.bptt)
+
+        torch.manual_seed(config.seed)
+        self.model = LanguageModel(replace(config.model, vocab_size=len(self.vocab))).to(self.device)
+        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+        self.run = RunState()
+        self.state: State | None = None  # the hidden state carried from one segment to the next
+        if checkpoint:
+            self.model.load_state_dict(checkpoint["model"])
+            self.optimizer.load_state_dict(checkpoint["optimizer"])
+            self.run = RunState(**checkpoint["run"])
+            self.state = [(h.to(self.device), c.to(self.device)) for h, c in checkpoint["state"]] or None
+            torch.set_rng_state(checkpoint["rng"])
+        else:
+            unigram = Counter(self.train_data.flatten().tolist())
+            counts = torch.tensor([unigram.get(i, 0) + 1.0 for i in range(len(self.vocab))], device=self.device)
+            with torch.no_grad():  # start from the unigram distribution, not a uniform one
+                self.model.decoder_bias.copy_(torch.log(counts / counts.sum()))
+
+    @property
+    def default_layer(self) -> int:
+        return min(self.config.default_layer, self.config.model.n_layers)
+
+    def checkpoint(self) -> dict:
+        """Everything ``Trainer(config, checkpoint)`` needs to continue exactly from here."""
+        return {
+            "config": self.config.to_dict(),
+            "vocab": self.vocab.words,
+            "model": self.model.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "run": asdict(self.run),
+            "state": [(h.cpu(), c.cpu()) for h, c in self.state or []],
+            "rng": torch.get_rng_state(),
+        }
+
+    def _evaluation_points(self) -> set[int]:
+        """Batches (counted from 1) after which the dev set is measured: evenly spread, the last at epoch end."""
+        per_epoch = max(1, min(self.config.evals_per_epoch, self.batches_per_epoch))
+        return {round(k * self.batches_per_epoch / per_epoch) for k in range(1, per_epoch + 1)}
+
+    def steps(self) -> Iterator[Step | Evaluation]:
+        """Train to the end of the schedule from wherever the run is, yielding each update and evaluation."""
+        config, run, model = self.config, self.run, self.model
+        total_updates = self.batches_per_epoch * config.epochs
+        points = self._evaluation_points()
+        model.train()
+        while run.epoch < config.epochs:
+            while run.batch < self.batches_per_epoch:
+                started = time.monotonic()
+                inputs, targets = segment(self.train_data, config.bptt, run.batch)
+                for group in self.optimizer.param_groups:
+                    group["lr"] = learning_rate(config, run.update, total_updates)
+                output, state, _ = model(inputs, detach(self.state), self.dtype)
+                loss = model.loss(output, targets, self.dtype)
+                self.optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(model.parameters(), config.clip)
+                self.optimizer.step()
+                self.state = detach(state)
+                seconds = time.monotonic() - started
+                run.train_seconds += seconds
+                run.tokens_seen += targets.numel()
+                run.update += 1
+                run.batch += 1
+                yield Step(loss.item(), targets.numel(), seconds)
+                if run.batch in points and run.batch < self.batches_per_epoch:
+                    yield self._evaluate(epoch_end=False)
+            run.epoch, run.batch, self.state = run.epoch + 1, 0, None
+            yield self._evaluate(epoch_end=True)
+
+    def _evaluate(self, epoch_end: bool) -> Evaluation:
+        run = self.run
+        record = {"epoch": round(run.epoch + run.batch / self.batches_per_epoch, 3), "update": run.update,
+                  "tokens_seen": run.tokens_seen, "train_minutes": round(run.train_seconds / 60, 2),
+                  "lr": self.optimizer.param_groups[0]["lr"]}
+        if self.dev_data is not None:
+            record["dev_ppl"], record["dev_mean_abs_cell"] = perplexity(self.model, self.dev_data, self.config.bptt, self.dtype)
+        if self.evaluate:
+            self.model.eval()
+            record["dev_f1_per_layer"] = self.evaluate(self.model, self.vocab)
+            self.model.train()
+        best = record.get("dev_ppl", 0.0) <= run.best_dev_ppl
+        run.best_dev_ppl = min(run.best_dev_ppl, record.get("dev_ppl", 0.0))
+        run.history.append(record)
+        return Evaluation(record, best, epoch_end)
+
+
+def read_checkpoint(out_dir: Path) -> dict:
+    return torch.load(out_dir / "checkpoint.pt", map_location="cpu", weights_only=True)
+
+
+def saved_config(out_dir: Path) -> TrainConfig:
+    """The config a run folder was started with."""
+    return TrainConfig.from_dict(json.loads((out_dir / "config.json").read_text()))
 
 
 def train(
@@ -153,126 +257,65 @@ def train(
     out_dir: Path,
     resume: bool = False,
     max_minutes: float | None = None,
+    evaluate: Evaluator | None = None,
     checkpoint_minutes: float = 10.0,
     console: Console | None = None,
-    epochs: int | None = None,
 ) -> RunState:
     """Train (or resume) a model into ``out_dir``; ``out_dir/model`` is the best by dev perplexity.
 
-    Resuming takes the run's saved config and corpus paths; ``epochs`` may
-    lengthen it (the cosine schedule then stretches to the new end).
+    ``out_dir`` gets ``config.json`` (the run's settings), ``history.jsonl``
+    (one line per evaluation), a model directory per evaluation
+    (``epoch-EE.FF``), ``model/`` and ``checkpoint.pt``. Resuming continues
+    the checkpoint with ``config``, whose epochs may be more than the run's
+    (the cosine schedule then stretches to the new end).
     """
     console = console or Console(stderr=True)
     out_dir.mkdir(parents=True, exist_ok=True)
-    checkpoint_path = out_dir / "checkpoint.pt"
-    dtype = COMPUTE_DTYPES[config.dtype]
-
+    trainer = Trainer(config, read_checkpoint(out_dir) if resume else None, evaluate)
+    (out_dir / "config.json").write_text(json.dumps(config.to_dict(), indent=2) + "\n")
+    run = trainer.run
     if resume:
-        checkpoint = torch.load(checkpoint_path, map_location="cpu", weights_only=True)
-        config = TrainConfig(**{**checkpoint["config"], **({"epochs": epochs} if epochs else {})})
-    sentences = read_corpus(config.train)
-    if not sentences:
-        raise ValueError("the training corpus holds no sentences")
-    if resume:
-        vocab = Vocabulary(checkpoint["vocab"])
+        console.print(f"resumed from {out_dir / 'checkpoint.pt'}: epoch {run.epoch + 1}, batch {run.batch}")
     else:
-        vocab = Vocabulary.build(sentences, config.vocab_size)
-    torch.manual_seed(config.seed)
-    random.seed(config.seed)
-    train_data = batchify(stream(sentences, vocab), config.batch_size)
-    dev_data = batchify(stream(read_corpus([config.dev]), vocab), 10) if config.dev else None
-
-    model = LanguageModel(config.model_config(len(vocab)))
-    optimizer = torch.optim.Adam(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
-    run = RunState()
-    if resume:
-        model.load_state_dict(checkpoint["model"])
-        optimizer.load_state_dict(checkpoint["optimizer"])
-        run = RunState(**checkpoint["run"])
-        torch.set_rng_state(checkpoint["rng"])
-        console.print(f"resumed from {checkpoint_path}: epoch {run.epoch + 1}, batch {run.batch}")
-    else:
-        unigram = Counter(train_data.flatten().tolist())
-        counts = torch.tensor([unigram.get(i, 0) + 1.0 for i in range(len(vocab))])
-        with torch.no_grad():  # start from the unigram distribution, not a uniform one
-            model.decoder_bias.copy_(torch.log(counts / counts.sum()))
-        modeldir.save(out_dir / "epoch-00", model, vocab, config.default_layer, {"epoch": 0, "untrained": True})
-
-    batches_per_epoch = math.ceil((train_data.size(0) - 1) / config.bptt)
-    total_updates = batches_per_epoch * config.epochs
-    deadline = time.monotonic() + 60 * max_minutes if max_minutes else None
+        modeldir.save(out_dir / "epoch-00.00", trainer.model, trainer.vocab, trainer.default_layer, {"epoch": 0, "untrained": True})
 
     def save_checkpoint() -> None:
-        payload = {
-            "config": asdict(config),
-            "vocab": vocab.words,
-            "model": model.state_dict(),
-            "optimizer": optimizer.state_dict(),
-            "run": asdict(run),
-            "rng": torch.get_rng_state(),
-        }
-        torch.save(payload, checkpoint_path.with_suffix(".tmp"))
-        checkpoint_path.with_suffix(".tmp").replace(checkpoint_path)
+        temporary = out_dir / "checkpoint.tmp"
+        torch.save(trainer.checkpoint(), temporary)
+        temporary.replace(out_dir / "checkpoint.pt")
 
+    deadline = time.monotonic() + 60 * max_minutes if max_minutes else None
+    last_checkpoint = time.monotonic()
     columns = (TextColumn("epoch {task.fields[epoch]}"), BarColumn(), MofNCompleteColumn(),
                TextColumn("{task.fields[speed]} tok/s  loss {task.fields[loss]}"), TimeElapsedColumn(), TimeRemainingColumn())
-    model.train()
-    last_checkpoint = time.monotonic()
     with Progress(*columns, console=console) as progress:
-        while run.epoch < config.epochs:
-            task = progress.add_task("train", total=batches_per_epoch, completed=run.batch, epoch=run.epoch + 1, speed="-", loss="-")
-            state = None
-            for batch in range(run.batch, batches_per_epoch):
-                started = time.monotonic()
-                start = batch * config.bptt
-                inputs = train_data[start : start + config.bptt]
-                targets = train_data[start + 1 : start + 1 + config.bptt]
-                inputs = inputs[: targets.size(0)]
-                for group in optimizer.param_groups:
-                    group["lr"] = learning_rate(config, run.update, total_updates)
-                output, state, _ = model(inputs, detach(state) if state else None, dtype)
-                loss = model.loss(output, targets, dtype)
-                optimizer.zero_grad(set_to_none=True)
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(model.parameters(), config.clip)
-                optimizer.step()
-                elapsed = time.monotonic() - started
-                run.train_seconds += elapsed
-                run.tokens_seen += targets.numel()
-                run.update += 1
-                run.batch = batch + 1
-                progress.update(task, advance=1, speed=f"{targets.numel() / elapsed:,.0f}", loss=f"{loss.item():.3f}")
-                if not console.is_terminal and run.batch % 50 == 0:  # logs get a line where a terminal gets the bar
-                    console.print(f"epoch {run.epoch + 1} batch {run.batch}/{batches_per_epoch} loss {loss.item():.3f} "
+        task = progress.add_task("train", total=trainer.batches_per_epoch, completed=run.batch, epoch=run.epoch + 1,
+                                 speed="-", loss="-")
+        for event in trainer.steps():
+            if isinstance(event, Step):
+                progress.update(task, completed=run.batch, epoch=run.epoch + 1,
+                                speed=f"{event.tokens / event.seconds:,.0f}", loss=f"{event.loss:.3f}")
+                if not console.is_terminal and run.update % 50 == 0:  # logs get a line where a terminal gets the bar
+                    console.print(f"epoch {run.epoch + 1} batch {run.batch}/{trainer.batches_per_epoch} loss {event.loss:.3f} "
                                   f"{run.tokens_seen / run.train_seconds:,.0f} tok/s")
                 if deadline and time.monotonic() > deadline:
                     save_checkpoint()
-                    console.print(f"time limit reached: checkpoint saved at epoch {run.epoch + 1}, batch {run.batch}; continue with --resume")
+                    console.print(f"time limit reached: checkpoint saved at epoch {run.epoch + 1}, batch {run.batch}; "
+                                  "continue with --resume")
                     return run
                 if time.monotonic() - last_checkpoint > 60 * checkpoint_minutes:
                     save_checkpoint()
                     last_checkpoint = time.monotonic()
-            progress.remove_task(task)
-            run.epoch += 1
-            run.batch = 0
-            record = {"epoch": run.epoch, "tokens_seen": run.tokens_seen, "train_minutes": round(run.train_seconds / 60, 2),
-                      "lr": optimizer.param_groups[0]["lr"]}
-            if dev_data is not None:
-                record["dev_ppl"], record["dev_mean_abs_cell"] = perplexity(model, dev_data, config.bptt, dtype)
-            if config.dev_gold:
-                from onparse.evaluate import layer_f1  # only runs that ask for F1 need the parser
-
-                record["dev_f1_per_layer"] = layer_f1(model, vocab, config.dev_gold)
-            run.history.append(record)
-            console.print(json.dumps(record))
+                continue
+            console.print(json.dumps(event.record))
             with (out_dir / "history.jsonl").open("a") as log:
-                log.write(json.dumps(record) + "\n")
-            best = record.get("dev_ppl", 0.0) <= run.best_dev_ppl
-            run.best_dev_ppl = min(run.best_dev_ppl, record.get("dev_ppl", 0.0))
-            card = {"config": asdict(config), "hardware": hardware(), **asdict(run)}
-            modeldir.save(out_dir / f"epoch-{run.epoch:02d}", model, vocab, config.default_layer, card)
-            if best:
-                modeldir.save(out_dir / "model", model, vocab, config.default_layer, card)
+                log.write(json.dumps(event.record) + "\n")
+            card = {"config": config.to_dict(), "hardware": describe(config.device), **asdict(run)}
+            modeldir.save(out_dir / f"epoch-{event.record['epoch']:05.2f}", trainer.model, trainer.vocab, trainer.default_layer, card)
+            if event.best:
+                modeldir.save(out_dir / "model", trainer.model, trainer.vocab, trainer.default_layer, card)
             save_checkpoint()
             last_checkpoint = time.monotonic()
+            if event.epoch_end:
+                progress.update(task, completed=0, epoch=run.epoch + 1)
     return run

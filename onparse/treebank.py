@@ -16,8 +16,14 @@ from pathlib import Path
 
 from nltk import Tree
 
-from onparse.tokenize import WORD_TAGS
+from onparse.trees import labeled_spans
 
+# Penn Treebank POS tags of real words; every other leaf (punctuation, $, #,
+# -NONE- empty elements, -LRB-/-RRB-) is outside the ON-LSTM paper's protocol.
+WORD_TAGS = frozenset(
+    "CC CD DT EX FW IN JJ JJR JJS LS MD NN NNS NNP NNPS PDT POS PRP PRP$ RB RBR "
+    "RBS RP SYM TO UH VB VBD VBG VBN VBP VBZ WDT WP WP$ WRB".split()
+)
 _PARENS = re.compile(r"[()]")
 
 
@@ -60,23 +66,30 @@ def read_trees(path: Path) -> Iterator[tuple[Tree, str]]:
     except OSError as err:
         raise TreebankError(f"{path}: {err.strerror}") from None
     depth, start = 0, 0
+    line, counted_to = 1, 0  # line number of text[counted_to], advanced as we go: one pass over the file
+
+    def line_at(position: int) -> int:
+        nonlocal line, counted_to
+        line += text.count("\n", counted_to, position)
+        counted_to = position
+        return line
+
     for match in _PARENS.finditer(text):
         if depth == 0:
             stray = text[start : match.start()].strip()
             if stray or match.group() == ")":
-                line = text.count("\n", 0, match.start()) + 1
-                raise TreebankError(f"{path}:{line}: text outside any tree: {(stray or ')')[:40]!r}")
+                raise TreebankError(f"{path}:{line_at(match.start())}: text outside any tree: {(stray or ')')[:40]!r}")
             start = match.start()
         depth += 1 if match.group() == "(" else -1
         if depth == 0:
-            source = f"{path}:{text.count(chr(10), 0, start) + 1}"
+            source = f"{path}:{line_at(start)}"
             yield _parse_tree(text[start : match.end()], source), source
             start = match.end()
     if depth:
-        raise TreebankError(f"{path}:{text.count(chr(10), 0, start) + 1}: this tree's brackets never close")
+        raise TreebankError(f"{path}:{line_at(start)}: this tree's brackets never close")
     if text[start:].strip():
         stray = start + len(text[start:]) - len(text[start:].lstrip())
-        raise TreebankError(f"{path}:{text.count(chr(10), 0, stray) + 1}: text outside any tree: {text[stray:].strip()[:40]!r}")
+        raise TreebankError(f"{path}:{line_at(stray)}: text outside any tree: {text[stray:].strip()[:40]!r}")
 
 
 def _parse_tree(bracketed: str, source: str) -> Tree:
@@ -91,22 +104,13 @@ def _parse_tree(bracketed: str, source: str) -> Tree:
 
 def gold_sentence(tree: Tree, source: str = "") -> GoldSentence:
     """Words and constituents of a gold tree under the paper's protocol."""
-    words: list[str] = []
-    labeled: list[tuple[str, int, int]] = []
 
-    def visit(node: Tree) -> None:
-        if isinstance(node[0], str):  # a preterminal: (TAG word)
-            if node.label() in WORD_TAGS:
-                words.append(node[0])
-            return
-        start = len(words)
-        for child in node:
-            visit(child)
-        if len(words) - start >= 2:
-            labeled.append((_bare_label(node.label()), start, len(words)))
+    def is_word(_: int, preterminal: Tree | None) -> bool:
+        return preterminal is not None and preterminal.label() in WORD_TAGS
 
-    visit(tree)
-    return GoldSentence(tuple(words), frozenset((s, e) for _, s, e in labeled), tuple(labeled), source)
+    words = tuple(word for word, tag in tree.pos() if tag in WORD_TAGS)
+    labeled = tuple((_bare_label(label), start, end) for label, start, end in labeled_spans(tree, is_word))
+    return GoldSentence(words, frozenset((s, e) for _, s, e in labeled), labeled, source)
 
 
 def _bare_label(label: str) -> str:

@@ -8,34 +8,38 @@ words. Internal nodes carry the placeholder label ``X``.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from nltk import Tree
 
 LABEL = "X"
 Span = tuple[int, int]
+Leaf = TypeVar("Leaf")
 
 
-def build_tree(distances: Sequence[float], leaves: Sequence[int]) -> Tree:
+def build_tree(distances: Sequence[float], leaves: Sequence[Leaf] | None = None) -> Tree:
     """The ON-LSTM paper's greedy top-down builder.
 
     Split before the word with the largest distance ``i``: the words before it
     form the left subtree, and word ``i`` joins the tree of the words after it,
     ``[left, [w_i, right]]``. Ties go to the leftmost word, as numpy's argmax.
+    Leaves are word indices unless ``leaves`` names them; no words give an
+    empty tree.
     """
+    distances = [float(d) for d in distances]
+    leaves = list(range(len(distances))) if leaves is None else list(leaves)
     if len(distances) != len(leaves):
         raise ValueError(f"{len(distances)} distances for {len(leaves)} leaves")
-    if not leaves:
-        raise ValueError("cannot build a tree over no leaves")
-    if len(leaves) == 1:
-        return Tree(LABEL, [leaves[0]])
-    return _build(list(distances), list(leaves))
+    if len(leaves) <= 1:
+        return Tree(LABEL, leaves)
+    return _build(distances, leaves)
 
 
-def _build(distances: list[float], leaves: list[int]) -> Tree | int:
+def _build(distances: list[float], leaves: list[Leaf]) -> Tree | Leaf:
     if len(leaves) == 1:
         return leaves[0]
     split = max(range(len(distances)), key=distances.__getitem__)
-    head: Tree | int = leaves[split]
+    head: Tree | Leaf = leaves[split]
     if split + 1 < len(leaves):
         head = Tree(LABEL, [head, _build(distances[split + 1 :], leaves[split + 1 :])])
     if split == 0:
@@ -45,7 +49,7 @@ def _build(distances: list[float], leaves: list[int]) -> Tree | int:
 
 def right_branching(n: int) -> Tree:
     """(w0 (w1 (w2 ...))): the baseline that favours English."""
-    return build_tree([float(n - i) for i in range(n)], list(range(n)))
+    return build_tree([float(n - i) for i in range(n)])
 
 
 def left_branching(n: int) -> Tree:
@@ -102,16 +106,23 @@ def spans(tree: Tree) -> set[Span]:
     return {(start, end) for _, start, end in labeled_spans(tree)}
 
 
-def attach_punctuation(tree: Tree, word_positions: Sequence[int], n_tokens: int) -> Tree:
+def map_leaves(tree: Tree, leaf: Callable[[object], object]) -> Tree:
+    """The same tree with each leaf replaced by ``leaf(old_leaf)``."""
+    return Tree(tree.label(), [map_leaves(child, leaf) if isinstance(child, Tree) else leaf(child) for child in tree])
+
+
+def attach_punctuation(words_tree: Tree, word_positions: Sequence[int], n_tokens: int) -> Tree:
     """Put the tokens the model did not read back into a tree over the words.
 
-    A token between words ``a`` and ``b`` joins the smallest constituent
-    spanning both, between the children holding them, so it crosses no
-    bracket; tokens before the first or after the last word join the root.
-    ``tree`` has token positions as leaves; so does the result.
+    ``words_tree`` has word indices as leaves; the result has token positions
+    (word ``k`` is token ``word_positions[k]``). A token between words ``a``
+    and ``b`` joins the smallest constituent spanning both, between the
+    children holding them, so it crosses no bracket; tokens before the first
+    or after the last word join the root.
     """
     if not word_positions:
         return Tree(LABEL, list(range(n_tokens)))
+    tree = map_leaves(words_tree, word_positions.__getitem__)
 
     def rebuild(node: Tree | int) -> Tree | int:
         if not isinstance(node, Tree):

@@ -8,7 +8,8 @@ import pytest
 import torch
 
 from onparse import modeldir
-from onparse.model import LanguageModel, ModelConfig
+from onparse.config import ModelConfig
+from onparse.model import LanguageModel
 from onparse.vocabulary import Vocabulary
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -5,7 +5,8 @@ import json
 import pytest
 
 from conftest import ptb_section
-from onparse.evaluate import baseline_scores, evaluate_parser
+from onparse.evaluate import evaluate_parser
+from onparse.scoring import baseline_scores
 from onparse.modeldir import DEFAULT_MODEL
 from onparse.parse import Parser
 from onparse.treebank import read_gold

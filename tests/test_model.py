@@ -3,7 +3,9 @@
 import torch
 from torch.nn.utils.rnn import pack_sequence, pad_packed_sequence
 
-from onparse.model import LanguageModel, ModelConfig, ONLSTMLayer, cumax, linear
+from onparse.config import ModelConfig
+from onparse.kernels import linear
+from onparse.model import LanguageModel, ONLSTMLayer, cumax
 
 
 def test_cumax_is_cumulative_softmax():

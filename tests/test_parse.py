@@ -4,7 +4,7 @@ import pytest
 
 from onparse.modeldir import load
 from onparse.parse import InputError, Parser
-from onparse.trees import spans
+from onparse.trees import attach_punctuation, build_tree
 
 
 def test_model_input_is_normalized_with_unknowns(tiny_model_dir):
@@ -26,12 +26,33 @@ def test_batched_trees_equal_one_at_a_time(tiny_model_dir, batch_size):
         assert abs(a.distances - b.distances).max() < 1e-5
 
 
-def test_every_layer_can_build_the_tree(tiny_model_dir):
+def test_each_layer_builds_a_binary_tree_from_its_own_distances(tiny_model_dir):
     bundle = load(tiny_model_dir)
-    trees = {k: Parser(bundle, layer=k).parse(["the cat sat on the mat"])[0].words_tree() for k in (1, 2, 3)}
-    assert all(spans(t) for t in trees.values())
-    with pytest.raises(InputError):
+    for k in (1, 2, 3):
+        parse = Parser(bundle, layer=k).parse(["the cat sat on the mat"])[0]
+        assert parse.layer == k
+        assert parse.words_tree == build_tree(parse.distances[k - 1])
+        assert all(len(node) == 2 for node in parse.words_tree.subtrees())
+        assert parse.words_tree.leaves() == list(range(6))
+    with pytest.raises(InputError, match="layers 1 to 3"):
         Parser(bundle, layer=4)
+
+
+def test_punctuation_is_attached_to_the_words_tree(tiny_model_dir):
+    parse = Parser.load(tiny_model_dir).parse(["the cat , sat ."])[0]
+    assert parse.word_positions == [0, 1, 3]
+    assert parse.tree == attach_punctuation(parse.words_tree, [0, 1, 3], 5)
+    assert parse.tree.leaves() == [0, 1, 2, 3, 4]
+
+
+def test_none_passes_through_and_invalid_sentences_are_reported(tiny_model_dir):
+    parser = Parser.load(tiny_model_dir, max_words=3)
+    reported = []
+    out = list(parser.parse_stream([["the", "cat"], None, ["a"] * 5, ["dog"]], window=2,
+                                   invalid=lambda position, err: reported.append((position, str(err)))))
+    assert [p is None for p in out] == [False, True, True, False]
+    assert out[3].tokens == ["dog"]
+    assert reported == [(2, "5 words is over the limit of 3")]
 
 
 def test_limits(tiny_model_dir):

@@ -25,8 +25,8 @@ def test_one_word_and_errors():
     assert build_tree([0.3], [7]) == Tree("X", [7])
     with pytest.raises(ValueError):
         build_tree([0.1], [1, 2])
-    with pytest.raises(ValueError):
-        build_tree([], [])
+    assert build_tree([]) == Tree("X", [])
+    assert build_tree([0.2, 0.1]) == Tree("X", [0, 1])
 
 
 def test_baselines():
@@ -37,14 +37,14 @@ def test_baselines():
 
 def test_punctuation_joins_the_smallest_constituent_spanning_its_neighbours():
     # tokens: "The cat , sadly , slept ." ; words at 0 1 3 5
-    words_tree = Tree.fromstring("(X (X 0 1) (X 3 5))", read_leaf=int)
+    words_tree = Tree.fromstring("(X (X 0 1) (X 2 3))", read_leaf=int)  # leaves: word indices
     full = attach_punctuation(words_tree, [0, 1, 3, 5], 7)
     assert full == Tree.fromstring("(X (X 0 1) 2 (X 3 4 5) 6)", read_leaf=int)
     assert full.leaves() == list(range(7))
 
 
 def test_punctuation_at_the_edges_joins_the_root():
-    words_tree = Tree.fromstring("(X 1 2)", read_leaf=int)
+    words_tree = Tree.fromstring("(X 0 1)", read_leaf=int)
     assert attach_punctuation(words_tree, [1, 2], 4) == Tree.fromstring("(X 0 1 2 3)", read_leaf=int)
     assert attach_punctuation(Tree("X", []), [], 2) == Tree("X", [0, 1])
 

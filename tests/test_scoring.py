@@ -3,7 +3,7 @@
 import pytest
 from nltk import Tree
 
-from onparse.evaluate import predicted_spans, score, scored_spans, sentence_prf
+from onparse.scoring import predicted_spans, score, scored_spans, sentence_prf
 from onparse.treebank import gold_sentence
 
 

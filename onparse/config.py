@@ -1,0 +1,82 @@
+"""Every setting a user can choose, with its default, written once.
+
+Plain dataclasses that import neither torch nor nltk, so the command line
+can show these defaults in ``--help`` without loading either.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+
+# Matmul precisions by their user-facing names, and the torch dtype each names.
+COMPUTE_DTYPES = {"fp32": "float32", "bf16": "bfloat16"}
+
+
+@dataclass
+class ModelConfig:
+    """Architecture and regularization of an ON-LSTM language model."""
+
+    vocab_size: int = 10000
+    embedding_size: int = 400
+    hidden_size: int = 1150
+    n_layers: int = 3
+    chunk_size: int = 10
+    dropout: float = 0.3  # on the last layer's output
+    dropouth: float = 0.2  # between layers
+    dropouti: float = 0.3  # on the embeddings
+    dropoute: float = 0.05  # whole words dropped from the embedding table
+    wdrop: float = 0.2  # DropConnect on the recurrent weights
+
+    def check(self) -> None:
+        """Raise ValueError for sizes no model can have."""
+        for name in ("vocab_size", "embedding_size", "hidden_size", "n_layers", "chunk_size"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1, not {getattr(self, name)}")
+        for name in ("dropout", "dropouth", "dropouti", "dropoute", "wdrop"):
+            if not 0.0 <= getattr(self, name) < 1.0:
+                raise ValueError(f"{name} must be in [0, 1), not {getattr(self, name)}")
+
+
+@dataclass
+class ParseConfig:
+    """How sentences are run through a model."""
+
+    batch_size: int = 256  # sentences per packed batch
+    max_words: int = 400  # longest sentence accepted
+    device: str = "cpu"
+    dtype: str = "fp32"  # a key of COMPUTE_DTYPES
+
+
+@dataclass
+class TrainConfig:
+    """Everything that decides a training run; saved with every checkpoint and card."""
+
+    train: list[str] = field(default_factory=list)
+    dev: str | None = None
+    dev_gold: str | None = None
+    model: ModelConfig = field(default_factory=ModelConfig)
+    batch_size: int = 64
+    bptt: int = 70
+    epochs: int = 7
+    lr: float = 2e-3
+    min_lr_ratio: float = 0.1
+    warmup_updates: int = 100
+    weight_decay: float = 1.2e-6
+    clip: float = 0.25
+    seed: int = 1111
+    dtype: str = "bf16"
+    device: str = "cpu"
+    evals_per_epoch: int = 1  # dev perplexity (and F1) this many times an epoch
+    default_layer: int = 2  # the paper's layer; written into the model directories
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, values: dict) -> "TrainConfig":
+        known = {f.name for f in fields(cls)}
+        unknown = set(values) - known
+        if unknown:
+            raise ValueError(f"unknown training settings: {', '.join(sorted(unknown))}")
+        model = ModelConfig(**values.get("model", {}))
+        return cls(**{**values, "model": model})

@@ -1,0 +1,123 @@
+"""Unlabeled F1 under the ON-LSTM paper's protocol, with the trivial baselines.
+
+Pure scoring of span sets against gold sentences: no model, no torch. Returns
+plain dicts; printing belongs to the CLI, running models to ``onparse.evaluate``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from nltk import Tree
+
+from onparse.treebank import GoldSentence
+from onparse.trees import Span, balanced, labeled_spans, left_branching, right_branching, spans
+
+REPORTED_LABELS = ("NP", "VP", "PP", "SBAR", "ADJP", "ADVP")
+
+PROTOCOL = (
+    "Protocol (Shen et al. 2019, ON-LSTM): words are the leaves whose POS tag is a word tag "
+    "(punctuation, $, # and -NONE- dropped); unary chains collapsed; whole-sentence and one-word "
+    "spans not counted. Sentence F1 is the mean over all sentences of per-sentence F1 (a sentence "
+    "whose gold has no span scores recall 1, and precision 1 if the prediction has none either); "
+    "corpus F1 pools the span counts of all sentences. Label recall: share of gold spans with that "
+    "label (function tags stripped) found by the prediction."
+)
+
+
+def scored_spans(spans: Iterable[Span], n_words: int) -> set[Span]:
+    """The spans the protocol counts: two or more words, not the whole sentence."""
+    return {(s, e) for s, e in spans if e - s >= 2 and (s, e) != (0, n_words)}
+
+
+def sentence_prf(predicted: set[Span], gold: set[Span]) -> tuple[float, float, float]:
+    """Precision, recall and F1 of one sentence, with the paper's empty-set conventions."""
+    overlap = len(predicted & gold)
+    precision = overlap / len(predicted) if predicted else 0.0
+    recall = overlap / len(gold) if gold else 0.0
+    if not gold:
+        recall = 1.0
+        if not predicted:
+            precision = 1.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return precision, recall, f1
+
+
+@dataclass
+class Scorer:
+    """Accumulates one parser's scores over a corpus."""
+
+    f1_sum: float = 0.0
+    sentences: int = 0
+    overlap: int = 0
+    predicted: int = 0
+    gold: int = 0
+    label_found: dict[str, int] = field(default_factory=dict)
+    label_total: dict[str, int] = field(default_factory=dict)
+
+    def add(self, predicted_spans: Iterable[Span], sentence: GoldSentence) -> None:
+        n = len(sentence.words)
+        predicted = scored_spans(predicted_spans, n)
+        gold = scored_spans(sentence.spans, n)
+        self.f1_sum += sentence_prf(predicted, gold)[2]
+        self.sentences += 1
+        self.overlap += len(predicted & gold)
+        self.predicted += len(predicted)
+        self.gold += len(gold)
+        for label, start, end in set(sentence.labeled):
+            if label in REPORTED_LABELS and (start, end) in gold:
+                self.label_total[label] = self.label_total.get(label, 0) + 1
+                self.label_found[label] = self.label_found.get(label, 0) + ((start, end) in predicted)
+
+    def result(self) -> dict:
+        """Figures in percent (0-100)."""
+        precision = self.overlap / self.predicted if self.predicted else 0.0
+        recall = self.overlap / self.gold if self.gold else 0.0
+        corpus_f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        return {
+            "sentences": self.sentences,
+            "sentence_f1": 100 * self.f1_sum / self.sentences if self.sentences else 0.0,
+            "corpus_f1": 100 * corpus_f1,
+            "corpus_precision": 100 * precision,
+            "corpus_recall": 100 * recall,
+            "label_recall": {
+                label: 100 * self.label_found.get(label, 0) / self.label_total[label]
+                for label in REPORTED_LABELS
+                if self.label_total.get(label)
+            },
+        }
+
+
+def score(predictions: Sequence[Iterable[Span]], gold: Sequence[GoldSentence]) -> dict:
+    """Score span sets aligned with gold sentences."""
+    if len(predictions) != len(gold):
+        raise ValueError(f"{len(predictions)} predictions for {len(gold)} gold sentences")
+    scorer = Scorer()
+    for predicted, sentence in zip(predictions, gold):
+        scorer.add(predicted, sentence)
+    return scorer.result()
+
+
+def baseline_scores(gold: Sequence[GoldSentence]) -> dict[str, dict]:
+    """Left-branching, right-branching and balanced trees on the same sentences."""
+    makers = {"left_branching": left_branching, "right_branching": right_branching, "balanced": balanced}
+    return {
+        name: score([spans(make(len(s.words))) if s.words else set() for s in gold], gold) for name, make in makers.items()
+    }
+
+
+def predicted_spans(tree: Tree, words: Sequence[str], source: str = "") -> set[Span]:
+    """Spans of another parser's tree over the gold words.
+
+    The tree's leaves are matched to the gold words in order; leaves that match
+    none (punctuation the parser kept, say) are skipped.
+    """
+    keep, k = set(), 0
+    for i, leaf in enumerate(tree.leaves()):
+        if k < len(words) and leaf == words[k]:
+            keep.add(i)
+            k += 1
+    if k != len(words):
+        raise ValueError(f"{source}: prediction's leaves do not contain the gold words in order (matched {k} of {len(words)})")
+    return {(s, e) for _, s, e in labeled_spans(tree, lambda i, _: i in keep)}
