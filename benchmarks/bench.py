@@ -22,10 +22,11 @@ import torch
 from rich.console import Console
 from rich.table import Table
 
-from onparse.model import COMPUTE_DTYPES, linear
+from onparse.config import COMPUTE_DTYPES
+from onparse.hardware import describe
+from onparse.kernels import linear
 from onparse.modeldir import ModelBundle, load
 from onparse.parse import Parser
-from onparse.train import hardware
 from onparse.trees import build_tree
 from onparse.treebank import read_gold
 
@@ -68,10 +69,6 @@ def matmul_seconds_per_token(parser: Parser, batch: int) -> float:
     return total
 
 
-def device_name(device: str) -> str:
-    return torch.cuda.get_device_name(device) if device.startswith("cuda") else device
-
-
 def synchronize(device: torch.device) -> None:
     """Wait for queued GPU work, so that timings are of work done."""
     if device.type == "cuda":
@@ -83,7 +80,7 @@ def timed_distances(parser: Parser, sentences: list[list[str]], repeats: int) ->
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
-        distances = parser.distances(sentences)
+        distances = list(parser.distances(sentences))
         times.append(time.perf_counter() - start)
     return statistics.median(times), distances
 
@@ -120,7 +117,7 @@ def main() -> None:
     options.add_argument("--out", type=Path, default=Path("benchmarks/results.json"))
     args = options.parse_args()
 
-    results: dict = {"machine": hardware() if args.device == "cpu" else f"{hardware()}; parsing on {device_name(args.device)}"}
+    results: dict = {"machine": describe(args.device)}
     bundle = load()  # one model for every parser here (a bf16 parser keeps its own converted copy)
     sentences, source = sentences_for_bench(args.ptb, args.sentences, bundle)
     tokens = sum(len(s) + 1 for s in sentences)  # each sentence is read after an <eos>
@@ -131,10 +128,10 @@ def main() -> None:
     subset = sentences[:: max(1, len(sentences) // args.single)][: args.single]  # spread over the set: the same mix of lengths
     subset_tokens = sum(len(s) + 1 for s in subset)
     reference = None
-    for name, dtype in COMPUTE_DTYPES.items():
-        parser = Parser(bundle, dtype=dtype, device=args.device)
+    for name in COMPUTE_DTYPES:
+        parser = Parser(bundle, dtype=name, device=args.device)
         seconds, distances = timed_distances(parser, sentences, args.repeats)
-        single_seconds, _ = timed_distances(Parser(bundle, dtype=dtype, device=args.device, batch_size=1), subset, args.repeats)
+        single_seconds, _ = timed_distances(Parser(bundle, dtype=name, device=args.device, batch_size=1), subset, args.repeats)
         floor = tokens * matmul_seconds_per_token(parser, parser.batch_size)
         entry = {"batch_size": parser.batch_size, "seconds": seconds, "sentences_per_s": len(sentences) / seconds,
                  "tokens_per_s": tokens / seconds, "matmul_gflops": per_token * tokens / floor / 1e9,
@@ -147,11 +144,7 @@ def main() -> None:
             reference = distances
         else:
             layer = parser.layer - 1
-
-            def tree(d):
-                return build_tree(d[layer].tolist(), list(range(d.shape[1]))) if d.shape[1] else None
-
-            differ = sum(tree(a) != tree(b) for a, b in zip(reference, distances))
+            differ = sum(build_tree(a[layer]) != build_tree(b[layer]) for a, b in zip(reference, distances))
             entry["trees_differing_from_fp32"] = differ
             entry["trees_differing_share"] = differ / len(sentences)
         results["batch"][name] = entry

@@ -18,11 +18,10 @@ from pathlib import Path
 
 import torch
 
-from onparse.model import COMPUTE_DTYPES, LanguageModel, ModelConfig
-from onparse.train import batchify, read_corpus, stream
+from onparse.config import COMPUTE_DTYPES, ModelConfig
+from onparse.model import LanguageModel, compute_dtype
+from onparse.train import batchify, detach, n_segments, read_corpus, segment, stream
 from onparse.vocabulary import Vocabulary
-
-
 
 def matmul_params(model: LanguageModel) -> int:
     layers = sum(layer.input_proj.weight.numel() + layer.recurrent_proj.weight.numel() for layer in model.layers)
@@ -61,7 +60,8 @@ def loss_curves(ptb: Path, steps: int, size: tuple[int, int]) -> dict:
     vocab = Vocabulary.build(sentences, 10000)
     data = batchify(stream(sentences, vocab), 32)
     curves = {}
-    for name, dtype in COMPUTE_DTYPES.items():
+    for name in COMPUTE_DTYPES:
+        dtype = compute_dtype(name)
         torch.manual_seed(0)
         config = ModelConfig(vocab_size=len(vocab), embedding_size=size[0], hidden_size=size[1], chunk_size=10,
                              dropout=0, dropouth=0, dropouti=0, dropoute=0, wdrop=0)
@@ -69,9 +69,9 @@ def loss_curves(ptb: Path, steps: int, size: tuple[int, int]) -> dict:
         optimizer = torch.optim.Adam(model.parameters(), 2e-3)
         curve, state = [], None
         for step in range(steps):
-            start = (step * 35) % (data.size(0) - 36)
-            output, state, _ = model(data[start:start + 35], [(h.detach(), c.detach()) for h, c in state] if state else None, dtype)
-            loss = model.loss(output, data[start + 1:start + 36], dtype)
+            inputs, targets = segment(data, 35, step % (n_segments(data, 35) - 1))
+            output, state, _ = model(inputs, detach(state), dtype)
+            loss = model.loss(output, targets, dtype)
             optimizer.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 0.25)
@@ -97,9 +97,9 @@ def main() -> None:
     config = ModelConfig(vocab_size=10000)
     flops = 6 * matmul_params(LanguageModel(config))
     results = {"threads": torch.get_num_threads(), "flop_per_token": flops}
-    for name, dtype in COMPUTE_DTYPES.items():
-        rate = matmul_rate(dtype)
-        tokens = step_rate(config, dtype, 64, 70, args.steps)
+    for name in COMPUTE_DTYPES:
+        rate = matmul_rate(compute_dtype(name))
+        tokens = step_rate(config, compute_dtype(name), 64, 70, args.steps)
         results[name] = {"tokens_per_s": tokens, "matmul_gflops": rate / 1e9, "floor_tokens_per_s": rate / flops,
                          "share_of_floor": tokens * flops / rate}
         print(name, json.dumps(results[name]))

@@ -1,8 +1,8 @@
 """Using onparse from Python: parse, read distances, score."""
 
-from onparse.evaluate import score
 from onparse.formats import bracket
 from onparse.parse import Parser
+from onparse.scoring import score
 from onparse.treebank import read_gold
 from onparse.trees import spans
 
@@ -12,5 +12,5 @@ for parse in parser.parse(["The cat sat on the mat.", "Stocks fell sharply on Fr
     print("  layer", parse.layer, "distances:", parse.distances[parse.layer - 1].round(3).tolist())
 
 gold = list(read_gold("tests/fixtures/one_per_line.txt"))
-trees = [parser.parse_tokens([list(s.words)])[0].words_tree() for s in gold]
-print(score([spans(t) for t in trees], gold))
+parses = parser.parse_tokens([list(s.words) for s in gold])
+print(score([spans(p.words_tree) for p in parses], gold))

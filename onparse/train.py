@@ -316,6 +316,6 @@ def train(
                 modeldir.save(out_dir / "model", trainer.model, trainer.vocab, trainer.default_layer, card)
             save_checkpoint()
             last_checkpoint = time.monotonic()
-            if event.epoch_end:
+            if event.epoch_end and run.epoch < config.epochs:
                 progress.update(task, completed=0, epoch=run.epoch + 1)
     return run

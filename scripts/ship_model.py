@@ -16,10 +16,10 @@ import json
 import shutil
 from pathlib import Path
 
-from onparse.evaluate import PROTOCOL, evaluate_parser
-from onparse.modeldir import DEFAULT_MODEL, load
+from onparse.evaluate import evaluate_parser
+from onparse.modeldir import DEFAULT_MODEL, load, set_default_layer
 from onparse.parse import Parser
-from onparse.train import hardware
+from onparse.scoring import PROTOCOL
 from onparse.treebank import read_gold
 
 
@@ -43,7 +43,7 @@ def main() -> None:
     curve = []
     history = {h["epoch"]: h for h in map(json.loads, (args.run / "history.jsonl").read_text().splitlines())}
     for epoch_dir in sorted(args.run.glob("epoch-*")):
-        epoch = int(epoch_dir.name.split("-")[1])
+        epoch = float(epoch_dir.name.split("-")[1])
         point = {"epoch": epoch, **{k: v for k, v in history.get(epoch, {}).items() if k != "epoch"},
                  "dev_sentence_f1": dev_f1_per_layer(epoch_dir, dev)}
         curve.append(point)
@@ -58,9 +58,7 @@ def main() -> None:
     best_layer = max((k for k in section_22["layers"] if k.isdigit()), key=lambda k: section_22["layers"][k]["sentence_f1"])
     layer = int(best_layer) if args.select_layer_by == "dev_f1" else bundle.default_layer
     if layer != bundle.default_layer:
-        config = json.loads((DEFAULT_MODEL / "config.json").read_text())
-        config["default_layer"] = layer
-        (DEFAULT_MODEL / "config.json").write_text(json.dumps(config, indent=2) + "\n")
+        set_default_layer(DEFAULT_MODEL, layer)
         section_22 = evaluate_parser(Parser(load(DEFAULT_MODEL)), dev)
     wsj10_result = evaluate_parser(Parser(load(DEFAULT_MODEL)), wsj10)
 
@@ -71,7 +69,6 @@ def main() -> None:
 
     card.update(
         name="onlstm-wsj",
-        hardware=hardware(),
         command=args.command,
         default_layer=layer,
         layer_selection=("the paper's layer 2, fixed before training" if args.select_layer_by == "fixed"
@@ -98,7 +95,7 @@ def dev_f1_per_layer(model_dir: Path, dev: list) -> dict[str, float]:
 
 
 def render(card: dict) -> str:
-    cfg = card["config"]
+    cfg = {**card["config"], **card["config"].get("model", {})}  # architecture fields nest under "model"
     s22, w10 = card["dev"]["section_22"], card["dev"]["wsj10_sections_00_22"]
     last = card["history"][-1]
     lines = [

@@ -1,0 +1,76 @@
+"""Every output format on one hand-built parse, with and without punctuation."""
+
+import json
+
+import numpy as np
+import pytest
+
+from onparse.formats import FORMATS, constituent_spans
+from onparse.parse import Parse
+from onparse.trees import attach_punctuation, build_tree
+
+# "The cat sat , (quietly) ." : the model reads words 0 1 2 4; layer 2's largest
+# distance (0.9, "sat") splits [The cat] from [sat (quietly)]; "," sits between
+# words of the right constituent and joins it; "." joins the root.
+TOKENS = ["The", "cat", "sat", ",", "(quietly)", "."]
+POSITIONS = [0, 1, 2, 4]
+DISTANCES = np.array([[0.2, 0.1, 0.3, 0.4], [0.1, 0.5, 0.9, 0.3], [0.0, 0.0, 0.0, 0.0]], dtype=np.float32)
+
+
+@pytest.fixture
+def parse() -> Parse:
+    words_tree = build_tree(DISTANCES[1])
+    return Parse(TOKENS, POSITIONS, ["the", "cat", "sat", "<unk>"], DISTANCES, 2, words_tree,
+                 attach_punctuation(words_tree, POSITIONS, len(TOKENS)))
+
+
+def test_bracket(parse):
+    assert FORMATS["bracket"](parse, True) == "(X (X The cat) (X sat , -LRB-quietly-RRB-) .)"
+    assert FORMATS["bracket"](parse, False) == "(X (X The cat) (X sat -LRB-quietly-RRB-))"
+
+
+def test_mrg_tags_words_X_and_punctuation_with_penn_tags(parse):
+    assert FORMATS["mrg"](parse, True) == "(X (X (X The) (X cat)) (X (X sat) (, ,) (X -LRB-quietly-RRB-)) (. .))"
+    assert FORMATS["mrg"](parse, False) == "(X (X (X The) (X cat)) (X (X sat) (X -LRB-quietly-RRB-)))"
+
+
+def test_json_spans_are_token_positions_with_or_without_punctuation(parse):
+    full, bare = (json.loads(FORMATS["json"](parse, punct)) for punct in (True, False))
+    assert full["spans"] == [[0, 6], [0, 2], [2, 5]]
+    assert bare["spans"] == [[0, 5], [0, 2], [2, 5]]  # the words-only root ends after "(quietly)", token 4
+    assert full["tree"] == "(X (X The cat) (X sat , -LRB-quietly-RRB-) .)"
+    assert full["tokens"] == TOKENS and full["word_positions"] == POSITIONS and full["layer"] == 2
+    assert full["model_input"] == ["the", "cat", "sat", "<unk>"]
+    assert full["distances"][1] == [0.1, 0.5, 0.9, 0.3]
+
+
+def test_pretty_draws_the_tree_with_distance_bars(parse):
+    assert FORMATS["pretty"](parse, True) == "\n".join([
+        "X  (layer 2 distances)",
+        "├── X",
+        "│   ├── The            █                    0.100",
+        "│   └── cat            ███████████          0.500",
+        "├── X",
+        "│   ├── sat            ████████████████████ 0.900",
+        "│   ├── ,",
+        "│   └── (quietly)      ██████               0.300",
+        "└── .",
+    ])
+    assert FORMATS["pretty"](parse, False) == "\n".join([
+        "X  (layer 2 distances)",
+        "├── X",
+        "│   ├── The            █                    0.100",
+        "│   └── cat            ███████████          0.500",
+        "└── X",
+        "    ├── sat            ████████████████████ 0.900",
+        "    └── (quietly)      ██████               0.300",
+    ])
+
+
+def test_a_sentence_of_punctuation_alone():
+    empty = build_tree([])
+    parse = Parse(["!", "?"], [], [], np.zeros((3, 0), dtype=np.float32), 1, empty, attach_punctuation(empty, [], 2))
+    assert FORMATS["bracket"](parse, True) == "(X ! ?)"
+    assert FORMATS["bracket"](parse, False) == "(X )"
+    assert FORMATS["mrg"](parse, True) == "(X (. !) (. ?))"
+    assert constituent_spans(parse, True) == [(0, 2)] and constituent_spans(parse, False) == []

@@ -1,0 +1,99 @@
+"""Training on a tiny corpus: the loss falls, perplexity is what it should be, a resumed run is the same run."""
+
+import math
+
+import pytest
+import torch
+
+from onparse.config import ModelConfig, TrainConfig
+from onparse.model import LanguageModel
+from onparse.train import Evaluation, Step, Trainer, batchify, learning_rate, n_segments, perplexity, segment
+from onparse.vocabulary import Vocabulary
+
+TINY = ModelConfig(embedding_size=8, hidden_size=12, chunk_size=4, n_layers=2)
+
+
+@pytest.fixture
+def corpus(tmp_path):
+    path = tmp_path / "corpus.txt"
+    path.write_text("The cat sat on the mat.\nA dog sat on the cat.\nThe mat sat on a dog!\n" * 20)
+    return path
+
+
+def tiny_config(corpus, **changes) -> TrainConfig:
+    return TrainConfig(**{"train": [str(corpus)], "model": TINY, "batch_size": 4, "bptt": 8, "epochs": 2,
+                          "lr": 1e-2, "warmup_updates": 5, **changes})
+
+
+def test_the_loss_falls(corpus):
+    trainer = Trainer(tiny_config(corpus, epochs=3, lr=3e-2))
+    losses = [event.loss for event in trainer.steps() if isinstance(event, Step)]
+    assert len(losses) == 3 * trainer.batches_per_epoch
+    assert sum(losses[-10:]) / 10 < sum(losses[:10]) / 10 - 0.3  # about 2.07 -> 1.45; with no learning it stays at 2.07
+
+
+def test_evaluations_are_spread_over_each_epoch(corpus):
+    trainer = Trainer(tiny_config(corpus, dev=str(corpus), evals_per_epoch=4, bptt=13))
+    assert trainer.batches_per_epoch == 8  # 105 steps of 4 streams, 104 targets in segments of 13
+    events = [e for e in trainer.steps() if isinstance(e, Evaluation)]
+    assert [e.record["epoch"] for e in events] == [0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0]
+    assert [e.epoch_end for e in events] == [False, False, False, True] * 2
+    assert all(e.record["dev_ppl"] > 1 for e in events)
+
+
+def test_perplexity_equals_a_hand_computation_over_the_whole_stream():
+    torch.manual_seed(0)
+    model = LanguageModel(ModelConfig(vocab_size=9, embedding_size=8, hidden_size=12, chunk_size=4)).eval()
+    data = batchify(torch.randint(0, 9, (50,)), 2)  # 25 steps x 2 streams
+    with torch.no_grad():
+        output, _, _ = model(data[:-1])
+        log_probs = torch.log_softmax(model.logits(output), dim=-1)
+        nll = -log_probs.gather(-1, data[1:].unsqueeze(-1)).mean().item()
+    found, _ = perplexity(model, data, bptt=7, dtype=torch.float32)  # segments of 7, 7, 7, 3 carry the state
+    assert found == pytest.approx(math.exp(nll), rel=1e-5)
+
+
+def test_segments_cover_the_stream_once():
+    data = torch.arange(23).view(-1, 1)
+    pieces = [segment(data, 5, k) for k in range(n_segments(data, 5))]
+    assert torch.equal(torch.cat([inputs for inputs, _ in pieces]).flatten(), torch.arange(22))
+    assert torch.equal(torch.cat([targets for _, targets in pieces]).flatten(), torch.arange(1, 23))
+
+
+def test_learning_rate_warms_up_then_decays_to_its_floor():
+    config = TrainConfig(lr=1.0, warmup_updates=4, min_lr_ratio=0.1)
+    assert [learning_rate(config, u, 104) for u in range(4)] == [0.25, 0.5, 0.75, 1.0]
+    assert learning_rate(config, 54, 104) == pytest.approx(0.55)  # half way: (1 + 0.1) / 2
+    assert learning_rate(config, 104, 104) == pytest.approx(0.1)
+
+
+def test_an_interrupted_and_resumed_run_ends_with_the_same_weights(corpus, tmp_path):
+    config = tiny_config(corpus, dev=str(corpus), evals_per_epoch=2)
+    uninterrupted = Trainer(config)
+    for _ in uninterrupted.steps():
+        pass
+    first = Trainer(config)
+    steps = first.steps()
+    for _ in range(27):  # into the second epoch, between evaluations
+        next(steps)
+    torch.save(first.checkpoint(), tmp_path / "checkpoint.pt")
+    second = Trainer(config, torch.load(tmp_path / "checkpoint.pt", weights_only=True))
+    assert second.run.update == first.run.update and second.run.epoch == 1
+    for _ in second.steps():
+        pass
+    for name, weight in uninterrupted.model.state_dict().items():
+        assert torch.equal(weight, second.model.state_dict()[name]), name
+    assert second.run.history[-1]["dev_ppl"] == uninterrupted.run.history[-1]["dev_ppl"]
+
+
+def test_a_corpus_too_small_for_one_batch_is_an_error(tmp_path):
+    path = tmp_path / "small.txt"
+    path.write_text("the cat\n")
+    with pytest.raises(ValueError, match="too small"):
+        Trainer(TrainConfig(train=[str(path)], model=TINY, batch_size=64))
+
+
+def test_vocabulary_build_ranks_by_count_then_alphabetically():
+    vocab = Vocabulary.build([["b", "a", "c"], ["c", "a", "d"], ["c", "<unk>"]], size=5)
+    assert vocab.words == ["<eos>", "<unk>", "c", "a", "b"]
+    assert vocab.ids(["c", "d", "b"]) == [2, vocab.unk_id, 4]
