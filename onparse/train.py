@@ -301,7 +301,7 @@ def train(
                 if deadline and time.monotonic() > deadline:
                     save_checkpoint()
                     console.print(f"time limit reached: checkpoint saved at epoch {run.epoch + 1}, batch {run.batch}; "
-                                  "continue with --resume")
+                                  "resume the run to continue")
                     return run
                 if time.monotonic() - last_checkpoint > 60 * checkpoint_minutes:
                     save_checkpoint()

@@ -153,7 +153,7 @@ def test_train_writes_a_loadable_model_and_resumes(tmp_path):
     corpus.write_text("The cat sat on the mat.\nA dog sat on the cat.\nThe mat sat on a dog!\n" * 20)
     args = ["train", "--train", str(corpus), "--dev", str(corpus), "--out", str(tmp_path / "run"), "--epochs", "1",
             "--embedding-size", "8", "--hidden-size", "12", "--chunk-size", "4", "--batch-size", "4", "--bptt", "8",
-            "--dev-gold", str(FIXTURES / "one_per_line.txt")]
+            "--dev-gold", str(FIXTURES / "one_per_line.txt"), "--device", "cpu"]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
     model = tmp_path / "run" / "model"
@@ -165,3 +165,5 @@ def test_train_writes_a_loadable_model_and_resumes(tmp_path):
     resumed = CliRunner().invoke(main, ["train", "--train", str(corpus), "--out", str(tmp_path / "run"), "--resume", "--epochs", "2"])
     assert resumed.exit_code == 0, resumed.output
     assert "trained 2 epochs" in resumed.stdout
+    settings = json.loads((tmp_path / "run" / "config.json").read_text())
+    assert settings["epochs"] == 2 and settings["device"] == "cpu" and settings["model"]["hidden_size"] == 12

@@ -1,5 +1,8 @@
 """The F1 protocol on small gold and prediction pairs worked by hand."""
 
+import subprocess
+import sys
+
 import pytest
 from nltk import Tree
 
@@ -59,3 +62,8 @@ def test_predicted_spans_skip_leaves_outside_the_gold_words():
     assert predicted_spans(tree, ("The", "cat", "sat")) == {(0, 3), (0, 2)}
     with pytest.raises(ValueError, match="gold words"):
         predicted_spans(tree, ("A", "cat", "sat"), "pred.txt:1")
+
+
+def test_scoring_never_imports_torch():
+    code = "import sys, onparse.scoring; print('torch' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "False"

@@ -50,3 +50,21 @@ def test_text_outside_trees_is_an_error(tmp_path):
     stray.write_text("(S (NN a))\nhello\n")
     with pytest.raises(TreebankError, match="stray.mrg:2"):
         list(read_gold(str(stray)))
+
+
+def test_line_numbers_in_long_files(tmp_path):
+    many = tmp_path / "many.txt"
+    many.write_text("(S (NN a) (NN b))\n" * 999 + "\n(S (NN c))\n) stray\n")
+    trees = []
+    with pytest.raises(TreebankError, match=r"many\.txt:1002: text outside any tree"):
+        for tree in read_gold(str(many)):
+            trees.append(tree)
+    assert len(trees) == 1000 and trees[998].source.endswith(":999") and trees[999].source.endswith(":1001")
+
+
+def test_a_bare_word_among_constituents_is_not_a_word(tmp_path):
+    odd = tmp_path / "odd.mrg"
+    odd.write_text("(S (NP (DT the) junk (NN cat)) (VP (VBD sat)))\n")
+    (sentence,) = read_gold(str(odd))
+    assert sentence.words == ("the", "cat", "sat")
+    assert set(sentence.labeled) == {("S", 0, 3), ("NP", 0, 2)}
