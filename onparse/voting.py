@@ -1,0 +1,56 @@
+"""Tree averaging (Shayegh et al., ICLR 2024): the binary tree whose spans most trees agree on.
+
+Every voter's binary tree gives each of its spans one vote; a CYK pass over
+split points returns the binary tree with the largest total of votes. Spans
+every binary tree holds (single words, the whole sentence) cannot change the
+choice and are not counted. The pass is vectorised over start positions, so
+a 400-word sentence takes a fraction of a second.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+from nltk import Tree
+
+from onparse.trees import LABEL, Span
+
+
+def vote_matrix(span_sets: Iterable[Iterable[Span]], n_words: int) -> np.ndarray:
+    """``votes[i, j]``: how many of the span sets hold the span of words ``i`` to ``j - 1``."""
+    votes = np.zeros((n_words + 1, n_words + 1))
+    for spans in span_sets:
+        for start, end in set(spans):
+            if 2 <= end - start < n_words:
+                votes[start, end] += 1
+    return votes
+
+
+def best_tree(votes: np.ndarray) -> Tree:
+    """The binary tree over ``len(votes) - 1`` words (leaves: word indices) with the most votes.
+
+    Ties go to the smallest split point, the right-branching choice.
+    """
+    n = votes.shape[0] - 1
+    if n <= 1:
+        return Tree(LABEL, list(range(n)))
+    best = np.zeros((n + 1, n + 1))
+    split = np.zeros((n + 1, n + 1), dtype=np.int64)
+    for length in range(2, n + 1):
+        starts = np.arange(n - length + 1)
+        ends = starts + length
+        middles = starts[:, None] + np.arange(1, length)[None, :]  # every split point of every span
+        totals = best[starts[:, None], middles] + best[middles, ends[:, None]]
+        choice = totals.argmax(axis=1)  # first maximum: the smallest split point
+        rows = np.arange(len(starts))
+        best[starts, ends] = votes[starts, ends] + totals[rows, choice]
+        split[starts, ends] = middles[rows, choice]
+
+    def build(start: int, end: int) -> Tree | int:
+        if end - start == 1:
+            return start
+        middle = int(split[start, end])
+        return Tree(LABEL, [build(start, middle), build(middle, end)])
+
+    return build(0, n)
