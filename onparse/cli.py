@@ -242,8 +242,20 @@ def _evaluate_model(model: str | None, layer: int | None, settings: dict, senten
     with Progress(console=Console(stderr=True), transient=True) as progress:
         task = progress.add_task("parsing", total=len(sentences) * (2 if untrained else 1))
         result = evaluate_parser(parser, sentences, 0 if untrained else None, lambda n: progress.advance(task, n))
-    result["model"] = str(parser.bundle.path)
+    result["model"] = str(parser.path)
     return result
+
+
+def _model_rows(result: dict) -> list[tuple[str, dict]]:
+    """Table rows for a model's figures: its layers, or an ensemble's members and votes."""
+    if "layers" in result:
+        return [("ON-LSTM mean of layers" if k == "mean" else f"ON-LSTM layer {k}" + (" (chosen)" if k == str(result["layer"]) else ""),
+                 figures) for k, figures in result["layers"].items()]
+    rows = [(f"member {k} (layer {layer})", figures)
+            for (k, figures), layer in zip(result["members"].items(), result["member_layers"])]
+    for key, name in (("ensemble", "ensemble (tree averaging)"), ("ensemble_right_branching", "ensemble + right-branching voter")):
+        rows.append((name + (" (chosen)" if result["chosen"] == key else ""), result[key]))
+    return rows
 
 
 def _print_scores(result: dict, pred: str | None) -> None:
@@ -256,10 +268,7 @@ def _print_scores(result: dict, pred: str | None) -> None:
     table = Table(title=title)
     for column in ("parser", "sentence F1", "corpus F1", *REPORTED_LABELS):
         table.add_column(column, justify="left" if column == "parser" else "right", no_wrap=True)
-    rows = [(pred, result)] if pred else [
-        ("ON-LSTM mean of layers" if k == "mean" else f"ON-LSTM layer {k}" + (" (chosen)" if k == str(result["layer"]) else ""), figures)
-        for k, figures in result["layers"].items()
-    ]
+    rows = [(pred, result)] if pred else _model_rows(result)
     rows += [(name.replace("_", " "), figures) for name, figures in result["baselines"].items()]
     for name, figures in rows:
         labels = [f"{figures['label_recall'][label]:.1f}" if label in figures["label_recall"] else "-" for label in REPORTED_LABELS]

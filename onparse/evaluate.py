@@ -16,8 +16,9 @@ from onparse.modeldir import ModelBundle
 from onparse.parse import Parser
 from onparse.scoring import PROTOCOL, baseline_scores, score
 from onparse.treebank import GoldSentence, read_gold
-from onparse.trees import Span, build_tree, spans
+from onparse.trees import Span, build_tree, right_branching, spans
 from onparse.vocabulary import Vocabulary
+from onparse.voting import average
 
 Advance = Callable[[int], None]  # told how many more sentences are done
 
@@ -29,51 +30,74 @@ def layer_spans(distances: np.ndarray) -> dict[str, set[Span]]:
     return {name: spans(build_tree(row)) for name, row in rows.items()}
 
 
+def ensemble_spans(parser: Parser, distances: np.ndarray) -> dict[str, set[Span]]:
+    """Each member's tree ("1", "2", ...), the ensemble's, and the ensemble's with a right-branching voter."""
+    found = {str(m + 1): spans(build_tree(distances[row])) for m, row in enumerate(parser.tree_rows)}
+    voters = list(found.values())
+    n = distances.shape[1]
+    found["ensemble"] = spans(average(voters, n)[0])
+    found["ensemble_right_branching"] = spans(average(voters + [spans(right_branching(n))], n)[0])
+    return found
+
+
 def model_spans(parser: Parser, gold: Sequence[GoldSentence], advance: Advance | None = None) -> list[dict[str, set[Span]]]:
-    """``layer_spans`` for every gold sentence, the model reading the gold words."""
+    """Named span sets for every gold sentence, the model reading the gold words.
+
+    A single model gives ``layer_spans``, an ensemble ``ensemble_spans``.
+    """
     result = []
     for distances in parser.distances([sentence.words for sentence in gold]):
-        result.append(layer_spans(distances))
+        result.append(ensemble_spans(parser, distances) if parser.is_ensemble else layer_spans(distances))
         if advance:
             advance(1)
     return result
 
 
-def score_layers(parser: Parser, gold: Sequence[GoldSentence], advance: Advance | None = None) -> dict[str, dict]:
-    """Figures for each layer and the mean of layers."""
+def score_each(parser: Parser, gold: Sequence[GoldSentence], advance: Advance | None = None) -> dict[str, dict]:
+    """Figures for each named span set of ``model_spans``."""
     per_sentence = model_spans(parser, gold, advance)
     return {name: score([found[name] for found in per_sentence], gold) for name in per_sentence[0]} if gold else {}
 
 
 def untrained_like(parser: Parser, seed: int = 0) -> Parser:
-    """The same architecture, vocabulary, layer and settings with freshly initialised weights.
+    """The first member's architecture, vocabulary, layer and settings, with freshly initialised weights.
 
     Seeded on its own generator state, so the caller's random stream is untouched.
     """
+    member = parser.members[0]
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        model = LanguageModel(parser.bundle.model.config)
-    bundle = ModelBundle(model.eval(), parser.bundle.vocab, parser.layer, None)
-    return Parser(bundle, parser.layer, **vars(parser.settings))
+        model = LanguageModel(member.bundle.model.config)
+    bundle = ModelBundle(model.eval(), member.bundle.vocab, member.layer, None)
+    return Parser(bundle, member.layer, **vars(parser.settings))
 
 
 def evaluate_parser(parser: Parser, gold: Sequence[GoldSentence], untrained_seed: int | None = 0,
                     advance: Advance | None = None) -> dict:
-    """Score every layer of a parser's model on gold sentences, beside the baselines.
+    """Score a parser on gold sentences, beside the baselines.
 
-    The top level describes the parser's chosen layer; ``layers`` holds each
-    layer and ``mean`` (distances averaged over layers), ``baselines``
-    left/right-branching, balanced, and (with ``untrained_seed``) the same
-    builder on an untrained model of the same architecture, which shows what
-    training adds (Dyer et al., 2019).
+    For a single model, ``layers`` holds each layer and ``mean`` (distances
+    averaged over layers) and the top level the parser's chosen layer. For an
+    ensemble, ``members`` holds each member (its own layer), ``ensemble`` and
+    ``ensemble_right_branching`` the voted trees without and with a
+    right-branching voter, and the top level the parser's own choice.
+    ``baselines`` holds left/right-branching, balanced, and (with
+    ``untrained_seed``) the same builder on an untrained model of the (first
+    member's) architecture, which shows what training adds (Dyer et al., 2019).
     """
-    layers = score_layers(parser, gold, advance)
+    figures = score_each(parser, gold, advance)
     baselines = baseline_scores(gold)
     if untrained_seed is not None:
-        untrained = score_layers(untrained_like(parser, untrained_seed), gold, advance)
-        baselines[f"untrained_layer_{parser.layer}"] = untrained[str(parser.layer)]
-    return {**layers[str(parser.layer)], "layer": parser.layer, "layers": layers, "baselines": baselines,
-            "protocol": PROTOCOL}
+        control = untrained_like(parser, untrained_seed)
+        baselines[f"untrained_layer_{control.layer}"] = score_each(control, gold, advance)[str(control.layer)]
+    if not parser.is_ensemble:
+        return {**figures[str(parser.layer)], "layer": parser.layer, "layers": figures, "baselines": baselines,
+                "protocol": PROTOCOL}
+    chosen = "ensemble_right_branching" if parser.right_branching_voter else "ensemble"
+    members = {name: result for name, result in figures.items() if name.isdigit()}
+    return {**figures[chosen], "layer": None, "member_layers": [m.layer for m in parser.members], "members": members,
+            "ensemble": figures["ensemble"], "ensemble_right_branching": figures["ensemble_right_branching"],
+            "chosen": chosen, "baselines": baselines, "protocol": PROTOCOL}
 
 
 def dev_f1(gold_path: str) -> Callable[[LanguageModel, Vocabulary], dict[str, float]]:
@@ -82,6 +106,6 @@ def dev_f1(gold_path: str) -> Callable[[LanguageModel, Vocabulary], dict[str, fl
 
     def measure(model: LanguageModel, vocab: Vocabulary) -> dict[str, float]:
         parser = Parser(ModelBundle(model, vocab, 1, None), device=str(next(model.parameters()).device))
-        return {name: figures["sentence_f1"] for name, figures in score_layers(parser, gold).items()}
+        return {name: figures["sentence_f1"] for name, figures in score_each(parser, gold).items()}
 
     return measure

@@ -6,6 +6,7 @@ Every format shows the user's own tokens; brackets inside tokens are escaped as
 
 from __future__ import annotations
 
+import bisect
 import io
 import json
 
@@ -42,6 +43,16 @@ def constituent_spans(parse: Parse, punct: bool = True) -> list[Span]:
     return sorted(found, key=lambda span: (span[0], -span[1]))
 
 
+def confidence(parse: Parse, span: Span) -> float:
+    """The share of an ensemble's voters whose trees hold the words of a token span (1 for spans every tree has)."""
+    first = bisect.bisect_left(parse.word_positions, span[0])
+    end = bisect.bisect_left(parse.word_positions, span[1])
+    n_words = len(parse.word_positions)
+    if parse.votes is None or not 2 <= end - first < n_words:
+        return 1.0
+    return float(parse.votes[first, end])
+
+
 def token_tree(parse: Parse, punct: bool = True) -> Tree:
     """The printed tree with escaped tokens as leaves."""
     return map_leaves(printed_tree(parse, punct), lambda position: escape(parse.tokens[position]))
@@ -64,16 +75,26 @@ def mrg(parse: Parse, punct: bool = True) -> str:
 
 
 def as_dict(parse: Parse, punct: bool = True) -> dict:
-    """Tokens, model input, every layer's distances, and the printed tree with its spans (token positions)."""
-    return {
+    """Tokens, model input, distances, and the printed tree with its spans (token positions).
+
+    For a single model ``distances`` holds every layer; for an ensemble one
+    row per member, the layer it parses with, and ``confidence`` gives, for
+    each span, the share of voters whose trees hold it.
+    """
+    found = constituent_spans(parse, punct)
+    rows = parse.distances[parse.tree_rows] if parse.votes is not None else parse.distances
+    record = {
         "tokens": parse.tokens,
         "model_input": parse.model_input,
         "word_positions": parse.word_positions,
         "layer": parse.layer,
-        "distances": [[round(float(d), 5) for d in layer] for layer in parse.distances],
-        "spans": constituent_spans(parse, punct),
+        "distances": [[round(float(d), 5) for d in row] for row in rows],
+        "spans": found,
         "tree": bracket(parse, punct),
     }
+    if parse.votes is not None:
+        record["confidence"] = [round(confidence(parse, span), 4) for span in found]
+    return record
 
 
 def json_line(parse: Parse, punct: bool = True) -> str:
@@ -81,7 +102,7 @@ def json_line(parse: Parse, punct: bool = True) -> str:
 
 
 def pretty(parse: Parse, punct: bool = True) -> str:
-    """The tree drawn with guide lines; each word shows its distance (chosen layer) as a bar.
+    """The tree drawn with guide lines; each word shows its distance as a bar (an ensemble: the members' mean).
 
     Bars run from the sentence's smallest distance (one block) to its largest,
     since the split order depends only on how distances compare.
@@ -89,7 +110,7 @@ def pretty(parse: Parse, punct: bool = True) -> str:
     from rich.console import Console  # only this format draws; the others start faster without rich
     from rich.tree import Tree as RichTree
 
-    distance = {pos: float(d) for pos, d in zip(parse.word_positions, parse.distances[parse.layer - 1])}
+    distance = {pos: float(d) for pos, d in zip(parse.word_positions, parse.shown_distances)}
     low, high = min(distance.values(), default=0.0), max(distance.values(), default=1.0)
     tree = printed_tree(parse, punct)
 
@@ -107,7 +128,8 @@ def pretty(parse: Parse, punct: bool = True) -> str:
             else:
                 branch.add(f"[dim]{token}[/dim]", highlight=False)
 
-    root = RichTree(f"[bold]X[/bold]  [dim](layer {parse.layer} distances)[/dim]")
+    source = f"layer {parse.layer} distances" if parse.layer else f"mean distances of {len(parse.tree_rows)} members"
+    root = RichTree(f"[bold]X[/bold]  [dim]({source})[/dim]")
     for child in tree:
         add(root, child)
     buffer = io.StringIO()

@@ -4,11 +4,17 @@
     vocab.txt     one normalized word per line; line k is id k
     weights.pt    bf16 state dict, read with ``torch.load(weights_only=True)``
     card.json     training recipe and measured figures (card.md renders them)
+
+An ensemble directory has only config.json, ``{"ensemble": {"members": [...],
+"right_branching_voter": false}}``, and a card: members are model
+directories, named relative to the ensemble's (inside it or anywhere else),
+each parsing with its own default layer.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -59,6 +65,44 @@ def set_default_layer(path: Path, layer: int) -> None:
     """Make ``layer`` the one a model directory parses with unless told otherwise."""
     bundle = load(path)
     _write_config(path, bundle.model.config, layer)
+
+
+@dataclass
+class EnsembleDir:
+    """What an ensemble directory lists: its members and whether right-branching trees vote too."""
+
+    path: Path
+    members: list[Path]
+    right_branching_voter: bool = False
+    card: dict = field(default_factory=dict)
+
+
+def save_ensemble(path: Path, members: list[Path], right_branching_voter: bool = False, card: dict | None = None) -> None:
+    """Write an ensemble directory naming ``members`` relative to it."""
+    path.mkdir(parents=True, exist_ok=True)
+    names = [os.path.relpath(Path(member).resolve(), path.resolve()) for member in members]
+    ensemble = {"ensemble": {"members": names, "right_branching_voter": right_branching_voter}}
+    (path / "config.json").write_text(json.dumps(ensemble, indent=2) + "\n")
+    if card is not None:
+        (path / "card.json").write_text(json.dumps(card, indent=2) + "\n")
+
+
+def read_ensemble(path: Path | str | None = None) -> EnsembleDir | None:
+    """The ensemble a directory describes, or None for a single model's directory."""
+    path = Path(path) if path is not None else DEFAULT_MODEL
+    try:
+        config = json.loads((path / "config.json").read_text())
+    except (OSError, ValueError):
+        return None  # load() says what is wrong with it
+    if not isinstance(config, dict) or "ensemble" not in config:
+        return None
+    spec = config["ensemble"]
+    if not isinstance(spec, dict) or not isinstance(spec.get("members"), list) or not spec["members"]:
+        raise ModelDirError(f"{path}: config.json's ensemble lists no members")
+    card_file = path / "card.json"
+    card = json.loads(card_file.read_text()) if card_file.is_file() else {}
+    return EnsembleDir(path, [path / str(member) for member in spec["members"]],
+                       bool(spec.get("right_branching_voter", False)), card)
 
 
 def load(path: Path | str | None = None) -> ModelBundle:

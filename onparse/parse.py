@@ -12,7 +12,7 @@ import copy
 import itertools
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +28,9 @@ from onparse.kernels import release_freed_memory
 from onparse.model import compute_dtype
 from onparse.modeldir import ModelBundle
 from onparse.tokenize import is_punct, normalize, tokenize
-from onparse.trees import attach_punctuation, build_tree
+from onparse.trees import attach_punctuation, build_tree, right_branching, spans
 from onparse.vocabulary import UNK
+from onparse.voting import average
 
 # Sentences of a batch are padded in groups of this many, so the number still
 # running at a step (a matmul's row count) takes few distinct values: the
@@ -49,47 +50,114 @@ class Parse:
     tokens: list[str]
     word_positions: list[int]  # tokens the model read (punctuation left out)
     model_input: list[str]  # normalized words, unknown ones as <unk>
-    distances: np.ndarray  # layers x words
-    layer: int  # 1-based layer that built the tree
+    distances: np.ndarray  # rows x words: every layer of every member (Parser.rows says which)
+    layer: int | None  # 1-based layer that built the tree; None for an ensemble
     words_tree: Tree  # the builder's binary tree; leaves are word indices
     tree: Tree  # the same with punctuation attached; leaves are token positions
+    tree_rows: list[int] = field(default_factory=list)  # rows of ``distances`` whose trees made ``words_tree``
+    votes: np.ndarray | None = None  # ensembles: share of voters holding each word span [start, end]
+
+    @property
+    def shown_distances(self) -> np.ndarray:
+        """One distance per word for display: the tree's row, or the mean of the members' rows."""
+        rows = self.tree_rows or [self.layer - 1]
+        return self.distances[rows].mean(axis=0)
 
 
-class Parser:
-    """An ON-LSTM model ready to parse, with its vocabulary and chosen layer.
+class Member:
+    """One model of a parser, in the parser's device and matmul dtype, with the layer it parses with."""
 
-    ``settings`` are the fields of ``onparse.config.ParseConfig`` (batch size,
-    longest sentence, device, matmul precision).
-    """
-
-    def __init__(self, bundle: ModelBundle, layer: int | None = None, **settings: Any):
-        self.settings = ParseConfig(**settings)
+    def __init__(self, bundle: ModelBundle, layer: int | None, device: torch.device, dtype: torch.dtype):
         n_layers = bundle.model.config.n_layers
         self.layer = bundle.default_layer if layer is None else layer
         if not 1 <= self.layer <= n_layers:
-            raise InputError(f"layer {self.layer} does not exist: this model has layers 1 to {n_layers}")
+            raise InputError(f"layer {self.layer} does not exist: {bundle.path or 'this model'} has layers 1 to {n_layers}")
+        self.bundle = bundle
+        model = bundle.model
+        if dtype != torch.float32:  # weights stored once in the matmul dtype, not cast on every batch
+            model = copy.deepcopy(model).to(dtype)
+        self.model = model.to(device)  # distances() runs it in eval mode and restores the mode it had
+        self.device, self.dtype = device, dtype
+
+    @property
+    def n_layers(self) -> int:
+        return self.model.config.n_layers
+
+    def model_input(self, words: Sequence[str]) -> list[str]:
+        vocab = self.bundle.vocab
+        return [w if w in vocab else UNK for w in map(normalize, words)]
+
+    def batch_distances(self, batch: list[Sequence[str]]) -> list[np.ndarray]:
+        """Distances (layers x words) of word lists sorted longest first, in one packed run."""
+        vocab = self.bundle.vocab
+        ids = []
+        for column, words in enumerate(batch):
+            # each sentence follows an <eos>, as in training, and is padded to the longest of its group
+            longest = len(batch[column - column % ROW_GROUP])
+            word_ids = vocab.ids(self.model_input(words))
+            ids.append(torch.tensor([vocab.eos_id] + word_ids + [vocab.eos_id] * (longest - len(word_ids))))
+        packed = self.model.distances(pack_sequence(ids).to(self.device), self.dtype)
+        distances = pad_packed_sequence(packed)[0].float().cpu().numpy()  # T x B x layers
+        return [distances[1 : len(words) + 1, column].T.copy() for column, words in enumerate(batch)]
+
+
+class Parser:
+    """ON-LSTM models ready to parse: one model, or an ensemble whose members' trees vote.
+
+    ``settings`` are the fields of ``onparse.config.ParseConfig`` (batch size,
+    longest sentence, device, matmul precision). ``layer`` overrides every
+    member's own layer. An ensemble's tree is the binary tree with the most
+    span votes over its members' trees (and a right-branching tree, with
+    ``right_branching_voter``); see ``onparse.voting``.
+    """
+
+    def __init__(self, bundles: ModelBundle | Sequence[ModelBundle], layer: int | None = None, *,
+                 right_branching_voter: bool = False, path: Path | None = None, **settings: Any):
+        self.settings = ParseConfig(**settings)
         if self.settings.batch_size < 1 or self.settings.max_words < 1:
             raise InputError("batch size and word limit must be at least 1")
-        self.bundle = bundle
+        bundles = [bundles] if isinstance(bundles, ModelBundle) else list(bundles)
+        if not bundles:
+            raise InputError("a parser needs at least one model")
         self.device = torch.device(self.settings.device)
         self.dtype = compute_dtype(self.settings.dtype)
-        model = bundle.model
-        if self.dtype != torch.float32:  # weights stored once in the matmul dtype, not cast on every batch
-            model = copy.deepcopy(model).to(self.dtype)
-        self.model = model.to(self.device)  # distances() runs it in eval mode and restores the mode it had
+        self.members = [Member(bundle, layer, self.device, self.dtype) for bundle in bundles]
+        self.right_branching_voter = right_branching_voter
+        self.path = path if path is not None else bundles[0].path
+        # rows of a sentence's distances: (member, layer) for every layer of every member, 1-based
+        self.rows = [(m + 1, k + 1) for m, member in enumerate(self.members) for k in range(member.n_layers)]
+        self.tree_rows = [self.rows.index((m + 1, member.layer)) for m, member in enumerate(self.members)]
 
     @classmethod
     def load(cls, model: str | Path | None = None, layer: int | None = None, **settings: Any) -> "Parser":
-        """A parser for the model directory at ``model`` (the shipped one by default)."""
-        return cls(modeldir.load(model), layer, **settings)
+        """A parser for the model or ensemble directory at ``model`` (the shipped one by default)."""
+        ensemble = modeldir.read_ensemble(model)
+        if ensemble is None:
+            return cls(modeldir.load(model), layer, **settings)
+        bundles = [modeldir.load(member) for member in ensemble.members]
+        return cls(bundles, layer, right_branching_voter=ensemble.right_branching_voter, path=ensemble.path, **settings)
+
+    @property
+    def is_ensemble(self) -> bool:
+        return len(self.members) > 1
+
+    @property
+    def layer(self) -> int | None:
+        """The layer that builds the tree; None for an ensemble (each member has its own)."""
+        return None if self.is_ensemble else self.members[0].layer
+
+    @property
+    def bundle(self) -> ModelBundle:
+        """The first (or only) member's model directory."""
+        return self.members[0].bundle
 
     @property
     def batch_size(self) -> int:
         return self.settings.batch_size
 
     def model_input(self, words: Sequence[str]) -> list[str]:
-        vocab = self.bundle.vocab
-        return [w if w in vocab else UNK for w in map(normalize, words)]
+        """What the first (or only) member reads for these words."""
+        return self.members[0].model_input(words)
 
     def check(self, tokens: Sequence[str]) -> None:
         """Raise InputError for a sentence the parser will not take."""
@@ -100,10 +168,11 @@ class Parser:
             raise InputError(f"{n_words} words is over the limit of {self.settings.max_words}")
 
     def distances(self, word_lists: Iterable[Sequence[str]], window: int | None = None) -> Iterator[np.ndarray]:
-        """Distances (layers x words) for each word list, in order, computed in length-sorted batches.
+        """Distances (rows x words; see ``rows``) for each word list, in order, in length-sorted batches.
 
-        Reads ``window`` lists at a time (default: all of a sequence, four
-        batches of a stream), so a stream of any length runs in bounded memory.
+        Every member reads the same batches. Reads ``window`` lists at a time
+        (default: all of a sequence, four batches of a stream), so a stream of
+        any length runs in bounded memory.
         """
         if window is None:
             window = len(word_lists) if isinstance(word_lists, Sequence) else 4 * self.batch_size
@@ -111,18 +180,20 @@ class Parser:
         return in_input_order(self._batch_distances(batch) for batch in batches)
 
     def _batch_distances(self, batch: list[tuple[int, Sequence[str]]]) -> list[tuple[int, np.ndarray]]:
-        """One packed run over a batch sorted longest first."""
-        vocab = self.bundle.vocab
-        ids = []
-        for column, (_, words) in enumerate(batch):
-            # each sentence follows an <eos>, as in training, and is padded to the longest of its group
-            longest = len(batch[column - column % ROW_GROUP][1])
-            word_ids = vocab.ids(self.model_input(words))
-            ids.append(torch.tensor([vocab.eos_id] + word_ids + [vocab.eos_id] * (longest - len(word_ids))))
-        packed = self.model.distances(pack_sequence(ids).to(self.device), self.dtype)
-        distances = pad_packed_sequence(packed)[0].float().cpu().numpy()  # T x B x layers
+        words = [words for _, words in batch]
+        per_member = [member.batch_distances(words) for member in self.members]
         release_freed_memory()
-        return [(position, distances[1 : len(words) + 1, column].T.copy()) for column, (position, words) in enumerate(batch)]
+        return [(position, np.concatenate([found[i] for found in per_member])) for i, (position, _) in enumerate(batch)]
+
+    def build(self, distances: np.ndarray) -> tuple[Tree, np.ndarray | None]:
+        """The words tree from a sentence's distances, and for an ensemble each word span's share of votes."""
+        if not self.is_ensemble:
+            return build_tree(distances[self.tree_rows[0]]), None
+        n = distances.shape[1]
+        voters = [spans(build_tree(distances[row])) for row in self.tree_rows]
+        if self.right_branching_voter:
+            voters.append(spans(right_branching(n)))
+        return average(voters, n)
 
     def parse_stream(
         self,
@@ -161,10 +232,10 @@ class Parser:
             yield None if sentence is None else self._parse(*sentence, distances)
 
     def _parse(self, tokens: list[str], positions: list[int], distances: np.ndarray) -> Parse:
-        words_tree = build_tree(distances[self.layer - 1])
+        words_tree, votes = self.build(distances)
         words = [tokens[i] for i in positions]
         return Parse(tokens, positions, self.model_input(words), distances, self.layer, words_tree,
-                     attach_punctuation(words_tree, positions, len(tokens)))
+                     attach_punctuation(words_tree, positions, len(tokens)), self.tree_rows, votes)
 
     def parse_tokens(self, token_lists: Sequence[Sequence[str]]) -> list[Parse]:
         """Parse tokenized sentences; each must hold at least one token."""

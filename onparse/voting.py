@@ -54,3 +54,9 @@ def best_tree(votes: np.ndarray) -> Tree:
         return Tree(LABEL, [build(start, middle), build(middle, end)])
 
     return build(0, n)
+
+
+def average(span_sets: list[set[Span]], n_words: int) -> tuple[Tree, np.ndarray]:
+    """The tree with the most votes, and each span's share of the voters (``shares[i, j]``)."""
+    votes = vote_matrix(span_sets, n_words)
+    return best_tree(votes), votes / max(len(span_sets), 1)

@@ -37,3 +37,16 @@ def ptb_section(section: str) -> Path:
     if not path.is_dir():
         pytest.skip(f"Penn Treebank not found at {path}")
     return path
+
+
+@pytest.fixture(scope="session")
+def tiny_ensemble_dir(tmp_path_factory) -> Path:
+    """Three tiny random members (seeds 0, 1, 2) held inside an ensemble directory."""
+    path = tmp_path_factory.mktemp("models") / "ensemble"
+    members = []
+    for seed in range(3):
+        model, vocab = tiny_model(seed)
+        members.append(path / f"seed-{seed}")
+        modeldir.save(members[-1], model, vocab, default_layer=2)
+    modeldir.save_ensemble(path, members, card={"note": "random members for tests"})
+    return path

@@ -1,0 +1,85 @@
+"""Ensemble directories: members' trees vote, confidence per span, eval rows."""
+
+import json
+
+from click.testing import CliRunner
+
+from conftest import FIXTURES, tiny_model
+from onparse import modeldir
+from onparse.cli import main
+from onparse.formats import as_dict
+from onparse.parse import Parser
+from onparse.trees import right_branching, spans
+from onparse.voting import average
+
+SENTENCES = ["the cat sat on the mat .", "a dog sat on a cat", "the mat , a cat and a dog sat"]
+
+
+def test_ensemble_directory_names_its_members_relative_to_itself(tiny_ensemble_dir):
+    ensemble = modeldir.read_ensemble(tiny_ensemble_dir)
+    assert [p.name for p in ensemble.members] == ["seed-0", "seed-1", "seed-2"]
+    config = json.loads((tiny_ensemble_dir / "config.json").read_text())
+    assert config["ensemble"]["members"] == ["seed-0", "seed-1", "seed-2"]
+    assert modeldir.read_ensemble(tiny_ensemble_dir / "seed-0") is None
+
+
+def test_the_ensemble_tree_is_the_average_of_the_members_trees(tiny_ensemble_dir):
+    ensemble = Parser.load(tiny_ensemble_dir)
+    assert ensemble.is_ensemble and ensemble.layer is None and len(ensemble.members) == 3
+    members = [Parser.load(tiny_ensemble_dir / f"seed-{seed}") for seed in range(3)]
+    for k, parse in enumerate(ensemble.parse(SENTENCES)):
+        member_trees = [member.parse([SENTENCES[k]])[0].words_tree for member in members]
+        n = len(parse.word_positions)
+        expected, shares = average([spans(t) for t in member_trees], n)
+        assert parse.words_tree == expected
+        assert parse.tree.leaves() == list(range(len(parse.tokens)))
+        assert ((shares == parse.votes)).all()
+
+
+def test_identical_members_give_the_members_tree(tmp_path):
+    model, vocab = tiny_model(5)
+    modeldir.save(tmp_path / "one", model, vocab, default_layer=3)
+    modeldir.save_ensemble(tmp_path / "same", [tmp_path / "one"] * 3)
+    single = Parser.load(tmp_path / "one").parse(SENTENCES)
+    voted = Parser.load(tmp_path / "same").parse(SENTENCES)
+    assert [p.words_tree for p in voted] == [p.words_tree for p in single]
+    assert all(c == 1.0 for p in voted for c in as_dict(p)["confidence"])
+
+
+def test_right_branching_voter_and_layer_override(tiny_ensemble_dir, tmp_path):
+    modeldir.save_ensemble(tmp_path / "rb", modeldir.read_ensemble(tiny_ensemble_dir).members, right_branching_voter=True)
+    parser = Parser.load(tmp_path / "rb", layer=3)
+    assert parser.right_branching_voter and [m.layer for m in parser.members] == [3, 3, 3]
+    parse = parser.parse([SENTENCES[0]])[0]
+    voters = [spans(Parser.load(tiny_ensemble_dir / f"seed-{s}", layer=3).parse([SENTENCES[0]])[0].words_tree)
+              for s in range(3)] + [spans(right_branching(6))]
+    assert parse.words_tree == average(voters, 6)[0]
+
+
+def test_json_gives_each_span_its_share_of_votes(tiny_ensemble_dir):
+    parse = Parser.load(tiny_ensemble_dir).parse([SENTENCES[2]])[0]
+    record = as_dict(parse)
+    assert len(record["confidence"]) == len(record["spans"])
+    assert tuple(record["spans"][0]) == (0, len(parse.tokens)) and record["confidence"][0] == 1.0
+    assert all(round(3 * c) in (1, 2, 3) and abs(3 * c - round(3 * c)) < 1e-3 for c in record["confidence"])  # thirds
+    assert len(record["distances"]) == 3  # one row per member: the layer it parses with
+
+
+def test_cli_parses_and_evaluates_an_ensemble(tiny_ensemble_dir):
+    parsed = CliRunner().invoke(main, ["--model", str(tiny_ensemble_dir), "--format", "pretty", "the cat sat"])
+    assert parsed.exit_code == 0 and "mean distances of 3 members" in parsed.stdout
+    result = CliRunner().invoke(main, ["eval", "--gold", str(FIXTURES / "one_per_line.txt"), "--model", str(tiny_ensemble_dir), "--json"])
+    assert result.exit_code == 0, result.output
+    figures = json.loads(result.output)
+    assert set(figures["members"]) == {"1", "2", "3"} and figures["chosen"] == "ensemble"
+    assert figures["sentence_f1"] == figures["ensemble"]["sentence_f1"]
+    assert "untrained_layer_2" in figures["baselines"]
+    table = CliRunner().invoke(main, ["eval", "--gold", str(FIXTURES / "one_per_line.txt"), "--model", str(tiny_ensemble_dir)])
+    assert "member 3 (layer 2)" in table.stdout and "ensemble (tree averaging) (chosen)" in table.stdout
+
+
+def test_an_ensemble_without_members_is_refused(tmp_path):
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "config.json").write_text('{"ensemble": {"members": []}}')
+    result = CliRunner().invoke(main, ["--model", str(tmp_path / "bad"), "the cat"])
+    assert result.exit_code == 2 and "lists no members" in result.stderr
