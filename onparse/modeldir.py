@@ -24,7 +24,8 @@ from onparse.config import ModelConfig
 from onparse.model import LanguageModel
 from onparse.vocabulary import Vocabulary
 
-DEFAULT_MODEL = Path(__file__).resolve().parent.parent / "models" / "onlstm-wsj"
+MODELS = Path(__file__).resolve().parent.parent / "models"  # the shipped models, each findable by its name
+DEFAULT_MODEL = MODELS / "onlstm-wsj"
 FILES = ("config.json", "vocab.txt", "weights.pt")
 
 
@@ -87,9 +88,19 @@ def save_ensemble(path: Path, members: list[Path], right_branching_voter: bool =
         (path / "card.json").write_text(json.dumps(card, indent=2) + "\n")
 
 
+def locate(model: Path | str | None = None) -> Path:
+    """A model's directory: a path, the name of a shipped model (a folder of models/), or the default."""
+    if model is None:
+        return DEFAULT_MODEL
+    path = Path(model)
+    if not path.exists() and len(path.parts) == 1 and (MODELS / path).is_dir():
+        return MODELS / path
+    return path
+
+
 def read_ensemble(path: Path | str | None = None) -> EnsembleDir | None:
     """The ensemble a directory describes, or None for a single model's directory."""
-    path = Path(path) if path is not None else DEFAULT_MODEL
+    path = locate(path)
     try:
         config = json.loads((path / "config.json").read_text())
     except (OSError, ValueError):
@@ -106,8 +117,8 @@ def read_ensemble(path: Path | str | None = None) -> EnsembleDir | None:
 
 
 def load(path: Path | str | None = None) -> ModelBundle:
-    """Load a model directory (the shipped one by default) for inference in float32."""
-    path = Path(path) if path is not None else DEFAULT_MODEL
+    """Load a model directory (a path or a shipped model's name; the default model by default) in float32."""
+    path = locate(path)
     if not path.is_dir():
         raise ModelDirError(f"{path}: no such model directory")
     missing = [name for name in FILES if not (path / name).is_file()]
