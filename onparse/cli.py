@@ -43,6 +43,19 @@ FORMAT_NAMES = ("bracket", "mrg", "json", "pretty")
 Positive = click.IntRange(min=1)
 
 
+class LayerType(click.ParamType):
+    """A layer number from 1, or "mean" (the distances averaged over layers); the model checks the range."""
+
+    name = "LAYER|mean"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, int) or value == "mean":
+            return value
+        if isinstance(value, str) and value.isdigit() and int(value) >= 1:
+            return int(value)
+        self.fail(f"{value!r} is neither a layer number (1, 2, ...) nor 'mean'", param, ctx)
+
+
 def import_nltk_quickly() -> None:
     """Import nltk without the scipy.stats it loads for collocation statistics onparse never uses.
 
@@ -96,7 +109,7 @@ def model_options(command):
     """Options shared by the commands that run the model; defaults are onparse.config.ParseConfig's."""
     for option in reversed([
         click.option("--model", "model", metavar="PATH", help="Model or ensemble directory, or a shipped model's name (default: models/onlstm-wsj)."),
-        click.option("--layer", type=Positive, help="Layer whose distances build the tree (default: the model's own)."),
+        click.option("--layer", type=LayerType(), help="Layer whose distances build the tree, or 'mean' of all layers (default: the model's own)."),
         click.option("--device", default=ParseConfig.device, show_default=True, help="torch device, e.g. cuda."),
         click.option("--dtype", type=click.Choice(list(COMPUTE_DTYPES)), default=ParseConfig.dtype, show_default=True,
                      help="Matmul precision."),
@@ -249,7 +262,7 @@ def _evaluate_model(model: str | None, layer: int | None, settings: dict, senten
 def _model_rows(result: dict) -> list[tuple[str, dict]]:
     """Table rows for a model's figures: its layers, or an ensemble's members and votes."""
     if "layers" in result:
-        return [("ON-LSTM mean of layers" if k == "mean" else f"ON-LSTM layer {k}" + (" (chosen)" if k == str(result["layer"]) else ""),
+        return [(("ON-LSTM mean of layers" if k == "mean" else f"ON-LSTM layer {k}") + (" (chosen)" if k == str(result["layer"]) else ""),
                  figures) for k, figures in result["layers"].items()]
     rows = [(f"member {k} (layer {layer})", figures)
             for (k, figures), layer in zip(result["members"].items(), result["member_layers"])]

@@ -32,7 +32,7 @@ def layer_spans(distances: np.ndarray) -> dict[str, set[Span]]:
 
 def ensemble_spans(parser: Parser, distances: np.ndarray) -> dict[str, set[Span]]:
     """Each member's tree ("1", "2", ...), the ensemble's, and the ensemble's with a right-branching voter."""
-    found = {str(m + 1): spans(build_tree(distances[row])) for m, row in enumerate(parser.tree_rows)}
+    found = {str(m + 1): spans(build_tree(row)) for m, row in enumerate(parser.tree_distances(distances))}
     voters = list(found.values())
     n = distances.shape[1]
     found["ensemble"] = spans(average(voters, n)[0])

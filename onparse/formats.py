@@ -12,6 +12,7 @@ import json
 
 from nltk import Tree
 
+from onparse.modeldir import MEAN
 from onparse.parse import Parse
 from onparse.tokenize import punct_tag
 from onparse.trees import Span, map_leaves, spans
@@ -82,7 +83,7 @@ def as_dict(parse: Parse, punct: bool = True) -> dict:
     each span, the share of voters whose trees hold it.
     """
     found = constituent_spans(parse, punct)
-    rows = parse.distances[parse.tree_rows] if parse.votes is not None else parse.distances
+    rows = parse.tree_distances if parse.votes is not None else parse.distances
     record = {
         "tokens": parse.tokens,
         "model_input": parse.model_input,
@@ -110,7 +111,7 @@ def pretty(parse: Parse, punct: bool = True) -> str:
     from rich.console import Console  # only this format draws; the others start faster without rich
     from rich.tree import Tree as RichTree
 
-    distance = {pos: float(d) for pos, d in zip(parse.word_positions, parse.shown_distances)}
+    distance = {pos: float(d) for pos, d in zip(parse.word_positions, parse.tree_distances.mean(axis=0))}
     low, high = min(distance.values(), default=0.0), max(distance.values(), default=1.0)
     tree = printed_tree(parse, punct)
 
@@ -128,7 +129,10 @@ def pretty(parse: Parse, punct: bool = True) -> str:
             else:
                 branch.add(f"[dim]{token}[/dim]", highlight=False)
 
-    source = f"layer {parse.layer} distances" if parse.layer else f"mean distances of {len(parse.tree_rows)} members"
+    if parse.layer is None:
+        source = f"mean distances of {len(parse.tree_distances)} members"
+    else:
+        source = "mean of the layers' distances" if parse.layer == MEAN else f"layer {parse.layer} distances"
     root = RichTree(f"[bold]X[/bold]  [dim]({source})[/dim]")
     for child in tree:
         add(root, child)

@@ -27,6 +27,8 @@ from onparse.vocabulary import Vocabulary
 MODELS = Path(__file__).resolve().parent.parent / "models"  # the shipped models, each findable by its name
 DEFAULT_MODEL = MODELS / "onlstm-wsj"
 FILES = ("config.json", "vocab.txt", "weights.pt")
+MEAN = "mean"  # the layer name for distances averaged over all layers
+Layer = int | str  # 1-based layer number, or MEAN
 
 
 class ModelDirError(RuntimeError):
@@ -39,12 +41,12 @@ class ModelBundle:
 
     model: LanguageModel
     vocab: Vocabulary
-    default_layer: int  # 1-based, as users count layers
+    default_layer: Layer  # 1-based, as users count layers, or MEAN
     path: Path | None  # None for a model not read from disk (one being trained)
     card: dict = field(default_factory=dict)
 
 
-def save(path: Path, model: LanguageModel, vocab: Vocabulary, default_layer: int, card: dict | None = None) -> None:
+def save(path: Path, model: LanguageModel, vocab: Vocabulary, default_layer: Layer, card: dict | None = None) -> None:
     """Write a model directory; weights in bf16 keep the paper-size model near 50 MB."""
     path.mkdir(parents=True, exist_ok=True)
     _write_config(path, model.config, default_layer)
@@ -55,14 +57,14 @@ def save(path: Path, model: LanguageModel, vocab: Vocabulary, default_layer: int
         (path / "card.json").write_text(json.dumps(card, indent=2) + "\n")
 
 
-def _write_config(path: Path, config: ModelConfig, default_layer: int) -> None:
-    if not 1 <= default_layer <= config.n_layers:
+def _write_config(path: Path, config: ModelConfig, default_layer: Layer) -> None:
+    if default_layer != MEAN and not 1 <= default_layer <= config.n_layers:
         raise ValueError(f"default layer {default_layer} does not exist in a model of {config.n_layers} layers")
     text = json.dumps({"model": asdict(config), "default_layer": default_layer}, indent=2) + "\n"
     (path / "config.json").write_text(text)
 
 
-def set_default_layer(path: Path, layer: int) -> None:
+def set_default_layer(path: Path, layer: Layer) -> None:
     """Make ``layer`` the one a model directory parses with unless told otherwise."""
     bundle = load(path)
     _write_config(path, bundle.model.config, layer)
@@ -138,4 +140,5 @@ def load(path: Path | str | None = None) -> ModelBundle:
     if len(vocab) != model_config.vocab_size:
         raise ModelDirError(f"{path}: vocab.txt has {len(vocab)} words, config says {model_config.vocab_size}")
     model.eval()
-    return ModelBundle(model, vocab, int(config.get("default_layer", model_config.n_layers - 1)), path, card)
+    layer = config.get("default_layer", model_config.n_layers - 1)
+    return ModelBundle(model, vocab, layer if layer == MEAN else int(layer), path, card)

@@ -12,7 +12,7 @@ import copy
 import itertools
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,7 @@ from onparse.batching import in_input_order, sorted_batches
 from onparse.config import ParseConfig
 from onparse.kernels import release_freed_memory
 from onparse.model import compute_dtype
-from onparse.modeldir import ModelBundle
+from onparse.modeldir import MEAN, Layer, ModelBundle
 from onparse.tokenize import is_punct, normalize, tokenize
 from onparse.trees import attach_punctuation, build_tree, right_branching, spans
 from onparse.vocabulary import UNK
@@ -51,27 +51,22 @@ class Parse:
     word_positions: list[int]  # tokens the model read (punctuation left out)
     model_input: list[str]  # normalized words, unknown ones as <unk>
     distances: np.ndarray  # rows x words: every layer of every member (Parser.rows says which)
-    layer: int | None  # 1-based layer that built the tree; None for an ensemble
+    layer: Layer | None  # the layer that built the tree; None for an ensemble
     words_tree: Tree  # the builder's binary tree; leaves are word indices
     tree: Tree  # the same with punctuation attached; leaves are token positions
-    tree_rows: list[int] = field(default_factory=list)  # rows of ``distances`` whose trees made ``words_tree``
+    tree_distances: np.ndarray  # members x words: the distances each member built its tree from
     votes: np.ndarray | None = None  # ensembles: share of voters holding each word span [start, end]
-
-    @property
-    def shown_distances(self) -> np.ndarray:
-        """One distance per word for display: the tree's row, or the mean of the members' rows."""
-        rows = self.tree_rows or [self.layer - 1]
-        return self.distances[rows].mean(axis=0)
 
 
 class Member:
     """One model of a parser, in the parser's device and matmul dtype, with the layer it parses with."""
 
-    def __init__(self, bundle: ModelBundle, layer: int | None, device: torch.device, dtype: torch.dtype):
+    def __init__(self, bundle: ModelBundle, layer: Layer | None, device: torch.device, dtype: torch.dtype):
         n_layers = bundle.model.config.n_layers
         self.layer = bundle.default_layer if layer is None else layer
-        if not 1 <= self.layer <= n_layers:
-            raise InputError(f"layer {self.layer} does not exist: {bundle.path or 'this model'} has layers 1 to {n_layers}")
+        if self.layer != MEAN and not (isinstance(self.layer, int) and 1 <= self.layer <= n_layers):
+            raise InputError(f"layer {self.layer} does not exist: {bundle.path or 'this model'} has layers 1 to {n_layers}"
+                             f" (or {MEAN!r}, their mean)")
         self.bundle = bundle
         model = bundle.model
         if dtype != torch.float32:  # weights stored once in the matmul dtype, not cast on every batch
@@ -82,6 +77,10 @@ class Member:
     @property
     def n_layers(self) -> int:
         return self.model.config.n_layers
+
+    def tree_distances(self, distances: np.ndarray) -> np.ndarray:
+        """The row of this member's distances (layers x words) that builds its tree: its layer, or their mean."""
+        return distances.mean(axis=0) if self.layer == MEAN else distances[self.layer - 1]
 
     def model_input(self, words: Sequence[str]) -> list[str]:
         vocab = self.bundle.vocab
@@ -111,7 +110,7 @@ class Parser:
     ``right_branching_voter``); see ``onparse.voting``.
     """
 
-    def __init__(self, bundles: ModelBundle | Sequence[ModelBundle], layer: int | None = None, *,
+    def __init__(self, bundles: ModelBundle | Sequence[ModelBundle], layer: Layer | None = None, *,
                  right_branching_voter: bool = False, path: Path | None = None, **settings: Any):
         self.settings = ParseConfig(**settings)
         if self.settings.batch_size < 1 or self.settings.max_words < 1:
@@ -126,10 +125,9 @@ class Parser:
         self.path = path if path is not None else bundles[0].path
         # rows of a sentence's distances: (member, layer) for every layer of every member, 1-based
         self.rows = [(m + 1, k + 1) for m, member in enumerate(self.members) for k in range(member.n_layers)]
-        self.tree_rows = [self.rows.index((m + 1, member.layer)) for m, member in enumerate(self.members)]
 
     @classmethod
-    def load(cls, model: str | Path | None = None, layer: int | None = None, **settings: Any) -> "Parser":
+    def load(cls, model: str | Path | None = None, layer: Layer | None = None, **settings: Any) -> "Parser":
         """A parser for the model or ensemble directory at ``model`` (the shipped one by default)."""
         ensemble = modeldir.read_ensemble(model)
         if ensemble is None:
@@ -142,7 +140,7 @@ class Parser:
         return len(self.members) > 1
 
     @property
-    def layer(self) -> int | None:
+    def layer(self) -> Layer | None:
         """The layer that builds the tree; None for an ensemble (each member has its own)."""
         return None if self.is_ensemble else self.members[0].layer
 
@@ -185,12 +183,20 @@ class Parser:
         release_freed_memory()
         return [(position, np.concatenate([found[i] for found in per_member])) for i, (position, _) in enumerate(batch)]
 
-    def build(self, distances: np.ndarray) -> tuple[Tree, np.ndarray | None]:
-        """The words tree from a sentence's distances, and for an ensemble each word span's share of votes."""
+    def tree_distances(self, distances: np.ndarray) -> np.ndarray:
+        """Members x words: the distances each member builds its tree from (its layer, or the mean of its layers)."""
+        rows, start = [], 0
+        for member in self.members:
+            rows.append(member.tree_distances(distances[start : start + member.n_layers]))
+            start += member.n_layers
+        return np.stack(rows)
+
+    def build(self, tree_distances: np.ndarray) -> tuple[Tree, np.ndarray | None]:
+        """The words tree from the members' tree distances, and for an ensemble each word span's share of votes."""
         if not self.is_ensemble:
-            return build_tree(distances[self.tree_rows[0]]), None
-        n = distances.shape[1]
-        voters = [spans(build_tree(distances[row])) for row in self.tree_rows]
+            return build_tree(tree_distances[0]), None
+        n = tree_distances.shape[1]
+        voters = [spans(build_tree(row)) for row in tree_distances]
         if self.right_branching_voter:
             voters.append(spans(right_branching(n)))
         return average(voters, n)
@@ -232,10 +238,11 @@ class Parser:
             yield None if sentence is None else self._parse(*sentence, distances)
 
     def _parse(self, tokens: list[str], positions: list[int], distances: np.ndarray) -> Parse:
-        words_tree, votes = self.build(distances)
+        tree_distances = self.tree_distances(distances)
+        words_tree, votes = self.build(tree_distances)
         words = [tokens[i] for i in positions]
         return Parse(tokens, positions, self.model_input(words), distances, self.layer, words_tree,
-                     attach_punctuation(words_tree, positions, len(tokens)), self.tree_rows, votes)
+                     attach_punctuation(words_tree, positions, len(tokens)), tree_distances, votes)
 
     def parse_tokens(self, token_lists: Sequence[Sequence[str]]) -> list[Parse]:
         """Parse tokenized sentences; each must hold at least one token."""

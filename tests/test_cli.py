@@ -167,3 +167,11 @@ def test_train_writes_a_loadable_model_and_resumes(tmp_path):
     assert "trained 2 epochs" in resumed.stdout
     settings = json.loads((tmp_path / "run" / "config.json").read_text())
     assert settings["epochs"] == 2 and settings["device"] == "cpu" and settings["model"]["hidden_size"] == 12
+
+
+def test_layer_mean_and_bad_layer_names(run):
+    assert run("--layer", "mean", "the cat sat").exit_code == 0
+    pretty = run("--layer", "mean", "--format", "pretty", "the cat sat").stdout
+    assert "mean of the layers' distances" in pretty
+    bad = run("--layer", "top", "the cat")
+    assert bad.exit_code == 2 and "neither a layer number" in bad.stderr

@@ -21,7 +21,7 @@ DISTANCES = np.array([[0.2, 0.1, 0.3, 0.4], [0.1, 0.5, 0.9, 0.3], [0.0, 0.0, 0.0
 def parse() -> Parse:
     words_tree = build_tree(DISTANCES[1])
     return Parse(TOKENS, POSITIONS, ["the", "cat", "sat", "<unk>"], DISTANCES, 2, words_tree,
-                 attach_punctuation(words_tree, POSITIONS, len(TOKENS)))
+                 attach_punctuation(words_tree, POSITIONS, len(TOKENS)), DISTANCES[1:2])
 
 
 def test_bracket(parse):
@@ -69,7 +69,8 @@ def test_pretty_draws_the_tree_with_distance_bars(parse):
 
 def test_a_sentence_of_punctuation_alone():
     empty = build_tree([])
-    parse = Parse(["!", "?"], [], [], np.zeros((3, 0), dtype=np.float32), 1, empty, attach_punctuation(empty, [], 2))
+    nothing = np.zeros((3, 0), dtype=np.float32)
+    parse = Parse(["!", "?"], [], [], nothing, 1, empty, attach_punctuation(empty, [], 2), nothing[:1])
     assert FORMATS["bracket"](parse, True) == "(X ! ?)"
     assert FORMATS["bracket"](parse, False) == "(X )"
     assert FORMATS["mrg"](parse, True) == "(X (. !) (. ?))"

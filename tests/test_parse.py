@@ -61,3 +61,11 @@ def test_limits(tiny_model_dir):
         parser.parse(["the cat sat on the mat"])
     with pytest.raises(InputError, match="empty"):
         parser.parse([""])
+
+
+def test_the_mean_of_the_layers_can_build_the_tree(tiny_model_dir):
+    parse = Parser.load(tiny_model_dir, layer="mean").parse(["the cat sat on the mat"])[0]
+    assert parse.layer == "mean"
+    assert parse.words_tree == build_tree(parse.distances.mean(axis=0))
+    with pytest.raises(InputError, match="or 'mean'"):
+        Parser.load(tiny_model_dir, layer="median")
