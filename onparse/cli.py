@@ -6,7 +6,10 @@ and ``--version`` answer at once.
 
 from __future__ import annotations
 
+import os
+import shutil
 import sys
+from contextlib import nullcontext
 from pathlib import Path
 from typing import NoReturn
 
@@ -145,12 +148,16 @@ def parse(sentences, input_path, output_path, fmt, no_punct, model, layer, **set
       onparse --input sentences.txt --output trees.mrg --format mrg --layer 3
     """
     import_nltk_quickly()
+    from onparse.atomic import replacing_file, same_file
     from onparse.formats import FORMATS
     from onparse.tokenize import tokenize
 
     from_arguments = bool(sentences) and sentences != ("-",)
     if from_arguments and input_path:
         fail("give sentences as arguments or with --input, not both")
+    to_file = output_path not in (None, "-")
+    if to_file and input_path not in (None, "-") and same_file(input_path, output_path):
+        fail(f"--output {output_path} is the input file: writing it would destroy the input")
     try:
         if from_arguments:
             lines, where = [s.encode("utf-8", "surrogateescape") for s in sentences], "argument "
@@ -158,7 +165,8 @@ def parse(sentences, input_path, output_path, fmt, no_punct, model, layer, **set
             lines, where = click.get_binary_stream("stdin"), "line "
         else:
             lines, where = open(input_path, "rb"), f"{input_path}:"
-        out = click.open_file(output_path or "-", "w", encoding="utf-8", lazy=False)
+        if to_file and not Path(output_path).parent.is_dir():
+            raise FileNotFoundError(2, "no such folder", str(Path(output_path).parent))
     except OSError as err:
         fail(f"{err.filename}: {err.strerror}")
     parser = load_parser(model, layer, **settings)
@@ -183,15 +191,21 @@ def parse(sentences, input_path, output_path, fmt, no_punct, model, layer, **set
                 tokens = None
             yield tokens if tokens or from_arguments else None  # an empty line passes through as an empty line
 
+    output = replacing_file(Path(output_path)) if to_file else nullcontext(click.get_text_stream("stdout"))
     try:
-        with out:
+        with output as out:
             for parsed in parser.parse_stream(token_lists(), window=1 if interactive else None, invalid=report):
                 out.write((render(parsed, not no_punct) if parsed else "") + separator)
                 if interactive:
                     out.flush()
+            out.flush()
     except BrokenPipeError:  # the reader left (`| head`): stop quietly
         sys.stderr.close()
         sys.exit(0)
+    except OSError as err:  # a full disk, a device that refuses: the target keeps what it held before
+        if not to_file:
+            sys.stdout = open(os.devnull, "w")  # nothing more can be written there, not even at exit
+        fail(f"cannot write {output_path or 'standard output'}: {err.strerror or err}", 1)
     if not seen:
         fail("no input: give a sentence, --input FILE, or lines on stdin", 1)
     if errors:
@@ -302,6 +316,7 @@ def _print_scores(result: dict, pred: str | None) -> None:
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="Run folder: config, history, checkpoint, a model per evaluation, model/ (best by dev perplexity).")
 @click.option("--resume", is_flag=True, help="Continue the run in --out from its checkpoint, with its own settings.")
+@click.option("--overwrite", is_flag=True, help="Start afresh in an --out that already holds a run, deleting it.")
 @click.option("--epochs", type=Positive, help=f"Epochs in the schedule  [default: {TrainConfig.epochs}; with --resume, the run's own].")
 @click.option("--evals-per-epoch", type=Positive, default=TrainConfig.evals_per_epoch, show_default=True,
               help="Dev evaluations (perplexity, F1, a saved model) per epoch, evenly spread.")
@@ -317,8 +332,8 @@ def _print_scores(result: dict, pred: str | None) -> None:
 @click.option("--seed", type=int, default=TrainConfig.seed, show_default=True)
 @click.option("--dtype", type=click.Choice(list(COMPUTE_DTYPES)), default=TrainConfig.dtype, show_default=True)
 @click.option("--device", default=TrainConfig.device, show_default=True, help="torch device, e.g. cuda.")
-def train(train_paths, dev, dev_gold, out_dir, resume, epochs, max_minutes, embedding_size, hidden_size, n_layers,
-          chunk_size, vocab_size, **settings) -> None:
+def train(train_paths, dev, dev_gold, out_dir, resume, overwrite, epochs, max_minutes, embedding_size, hidden_size,
+          n_layers, chunk_size, vocab_size, **settings) -> None:
     """Train an ON-LSTM language model and write a model directory.
 
     \b
@@ -340,6 +355,10 @@ def train(train_paths, dev, dev_gold, out_dir, resume, epochs, max_minutes, embe
     else:
         if not train_paths:
             fail("give the training corpus with --train")
+        if out_dir.is_dir() and any(out_dir.iterdir()):
+            if not overwrite:
+                fail(f"{out_dir} already holds a run: continue it with --resume, or start afresh with --overwrite")
+            shutil.rmtree(out_dir)
         model = ModelConfig(vocab_size=vocab_size, embedding_size=embedding_size, hidden_size=hidden_size,
                             n_layers=n_layers, chunk_size=chunk_size)
         config = TrainConfig(train=list(train_paths), dev=dev, dev_gold=dev_gold, model=model,
@@ -352,6 +371,8 @@ def train(train_paths, dev, dev_gold, out_dir, resume, epochs, max_minutes, embe
 
             evaluate = dev_f1(config.dev_gold)
         run = training.train(config, out_dir, resume=resume, max_minutes=max_minutes, evaluate=evaluate)
+    except training.Interrupted as stop:
+        fail(f"interrupted by {stop}; continue with: onparse train --out {out_dir} --resume", 130)
     except (TreebankError, ValueError, OSError) as err:
         fail(str(err), 1)
     click.echo(f"trained {run.epoch} epochs, {run.tokens_seen:,} tokens, {run.train_seconds / 60:.1f} min; "

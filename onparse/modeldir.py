@@ -20,6 +20,7 @@ from pathlib import Path
 
 import torch
 
+from onparse.atomic import replacing_folder
 from onparse.config import ModelConfig
 from onparse.model import LanguageModel
 from onparse.vocabulary import Vocabulary
@@ -47,14 +48,14 @@ class ModelBundle:
 
 
 def save(path: Path, model: LanguageModel, vocab: Vocabulary, default_layer: Layer, card: dict | None = None) -> None:
-    """Write a model directory; weights in bf16 keep the paper-size model near 50 MB."""
-    path.mkdir(parents=True, exist_ok=True)
-    _write_config(path, model.config, default_layer)
-    vocab.save(path / "vocab.txt")
-    state = {k: v.detach().to(torch.bfloat16) for k, v in model.state_dict().items()}
-    torch.save(state, path / "weights.pt")
-    if card is not None:
-        (path / "card.json").write_text(json.dumps(card, indent=2) + "\n")
+    """Write a model directory, replacing any at ``path`` only once complete; bf16 weights keep the paper-size model near 50 MB."""
+    with replacing_folder(path) as folder:
+        _write_config(folder, model.config, default_layer)
+        vocab.save(folder / "vocab.txt")
+        state = {k: v.detach().to(torch.bfloat16) for k, v in model.state_dict().items()}
+        torch.save(state, folder / "weights.pt")
+        if card is not None:
+            (folder / "card.json").write_text(json.dumps(card, indent=2) + "\n")
 
 
 def _write_config(path: Path, config: ModelConfig, default_layer: Layer) -> None:

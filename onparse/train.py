@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import json
 import math
+import signal
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
@@ -243,6 +246,37 @@ class Trainer:
         return Evaluation(record, best, epoch_end)
 
 
+class Interrupted(Exception):
+    """Training stopped on a signal (Ctrl-C, SIGTERM) after writing a checkpoint."""
+
+
+@contextmanager
+def deferred_signals() -> Iterator[list[str]]:
+    """Turn SIGINT and SIGTERM into a request (the yielded list gets the signal's name) instead of an exception.
+
+    The loop looks at the request between updates, so a checkpoint is never
+    written from a half-done step. A second signal acts at once as usual.
+    """
+    received: list[str] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield received
+        return
+    previous = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
+
+    def request(number, frame) -> None:
+        received.append(signal.Signals(number).name)
+        for other, handler in previous.items():
+            signal.signal(other, handler)
+
+    for number in previous:
+        signal.signal(number, request)
+    try:
+        yield received
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
 def read_checkpoint(out_dir: Path) -> dict:
     return torch.load(out_dir / "checkpoint.pt", map_location="cpu", weights_only=True)
 
@@ -262,6 +296,9 @@ def train(
     console: Console | None = None,
 ) -> RunState:
     """Train (or resume) a model into ``out_dir``; ``out_dir/model`` is the best by dev perplexity.
+
+    On SIGINT or SIGTERM the run writes a checkpoint after the update in
+    flight and raises ``Interrupted``; resuming continues exactly from there.
 
     ``out_dir`` gets ``config.json`` (the run's settings), ``history.jsonl``
     (one line per evaluation), a model directory per evaluation
@@ -288,7 +325,7 @@ def train(
     last_checkpoint = time.monotonic()
     columns = (TextColumn("epoch {task.fields[epoch]}"), BarColumn(), MofNCompleteColumn(),
                TextColumn("{task.fields[speed]} tok/s  loss {task.fields[loss]}"), TimeElapsedColumn(), TimeRemainingColumn())
-    with Progress(*columns, console=console) as progress:
+    with deferred_signals() as received, Progress(*columns, console=console) as progress:
         task = progress.add_task("train", total=trainer.batches_per_epoch, completed=run.batch, epoch=run.epoch + 1,
                                  speed="-", loss="-")
         for event in trainer.steps():
@@ -298,6 +335,9 @@ def train(
                 if not console.is_terminal and run.update % 50 == 0:  # logs get a line where a terminal gets the bar
                     console.print(f"epoch {run.epoch + 1} batch {run.batch}/{trainer.batches_per_epoch} loss {event.loss:.3f} "
                                   f"{run.tokens_seen / run.train_seconds:,.0f} tok/s")
+                if received:
+                    save_checkpoint()
+                    raise Interrupted(f"{received[0]}: checkpoint saved at epoch {run.epoch + 1}, batch {run.batch}")
                 if deadline and time.monotonic() > deadline:
                     save_checkpoint()
                     console.print(f"time limit reached: checkpoint saved at epoch {run.epoch + 1}, batch {run.batch}; "

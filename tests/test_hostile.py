@@ -1,0 +1,102 @@
+"""Input chosen to break the tool: every case ends in a one-line message and a non-zero exit, and loses nothing."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from click.testing import CliRunner
+
+from onparse.cli import main
+
+CORPUS = "The cat sat on the mat.\nA dog sat on the cat.\nThe mat sat on a dog!\n"
+TINY = ["--embedding-size", "8", "--hidden-size", "12", "--chunk-size", "4", "--batch-size", "4", "--bptt", "8"]
+
+
+def no_traceback(result) -> None:
+    assert "Traceback" not in (result.stdout or "") + (result.stderr or "")
+
+
+def test_output_that_is_the_input_is_refused_before_anything_is_written(tiny_model_dir, tmp_path):
+    source = tmp_path / "in.txt"
+    source.write_text("the cat sat\n")
+    (tmp_path / "link.txt").symlink_to(source)
+    for target in (source, tmp_path / "link.txt", tmp_path / "." / "in.txt"):
+        result = CliRunner().invoke(main, ["--model", str(tiny_model_dir), "-i", str(source), "-o", str(target)])
+        assert result.exit_code == 2 and "is the input file" in result.stderr
+        no_traceback(result)
+    assert source.read_text() == "the cat sat\n"
+
+
+def test_an_unwritable_output_is_a_message_and_the_old_file_survives(tiny_model_dir, tmp_path):
+    result = CliRunner().invoke(main, ["--model", str(tiny_model_dir), "-o", "/dev/full", "the cat"])
+    assert result.exit_code == 1 and "cannot write /dev/full" in result.stderr
+    no_traceback(result)
+    missing = CliRunner().invoke(main, ["--model", str(tiny_model_dir), "-o", str(tmp_path / "no" / "out.txt"), "the cat"])
+    assert missing.exit_code == 2 and "no such folder" in missing.stderr
+
+
+def test_an_interrupted_parse_leaves_the_previous_output_in_place(tiny_model_dir, tmp_path, monkeypatch):
+    target = tmp_path / "trees.txt"
+    target.write_text("the good old trees\n")
+    import onparse.formats
+
+    def explode(parse, punct=True):
+        raise KeyboardInterrupt
+
+    monkeypatch.setitem(onparse.formats.FORMATS, "bracket", explode)
+    CliRunner().invoke(main, ["--model", str(tiny_model_dir), "-o", str(target), "the cat"])
+    assert target.read_text() == "the good old trees\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["trees.txt"]  # no temporary file left behind
+
+
+def test_training_into_an_existing_run_needs_resume_or_overwrite(tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text(CORPUS * 10)
+    args = ["train", "--train", str(corpus), "--out", str(tmp_path / "run"), "--epochs", "1", *TINY]
+    assert CliRunner().invoke(main, args).exit_code == 0
+    history = (tmp_path / "run" / "history.jsonl").read_text()
+    again = CliRunner().invoke(main, args)
+    assert again.exit_code == 2 and "--resume" in again.stderr and "--overwrite" in again.stderr
+    assert (tmp_path / "run" / "history.jsonl").read_text() == history
+    fresh = CliRunner().invoke(main, [*args, "--overwrite"])
+    assert fresh.exit_code == 0 and (tmp_path / "run" / "history.jsonl").read_text().count("\n") == 1
+
+
+@pytest.mark.parametrize("number", [signal.SIGINT, signal.SIGTERM])
+def test_an_interrupted_training_run_leaves_a_checkpoint_to_resume(tmp_path, number):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text(CORPUS * 400)
+    out = tmp_path / "run"
+    command = [sys.executable, "-m", "onparse", "train", "--train", str(corpus), "--out", str(out), "--epochs", "50", *TINY]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not (out / "epoch-00.00").is_dir() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    time.sleep(1.0)
+    process.send_signal(number)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    assert "checkpoint saved" in stderr and "--resume" in stderr and "Traceback" not in stderr
+    assert (out / "checkpoint.pt").is_file()
+    resumed = CliRunner().invoke(main, ["train", "--out", str(out), "--resume", "--epochs", "1", "--max-minutes", "0.05"])
+    assert resumed.exit_code == 0, resumed.output
+    assert "resumed from" in resumed.stderr
+
+
+def test_numeric_options_are_range_checked(tiny_model_dir, tmp_path):
+    for option, value in [("--batch-size", "0"), ("--batch-size", "-5"), ("--max-words", "0"), ("--layer", "0")]:
+        result = CliRunner().invoke(main, ["--model", str(tiny_model_dir), option, value, "the cat"])
+        assert result.exit_code == 2 and option in result.stderr, (option, value)
+        no_traceback(result)
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text(CORPUS)
+    for option in ("--batch-size", "--bptt", "--chunk-size", "--layers", "--epochs", "--hidden-size"):
+        result = CliRunner().invoke(main, ["train", "--train", str(corpus), "--out", str(tmp_path / "r"), option, "0"])
+        assert result.exit_code == 2 and option in result.stderr, option
+    small = CliRunner().invoke(main, ["train", "--train", str(corpus), "--out", str(tmp_path / "r"), *TINY[:6],
+                                      "--batch-size", "500"])
+    assert small.exit_code == 1 and "too small" in small.stderr
+    no_traceback(small)
