@@ -32,6 +32,9 @@ class ModelConfig:
         for name in ("vocab_size", "embedding_size", "hidden_size", "n_layers", "chunk_size"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, not {getattr(self, name)}")
+        for name in ("hidden_size", "embedding_size"):
+            if getattr(self, name) % self.chunk_size:
+                raise ValueError(f"{name} {getattr(self, name)} is not a multiple of chunk size {self.chunk_size}")
         for name in ("dropout", "dropouth", "dropouti", "dropoute", "wdrop"):
             if not 0.0 <= getattr(self, name) < 1.0:
                 raise ValueError(f"{name} must be in [0, 1), not {getattr(self, name)}")

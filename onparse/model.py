@@ -47,6 +47,28 @@ def locked_dropout(x: Tensor, p: float, training: bool) -> Tensor:
     return x * mask
 
 
+def gate_width(hidden_size: int, chunk_size: int) -> int:
+    """Pre-activations per step: two master gates of one entry per chunk, then o, f, i and the cell input."""
+    return 2 * (hidden_size // chunk_size) + 4 * hidden_size
+
+
+def layer_sizes(config: ModelConfig) -> list[int]:
+    """Input size of each layer, then the last layer's output: the top layer returns to the (tied) embedding size."""
+    return [config.embedding_size] + [config.hidden_size] * (config.n_layers - 1) + [config.embedding_size]
+
+
+def parameter_shapes(config: ModelConfig) -> dict[str, tuple[int, ...]]:
+    """The shape of every weight a model of this config holds, found without building it."""
+    shapes = {"embedding.weight": (config.vocab_size, config.embedding_size), "decoder_bias": (config.vocab_size,)}
+    sizes = layer_sizes(config)
+    for k in range(config.n_layers):
+        gates = gate_width(sizes[k + 1], config.chunk_size)
+        shapes[f"layers.{k}.input_proj.weight"] = (gates, sizes[k])
+        shapes[f"layers.{k}.input_proj.bias"] = (gates,)
+        shapes[f"layers.{k}.recurrent_proj.weight"] = (gates, sizes[k + 1])
+    return shapes
+
+
 class _SegmentWeight(torch.autograd.Function):
     """Hands the recurrent weight to the time loop, deferring its gradient to one matmul.
 
@@ -99,7 +121,7 @@ class ONLSTMLayer(nn.Module):
         self.hidden_size = hidden_size
         self.chunk_size = chunk_size
         self.n_chunks = hidden_size // chunk_size
-        gate_size = 2 * self.n_chunks + 4 * hidden_size
+        gate_size = gate_width(hidden_size, chunk_size)
         self.input_proj = nn.Linear(input_size, gate_size)
         self.recurrent_proj = nn.Linear(hidden_size, gate_size, bias=False)
         self.wdrop = wdrop
@@ -178,7 +200,7 @@ class LanguageModel(nn.Module):
         config.check()
         self.config = config
         self.embedding = nn.Embedding(config.vocab_size, config.embedding_size)
-        sizes = [config.embedding_size] + [config.hidden_size] * (config.n_layers - 1) + [config.embedding_size]
+        sizes = layer_sizes(config)
         self.layers = nn.ModuleList(
             ONLSTMLayer(sizes[k], sizes[k + 1], config.chunk_size, config.wdrop) for k in range(config.n_layers)
         )

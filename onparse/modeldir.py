@@ -22,7 +22,7 @@ import torch
 
 from onparse.atomic import replacing_folder
 from onparse.config import ModelConfig
-from onparse.model import LanguageModel
+from onparse.model import LanguageModel, parameter_shapes
 from onparse.vocabulary import Vocabulary
 
 MODELS = Path(__file__).resolve().parent.parent / "models"  # the shipped models, each findable by its name
@@ -120,7 +120,11 @@ def read_ensemble(path: Path | str | None = None) -> EnsembleDir | None:
 
 
 def load(path: Path | str | None = None) -> ModelBundle:
-    """Load a model directory (a path or a shipped model's name; the default model by default) in float32."""
+    """Load a model directory (a path or a shipped model's name; the default model by default) in float32.
+
+    The config and the weights' shapes are checked against each other before
+    the model is built, so a damaged or absurd directory is refused at once.
+    """
     path = locate(path)
     if not path.is_dir():
         raise ModelDirError(f"{path}: no such model directory")
@@ -130,16 +134,27 @@ def load(path: Path | str | None = None) -> ModelBundle:
     try:
         config = json.loads((path / "config.json").read_text())
         model_config = ModelConfig(**config["model"])
+        model_config.check()
         vocab = Vocabulary.load(path / "vocab.txt")
-        state = torch.load(path / "weights.pt", map_location="cpu", weights_only=True)
-        model = LanguageModel(model_config)  # (building on the meta device would import torch._dynamo: +1.8 s)
-        model.load_state_dict({k: v.float() for k, v in state.items()})
         card_file = path / "card.json"
         card = json.loads(card_file.read_text()) if card_file.is_file() else {}
-    except Exception as err:  # any damage to the files ends here as one message
-        raise ModelDirError(f"{path}: cannot load model ({type(err).__name__}: {str(err)[:200]})") from None
+    except Exception as err:  # any damage to the small files ends here as one message
+        reason = str(err).splitlines()[0][:200] if str(err) else ""
+        raise ModelDirError(f"{path}: cannot read the model's config, vocabulary or card ({type(err).__name__}: {reason})") from None
     if len(vocab) != model_config.vocab_size:
         raise ModelDirError(f"{path}: vocab.txt has {len(vocab)} words, config says {model_config.vocab_size}")
+    try:  # weights_only: a file that would need to run code to load is refused, never run
+        state = torch.load(path / "weights.pt", map_location="cpu", weights_only=True, mmap=True)
+    except Exception:
+        raise ModelDirError(f"{path}: weights.pt is not a plain file of tensors (damaged, truncated, or carrying code)") from None
+    expected = parameter_shapes(model_config)
+    found = {name: tuple(tensor.shape) for name, tensor in state.items()} if isinstance(state, dict) else {}
+    if found != expected:  # checked before anything the size of the config is built
+        wrong = sorted(set(expected) ^ set(found)) or [name for name in expected if expected[name] != found[name]]
+        raise ModelDirError(f"{path}: weights.pt does not fit config.json (first difference: {wrong[0]}: "
+                            f"{found.get(wrong[0])} in the weights, {expected.get(wrong[0])} by the config)")
+    model = LanguageModel(model_config)  # (building on the meta device would import torch._dynamo: +1.8 s)
+    model.load_state_dict({k: v.float() for k, v in state.items()})
     model.eval()
     layer = config.get("default_layer", model_config.n_layers - 1)
     return ModelBundle(model, vocab, layer if layer == MEAN else int(layer), path, card)

@@ -106,7 +106,7 @@ def test_broken_model_directory(tmp_path, tiny_model_dir):
     assert result.exit_code == 2 and "lacks weights.pt" in result.stderr
     (broken / "weights.pt").write_bytes(b"not a torch file")
     result = CliRunner().invoke(main, ["--model", str(broken), "the cat"])
-    assert result.exit_code == 2 and "cannot load model" in result.stderr
+    assert result.exit_code == 2 and "weights.pt is not a plain file of tensors" in result.stderr
 
 
 def test_help_and_version_do_not_import_torch():

@@ -100,3 +100,59 @@ def test_numeric_options_are_range_checked(tiny_model_dir, tmp_path):
                                       "--batch-size", "500"])
     assert small.exit_code == 1 and "too small" in small.stderr
     no_traceback(small)
+
+
+def copy_model(source, target):
+    target.mkdir()
+    for path in source.iterdir():
+        (target / path.name).write_bytes(path.read_bytes())
+    return target
+
+
+def test_damaged_model_directories_are_refused_with_a_message(tiny_model_dir, tmp_path):
+    weights = (tiny_model_dir / "weights.pt").read_bytes()
+    cases = {
+        "truncated": lambda d: (d / "weights.pt").write_bytes(weights[: len(weights) // 2]),
+        "random": lambda d: (d / "weights.pt").write_bytes(os.urandom(len(weights))),
+        "json": lambda d: (d / "config.json").write_text("{not json"),
+        "absurd": lambda d: (d / "config.json").write_text(
+            (d / "config.json").read_text().replace('"hidden_size": 12', '"hidden_size": 12000')),
+        "chunk": lambda d: (d / "config.json").write_text(
+            (d / "config.json").read_text().replace('"chunk_size": 4', '"chunk_size": 5')),
+        "vocab": lambda d: (d / "vocab.txt").write_text("<eos>\n<unk>\n"),
+    }
+    for name, damage in cases.items():
+        broken = copy_model(tiny_model_dir, tmp_path / name)
+        damage(broken)
+        started = time.monotonic()
+        result = CliRunner().invoke(main, ["--model", str(broken), "the cat"])
+        assert result.exit_code == 2 and str(broken) in result.stderr, (name, result.output)
+        assert len(result.stderr.strip().splitlines()) == 1 and "weights_only=False" not in result.stderr
+        assert time.monotonic() - started < 5, name  # refused before a model of that size is built
+        no_traceback(result)
+
+
+class Payload:
+    def __reduce__(self):
+        return (os.system, ("touch PWNED",))
+
+
+def test_weights_carrying_a_pickled_payload_are_refused_and_never_run(tiny_model_dir, tmp_path, monkeypatch):
+    import torch
+
+    broken = copy_model(tiny_model_dir, tmp_path / "payload")
+    torch.save({"embedding.weight": Payload()}, broken / "weights.pt")
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["--model", str(broken), "the cat"])
+    assert result.exit_code == 2 and "not a plain file of tensors" in result.stderr
+    assert not (tmp_path / "PWNED").exists()
+
+
+def test_a_one_layer_model_parses_with_its_own_layer(tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text(CORPUS * 10)
+    trained = CliRunner().invoke(main, ["train", "--train", str(corpus), "--out", str(tmp_path / "run"), "--epochs", "1",
+                                        "--layers", "1", *TINY])
+    assert trained.exit_code == 0, trained.output
+    parsed = CliRunner().invoke(main, ["--model", str(tmp_path / "run" / "model"), "the cat sat"])
+    assert parsed.exit_code == 0, parsed.output

@@ -102,3 +102,11 @@ def test_inference_linear_matches_torch_and_keeps_gradients():
         assert torch.allclose(linear(x, weight, bias), torch.nn.functional.linear(x, weight, bias), atol=1e-4)
     linear(x, weight, bias).sum().backward()
     assert torch.allclose(weight.grad, x.sum(0).expand(50, 30))
+
+
+def test_parameter_shapes_are_what_a_built_model_holds():
+    from onparse.model import parameter_shapes
+
+    for config in (ModelConfig(vocab_size=50, embedding_size=8, hidden_size=12, chunk_size=4, n_layers=1),
+                   ModelConfig(vocab_size=30, embedding_size=20, hidden_size=40, chunk_size=10, n_layers=4)):
+        assert {name: tuple(w.shape) for name, w in LanguageModel(config).state_dict().items()} == parameter_shapes(config)
