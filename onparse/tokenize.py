@@ -12,8 +12,10 @@ import string
 
 from nltk.tokenize import TreebankWordTokenizer
 
-_PUNCT_CHARS = frozenset(string.punctuation) | {"``", "''"}
+_PUNCT_CHARS = frozenset(string.punctuation)
 _BRACKET_TOKENS = {"-LRB-", "-RRB-", "-LCB-", "-RCB-", "-LSB-", "-RSB-"}
+# Symbols the Penn Treebank tags as words (% as NN, & as CC): the model was trained on them.
+_WORD_SYMBOLS = {"%", "&"}
 # Penn Treebank tags of punctuation tokens; other punctuation is tagged ":".
 _PUNCT_TAGS = {",": ",", ".": ".", "?": ".", "!": ".", "``": "``", "`": "``", "''": "''", "'": "''",
                "-LRB-": "-LRB-", "-RRB-": "-RRB-", "$": "$", "#": "#"}
@@ -27,8 +29,10 @@ def tokenize(text: str) -> list[str]:
 
 
 def is_punct(token: str) -> bool:
-    """True for tokens made only of punctuation or symbols ($, #, quotes, brackets)."""
-    return token in _BRACKET_TOKENS or token in _PUNCT_CHARS or all(ch in _PUNCT_CHARS for ch in token)
+    """True for tokens made only of punctuation or symbols ($, #, quotes, brackets), except the word symbols % and &."""
+    if token in _WORD_SYMBOLS:
+        return False
+    return token in _BRACKET_TOKENS or all(ch in _PUNCT_CHARS for ch in token)
 
 
 def punct_tag(token: str) -> str:

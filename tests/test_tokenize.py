@@ -14,3 +14,8 @@ def test_normalization_lowercases_and_writes_numbers_as_N():
 def test_punctuation_detection():
     assert all(map(is_punct, [",", ".", "``", "''", "$", "#", "--", "-LRB-", "...", ")"]))
     assert not any(map(is_punct, ["cat", "n't", "3.50", "U.S.", "'s"]))
+
+
+def test_percent_and_ampersand_are_words_as_in_the_treebank():
+    assert not is_punct("%") and not is_punct("&")  # tagged NN and CC in the Penn Treebank; the model read them
+    assert tokenize("Profit rose 5 % at Procter & Gamble.") == ["Profit", "rose", "5", "%", "at", "Procter", "&", "Gamble", "."]
