@@ -132,8 +132,10 @@ def model_options(command):
 @click.option("--format", "-f", "fmt", type=click.Choice(FORMAT_NAMES), default="bracket", show_default=True,
               help="bracket: one line; mrg: one line with preterminals (EVALB, nltk); json: one object a line; pretty: drawn.")
 @click.option("--no-punct", is_flag=True, help="Leave punctuation out of the printed tree.")
+@click.option("--tokenized", is_flag=True,
+              help="Each line (or argument) is already tokens, split at whitespace and taken as given (PTB escapes such as -LRB- are brackets).")
 @model_options
-def parse(sentences, input_path, output_path, fmt, no_punct, model, layer, **settings) -> None:
+def parse(sentences, input_path, output_path, fmt, no_punct, tokenized, model, layer, **settings) -> None:
     """Parse sentences given as arguments, or one per line from a file or stdin.
 
     Reading lines, the output has exactly one line per input line, in order
@@ -146,6 +148,7 @@ def parse(sentences, input_path, output_path, fmt, no_punct, model, layer, **set
       onparse --format pretty "Stocks fell sharply on Friday."
       cat sentences.txt | onparse > trees.txt
       onparse --input sentences.txt --output trees.mrg --format mrg --layer 3
+      onparse --tokenized "Stocks fell 5 % -LRB- see chart -RRB- ."
     """
     import_nltk_quickly()
     from onparse.atomic import replacing_file, same_file
@@ -185,7 +188,8 @@ def parse(sentences, input_path, output_path, fmt, no_punct, model, layer, **set
         for position, raw in enumerate(lines):
             seen += 1
             try:
-                tokens = tokenize(raw.decode("utf-8").rstrip("\r\n"))
+                line = raw.decode("utf-8").rstrip("\r\n")
+                tokens = line.split() if tokenized else tokenize(line)
             except UnicodeDecodeError:
                 report(position, "not UTF-8 text")
                 tokens = None

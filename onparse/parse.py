@@ -27,7 +27,7 @@ from onparse.config import ParseConfig
 from onparse.kernels import release_freed_memory
 from onparse.model import compute_dtype
 from onparse.modeldir import MEAN, Layer, ModelBundle
-from onparse.tokenize import is_punct, normalize, tokenize
+from onparse.tokenize import normalize, tokenize, word_positions
 from onparse.trees import attach_punctuation, build_tree, right_branching, spans
 from onparse.vocabulary import UNK
 from onparse.voting import average
@@ -161,7 +161,7 @@ class Parser:
         """Raise InputError for a sentence the parser will not take."""
         if not tokens:
             raise InputError("empty sentence")
-        n_words = sum(not is_punct(token) for token in tokens)
+        n_words = len(word_positions(tokens))
         if n_words > self.settings.max_words:
             raise InputError(f"{n_words} words is over the limit of {self.settings.max_words}")
 
@@ -229,7 +229,7 @@ class Parser:
             if tokens is None:
                 pending.append(None)
                 return []
-            positions = [i for i, token in enumerate(tokens) if not is_punct(token)]
+            positions = word_positions(tokens)
             pending.append((list(tokens), positions))
             return [tokens[i] for i in positions]
 

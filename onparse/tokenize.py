@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import string
+from collections.abc import Sequence
 
 from nltk.tokenize import TreebankWordTokenizer
 
@@ -19,6 +20,7 @@ _WORD_SYMBOLS = {"%", "&"}
 # Penn Treebank tags of punctuation tokens; other punctuation is tagged ":".
 _PUNCT_TAGS = {",": ",", ".": ".", "?": ".", "!": ".", "``": "``", "`": "``", "''": "''", "'": "''",
                "-LRB-": "-LRB-", "-RRB-": "-RRB-", "$": "$", "#": "#"}
+_CURRENCY = re.compile(r"[A-Z]{1,3}\$")  # US$, C$, NZ$: tagged $ like $ itself
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _tokenizer = TreebankWordTokenizer()
 
@@ -32,7 +34,17 @@ def is_punct(token: str) -> bool:
     """True for tokens made only of punctuation or symbols ($, #, quotes, brackets), except the word symbols % and &."""
     if token in _WORD_SYMBOLS:
         return False
-    return token in _BRACKET_TOKENS or all(ch in _PUNCT_CHARS for ch in token)
+    return token in _BRACKET_TOKENS or all(ch in _PUNCT_CHARS for ch in token) or _CURRENCY.fullmatch(token) is not None
+
+
+def word_positions(tokens: Sequence[str]) -> list[int]:
+    """Positions of the tokens the model reads: all but punctuation.
+
+    A lone ``'`` after a token ending in s is the possessive (``investors '``),
+    which the treebank tags as a word; elsewhere it is a closing quote.
+    """
+    return [i for i, token in enumerate(tokens)
+            if not is_punct(token) or (token == "'" and i > 0 and tokens[i - 1][-1:] in ("s", "S"))]
 
 
 def punct_tag(token: str) -> str:

@@ -30,7 +30,7 @@ from onparse import modeldir
 from onparse.config import TrainConfig
 from onparse.hardware import describe
 from onparse.model import LanguageModel, State, compute_dtype
-from onparse.tokenize import is_punct, normalize, tokenize
+from onparse.tokenize import normalize, tokenize, word_positions
 from onparse.treebank import read_gold, tree_files
 from onparse.vocabulary import Vocabulary
 
@@ -48,7 +48,8 @@ def read_corpus(paths: list[str]) -> list[list[str]]:
             else:
                 with file.open(encoding="utf-8") as lines:
                     for line in lines:
-                        words = [normalize(t) for t in tokenize(line) if not is_punct(t)]
+                        tokens = tokenize(line)
+                        words = [normalize(tokens[i]) for i in word_positions(tokens)]
                         if words:
                             sentences.append(words)
     return sentences

@@ -175,3 +175,11 @@ def test_layer_mean_and_bad_layer_names(run):
     assert "mean of the layers' distances" in pretty
     bad = run("--layer", "top", "the cat")
     assert bad.exit_code == 2 and "neither a layer number" in bad.stderr
+
+
+def test_tokenized_lines_are_taken_as_given(run):
+    result = run("--tokenized", "--format", "json", "Stocks fell 5 % -LRB- at S&L -RRB- ''")
+    record = json.loads(result.stdout)
+    assert record["tokens"] == ["Stocks", "fell", "5", "%", "-LRB-", "at", "S&L", "-RRB-", "''"]
+    assert record["model_input"] == ["<unk>", "<unk>", "N", "<unk>", "<unk>", "<unk>"]
+    assert Tree.fromstring(record["tree"]).leaves() == record["tokens"]

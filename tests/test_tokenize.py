@@ -1,6 +1,6 @@
 """Tokens follow Penn Treebank conventions; the model reads normalized words."""
 
-from onparse.tokenize import is_punct, normalize, tokenize
+from onparse.tokenize import is_punct, normalize, tokenize, word_positions
 
 
 def test_treebank_tokenization_keeps_the_users_spelling():
@@ -19,3 +19,9 @@ def test_punctuation_detection():
 def test_percent_and_ampersand_are_words_as_in_the_treebank():
     assert not is_punct("%") and not is_punct("&")  # tagged NN and CC in the Penn Treebank; the model read them
     assert tokenize("Profit rose 5 % at Procter & Gamble.") == ["Profit", "rose", "5", "%", "at", "Procter", "&", "Gamble", "."]
+
+
+def test_possessive_apostrophe_is_a_word_and_currency_symbols_are_not():
+    tokens = ["The", "investors", "'", "US$", "5", "'", "gain", "'", "."]
+    assert word_positions(tokens) == [0, 1, 2, 4, 6]  # the quote after "5" and after "gain" is punctuation
+    assert is_punct("US$") and is_punct("C$") and not is_punct("US")
