@@ -7,7 +7,7 @@ import pytest
 from conftest import ptb_section
 from onparse.evaluate import evaluate_parser
 from onparse.scoring import baseline_scores
-from onparse.modeldir import DEFAULT_MODEL
+from onparse.modeldir import MODELS
 from onparse.parse import Parser
 from onparse.treebank import read_gold
 
@@ -21,10 +21,15 @@ def test_right_branching_on_section_22_matches_the_published_figure():
 
 
 @pytest.mark.slow
-def test_shipped_model_reproduces_its_card_on_section_22():
+@pytest.mark.parametrize("model", sorted(p.name for p in MODELS.iterdir() if (p / "card.json").is_file()))
+def test_each_shipped_model_reproduces_its_card_on_section_22(model):
     gold = list(read_gold(str(ptb_section("22"))))
-    card = json.loads((DEFAULT_MODEL / "card.json").read_text())
-    result = evaluate_parser(Parser.load(), gold, untrained_seed=None)
-    for layer, figures in card["dev"]["section_22"]["layers"].items():
-        assert result["layers"][layer]["sentence_f1"] == pytest.approx(figures["sentence_f1"], abs=0.05)
-        assert result["layers"][layer]["corpus_f1"] == pytest.approx(figures["corpus_f1"], abs=0.05)
+    card = json.loads((MODELS / model / "card.json").read_text())["dev"]["section_22"]
+    result = evaluate_parser(Parser.load(model), gold, untrained_seed=None)
+    groups = ["layers"] if "layers" in card else ["members"]
+    pairs = [(result[group][key], card[group][key]) for group in groups for key in card[group]]
+    pairs += [(result[key], card[key]) for key in ("ensemble", "ensemble_right_branching") if key in card]
+    assert pairs
+    for found, expected in pairs:
+        assert found["sentence_f1"] == pytest.approx(expected["sentence_f1"], abs=0.05)
+        assert found["corpus_f1"] == pytest.approx(expected["corpus_f1"], abs=0.05)

@@ -1,20 +1,19 @@
 """The model in models/ loads by default and parses."""
 
-from onparse.modeldir import DEFAULT_MODEL, load
+from onparse.modeldir import DEFAULT_MODEL, MODELS
 from onparse.parse import Parser
 
 
-def test_shipped_model_directory_is_complete_and_compact():
-    files = {p.name: p.stat().st_size for p in DEFAULT_MODEL.iterdir()}
-    assert {"config.json", "vocab.txt", "weights.pt", "card.json", "card.md"} <= set(files)
-    assert sum(files.values()) < 60 * 2**20
+def test_shipped_models_are_complete_and_compact():
+    assert {"config.json", "card.json", "card.md"} <= {p.name for p in DEFAULT_MODEL.iterdir()}
+    assert sum(p.stat().st_size for p in MODELS.rglob("*") if p.is_file()) < 150 * 2**20
 
 
 def test_shipped_model_loads_and_parses():
-    bundle = load()
-    assert bundle.model.config.n_layers == 3 and len(bundle.vocab) == bundle.model.config.vocab_size
-    parse = Parser(bundle).parse(["The company said its profit rose 10 % in the third quarter."])[0]
-    assert parse.layer == bundle.default_layer
+    parser = Parser.load()
+    assert all(len(m.bundle.vocab) == m.model.config.vocab_size for m in parser.members)
+    parse = parser.parse(["The company said its profit rose 10 % in the third quarter."])[0]
+    assert parse.layer == (None if parser.is_ensemble else parser.bundle.default_layer)
     assert parse.tree.leaves() == list(range(len(parse.tokens)))
     assert parse.words_tree.leaves() == list(range(len(parse.word_positions)))
     assert all(len(node) == 2 for node in parse.words_tree.subtrees())  # binary over the words
