@@ -6,7 +6,7 @@
 One JSON object a line in experiments/log.jsonl, keyed by run name (a run
 recorded again replaces its row): the run's settings, the machine, speed, and
 its dev curve (perplexity and sentence F1 per layer at every evaluation), with
-the best point by dev F1. The runs themselves stay out of git.
+the best point by dev F1 (a layer, or the mean of the layers). The runs themselves stay out of git.
 """
 
 from __future__ import annotations
@@ -25,8 +25,7 @@ def row(run: Path, note: str) -> dict:
     cards = sorted(run.glob("epoch-*/card.json"))
     hardware = json.loads(cards[-1].read_text()).get("hardware") if cards else None
     last = curve[-1]
-    points = [(f1, layer, point["epoch"]) for point in curve for layer, f1 in point.get("dev_f1_per_layer", {}).items()
-              if layer.isdigit()]
+    points = [(f1, layer, point["epoch"]) for point in curve for layer, f1 in point.get("dev_f1_per_layer", {}).items()]
     best_f1, best_layer, best_epoch = max(points) if points else (None, None, None)
     return {
         "name": run.name,
