@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -90,7 +91,7 @@ def render(card: dict) -> str:
     for m in card["members"]:
         lines.append(f"| {m['name']} | {m['epoch']} | {m['tokens_seen']:,} | {m['train_minutes']:.0f} | {m['layer']} | "
                      f"{m['dev_f1']:.1f} | `{m['command']}` |")
-    lines += ["", f"Selection: {SELECTION}. Hardware: {card['hardware']}. Total training time: "
+    lines += ["", f"Selection: {SELECTION}. Hardware: {'; '.join(card['hardware'])}. Total training time: "
               f"{card['train_minutes']:.0f} minutes of training steps.", "", "## Dev figures", "",
               "| sentences | parser | sentence F1 | corpus F1 |", "| --- | --- | ---: | ---: |"]
     for title, result in (("section 22", card["dev"]["section_22"]), ("WSJ10 (00-22)", card["dev"]["wsj10_sections_00_22"])):
@@ -110,29 +111,36 @@ def main() -> None:
     options = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     options.add_argument("--out", type=Path, required=True)
     options.add_argument("--run", type=Path, action="append", required=True)
+    options.add_argument("--with-model", type=Path, action="append", default=[],
+                         help="a shipped model directory to add as a member where it stands (its own layer), not copied")
     options.add_argument("--ptb", type=Path, default=Path("../shared/data/ptb/wsj"))
     args = options.parse_args()
 
-    members = [add_member(run, args.out / "members") for run in args.run]
+    members = [add_member(run, args.out / "members") for run in args.run] + args.with_model
     save_ensemble(args.out, members)
     dev = list(read_gold(str(args.ptb / "22")))
-    section_22 = evaluate_parser(Parser.load(args.out), dev)
+    section_22 = evaluate_parser(Parser.load(args.out), dev)  # scores the ensemble with and without the voter
     voter = section_22["ensemble_right_branching"]["sentence_f1"] > section_22["ensemble"]["sentence_f1"]
     save_ensemble(args.out, members, right_branching_voter=voter)
-    section_22 = evaluate_parser(Parser.load(args.out), dev)
+    chosen = "ensemble_right_branching" if voter else "ensemble"
+    section_22.update(section_22[chosen], chosen=chosen)
     wsj10 = [s for s in read_gold(str(args.ptb / "[0-2][0-9]")) if len(s.words) <= 10]
     wsj10_result = evaluate_parser(Parser.load(args.out), wsj10)
 
     member_cards = [json.loads((m / "card.json").read_text()) for m in members]
+    for path, card in zip(args.with_model, member_cards[len(args.run):]):  # a shipped model: what its own card says
+        last = card["history"][-1]
+        card.update(selected_epoch=last["epoch"], selected_layer=str(card["default_layer"]), tokens_seen=last["tokens_seen"],
+                    train_minutes=last["train_minutes"], dev_f1_at_selection={str(card["default_layer"]): card["dev"]["section_22"]["sentence_f1"]})
     card = {
         "name": args.out.name,
         "right_branching_voter": voter,
         "voter_rule": "a right-branching tree votes too only if that wins on section 22",
-        "members": [{"name": m.name, "path": str(m.relative_to(args.out)), "epoch": c["selected_epoch"],
+        "members": [{"name": m.name, "path": os.path.relpath(m, args.out), "epoch": c["selected_epoch"],
                      "layer": c["selected_layer"], "dev_f1": c["dev_f1_at_selection"][str(c["selected_layer"])],
                      "tokens_seen": c["tokens_seen"], "train_minutes": c["train_minutes"], "command": c["command"]}
                     for m, c in zip(members, member_cards)],
-        "hardware": member_cards[0].get("hardware"),
+        "hardware": sorted({c.get("hardware") for c in member_cards if c.get("hardware")}),
         "train_minutes": sum(c["train_minutes"] for c in member_cards),
         "selection": SELECTION,
         "dev": {"section_22": brief(section_22), "wsj10_sections_00_22": brief(wsj10_result)},
