@@ -1,8 +1,11 @@
 """Raw text to tokens, and tokens to the normalized words the model reads.
 
-Tokens follow Penn Treebank conventions (nltk's Treebank tokenizer). The
-model never sees punctuation: it was trained on treebank words, whose
-punctuation leaves are dropped, so raw-text punctuation is dropped the same way.
+Tokens follow Penn Treebank conventions: nltk's Treebank tokenizer, whose
+token boundaries are then mended where the treebank keeps one token
+(``S&L``, ``47%-controlled``, ``rock 'n' roll``, ``US$``). Every
+token is the user's own text (their quote characters, not nltk's). The model
+never sees punctuation: it was trained on treebank words, whose punctuation
+leaves are dropped, so raw-text punctuation is dropped the same way.
 """
 
 from __future__ import annotations
@@ -25,9 +28,73 @@ _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _tokenizer = TreebankWordTokenizer()
 
 
+_CONTRACTIONS = {"'s", "'re", "'ve", "'ll", "'d", "'m", "'n", "'em", "'t", "'cause", "'til", "'tis"}
+_CLOSING = {")", "]", "}", '"', "'", "''", "-RRB-", "-RSB-", "-RCB-"}
+
+
 def tokenize(text: str) -> list[str]:
-    """Split one sentence into Penn Treebank tokens, keeping the user's spelling."""
-    return _tokenizer.tokenize(text)
+    """Split one sentence into Penn Treebank tokens, each the user's own text."""
+    try:
+        pieces = [[start, end] for start, end in _tokenizer.span_tokenize(text)]
+    except ValueError:  # nltk could not align its tokens with the text: take them as nltk spells them
+        return _tokenizer.tokenize(text)
+    pieces = _split_opening_quotes(text, pieces)
+    pieces = _mend(text, pieces)
+    return _split_final_period([text[start:end] for start, end in pieces])
+
+
+def _split_opening_quotes(text: str, pieces: list[list[int]]) -> list[list[int]]:
+    """'safe -> ' safe: a single quote glued to the front of a word opens a quotation, unless a contraction ('s, 'n)."""
+    result = []
+    for start, end in pieces:
+        token = text[start:end]
+        if token[:1] == "'" and len(token) > 2 and token[1:].isalpha() and token.lower() not in _CONTRACTIONS:
+            result += [[start, start + 1], [start + 1, end]]
+        else:
+            result.append([start, end])
+    return result
+
+
+def _glue(before: str, token: str) -> bool:
+    """Whether two pieces with nothing between them are one treebank token."""
+    return bool(
+        before[-1:].isalnum() and token == "&"  # S&L, AT&T: the & ...
+        or before.endswith("&") and before[:1].isalnum() and token[:1].isalnum()  # ... and what follows it
+        or before.endswith("-") and any(c.isalnum() for c in before) and (token[:1].isalnum() or token == "$")  # 19-to-$21
+        or before.endswith("-$") and token[:1].isdigit()
+        or token[:1] == "-" and token[1:2].isalnum() and (before[-1:].isalnum() or before[-1:] in "%$")  # 47%-controlled
+        or token.startswith("%-") and before[-1:].isdigit()
+        or token == "'" and before.lower() == "'n"  # rock 'n' roll
+        or token == "$" and before.isalpha() and before.isupper() and len(before) <= 3  # US$
+    )
+
+
+def _mend(text: str, pieces: list[list[int]]) -> list[list[int]]:
+    """Join pieces with nothing between them that the treebank keeps as one token."""
+    merged: list[list[int]] = []
+    for k, (start, end) in enumerate(pieces):
+        token = text[start:end]
+        if token == "&" and not (k + 1 < len(pieces) and pieces[k + 1][0] == end and text[end : end + 1].isalnum()):
+            merged.append([start, end])  # a free-standing & ("A & B") stays a token of its own
+            continue
+        merged.append([start, end])
+        while len(merged) > 1 and merged[-2][1] == merged[-1][0] and _glue(
+            text[merged[-2][0] : merged[-2][1]], text[merged[-1][0] : merged[-1][1]]
+        ):
+            last = merged.pop()
+            merged[-1][1] = last[1]
+    return merged
+
+
+def _split_final_period(tokens: list[str]) -> list[str]:
+    """Abbreviation. at the end of a sentence, before closing brackets or quotes: the period is its own token."""
+    k = len(tokens) - 1
+    while k > 0 and tokens[k] in _CLOSING:
+        k -= 1
+    last = tokens[k] if tokens else ""
+    if k < len(tokens) - 1 and len(last) > 1 and last.endswith(".") and not last.endswith(".."):
+        return tokens[:k] + [last[:-1], "."] + tokens[k + 1 :]
+    return tokens
 
 
 def is_punct(token: str) -> bool:

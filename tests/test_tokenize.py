@@ -25,3 +25,11 @@ def test_possessive_apostrophe_is_a_word_and_currency_symbols_are_not():
     tokens = ["The", "investors", "'", "US$", "5", "'", "gain", "'", "."]
     assert word_positions(tokens) == [0, 1, 2, 4, 6]  # the quote after "5" and after "gain" is punctuation
     assert is_punct("US$") and is_punct("C$") and not is_punct("US")
+
+
+def test_tokens_the_treebank_keeps_whole_stay_whole_and_quotes_are_the_users():
+    assert tokenize('S&L and AT&T said "hi" to M&A.') == ["S&L", "and", "AT&T", "said", '"', "hi", '"', "to", "M&A", "."]
+    assert tokenize("rock 'n' roll, 47%-controlled, 19-to-$21 in US$") == [
+        "rock", "'n'", "roll", ",", "47%-controlled", ",", "19-to-$21", "in", "US$"]
+    assert tokenize("It isn't 'safe' -- A & B.") == ["It", "is", "n't", "'", "safe", "'", "--", "A", "&", "B", "."]
+    assert tokenize("He works for Fulton (U.S.A.)") == ["He", "works", "for", "Fulton", "(", "U.S.A", ".", ")"]
