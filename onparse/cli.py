@@ -222,8 +222,9 @@ def parse(sentences, input_path, output_path, fmt, no_punct, tokenized, model, l
 @click.option("--max-length", type=Positive, help="Keep sentences of at most this many words (10 gives WSJ10).")
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
 @click.option("--no-untrained", is_flag=True, help="Skip the untrained-model control (halves the time).")
+@click.option("--raw", is_flag=True, help="Score the raw-text path: each gold sentence typed back as text, tokenized and parsed as user input.")
 @model_options
-def evaluate(gold, pred, max_length, as_json, no_untrained, model, layer, **settings) -> None:
+def evaluate(gold, pred, max_length, as_json, no_untrained, raw, model, layer, **settings) -> None:
     """Score the parser against gold trees with unlabeled F1 (ON-LSTM protocol).
 
     Prints every layer of the model beside left-branching, right-branching,
@@ -251,6 +252,8 @@ def evaluate(gold, pred, max_length, as_json, no_untrained, model, layer, **sett
             predicted = [scoring.predicted_spans(tree, s.words, source) for (tree, source), s in zip(trees, sentences)]
             result = {**scoring.score(predicted, sentences), "baselines": scoring.baseline_scores(sentences),
                       "protocol": scoring.PROTOCOL}
+        elif raw:
+            result = _evaluate_raw(model, layer, settings, gold, max_length)
         else:
             result = _evaluate_model(model, layer, settings, sentences, untrained=not no_untrained)
     except (TreebankError, ValueError) as err:
@@ -277,6 +280,25 @@ def _evaluate_model(model: str | None, layer: int | None, settings: dict, senten
     return result
 
 
+def _evaluate_raw(model: str | None, layer, settings: dict, gold: str, max_length: int | None) -> dict:
+    """The raw-text path's figures, with a progress bar on stderr."""
+    from rich.console import Console
+    from rich.progress import Progress
+
+    from onparse.evaluate import evaluate_raw
+    from onparse.scoring import baseline_scores
+    from onparse.treebank import gold_sentence, read_trees, tree_files
+
+    pairs = [(gold_sentence(tree, source), tree) for file in tree_files(gold) for tree, source in read_trees(file)]
+    pairs = [(s, t) for s, t in pairs if max_length is None or len(s.words) <= max_length]
+    parser = load_parser(model, layer, **settings)
+    with Progress(console=Console(stderr=True), transient=True) as progress:
+        task = progress.add_task("parsing raw text", total=len(pairs))
+        result = evaluate_raw(parser, [s for s, _ in pairs], [t for _, t in pairs], lambda n: progress.advance(task, n))
+    result.update(baselines=baseline_scores([s for s, _ in pairs]), model=str(parser.path))
+    return result
+
+
 def _model_rows(result: dict) -> list[tuple[str, dict]]:
     """Table rows for a model's figures: its layers, or an ensemble's members and votes."""
     if "layers" in result:
@@ -299,7 +321,12 @@ def _print_scores(result: dict, pred: str | None) -> None:
     table = Table(title=title)
     for column in ("parser", "sentence F1", "corpus F1", *REPORTED_LABELS):
         table.add_column(column, justify="left" if column == "parser" else "right", no_wrap=True)
-    rows = [(pred, result)] if pred else _model_rows(result)
+    if pred:
+        rows = [(pred, result)]
+    elif "same_tokens" in result:
+        rows = [(f"raw text ({result['same_tokens']} of {result['sentences']} sentences tokenized as the treebank)", result)]
+    else:
+        rows = _model_rows(result)
     rows += [(name.replace("_", " "), figures) for name, figures in result["baselines"].items()]
     for name, figures in rows:
         labels = [f"{figures['label_recall'][label]:.1f}" if label in figures["label_recall"] else "-" for label in REPORTED_LABELS]

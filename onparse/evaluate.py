@@ -109,3 +109,54 @@ def dev_f1(gold_path: str) -> Callable[[LanguageModel, Vocabulary], dict[str, fl
         return {name: figures["sentence_f1"] for name, figures in score_each(parser, gold).items()}
 
     return measure
+
+
+# What the Penn Treebank writes for characters a user types, so gold words can be typed back as text.
+_TYPED = {"``": '"', "''": '"', "`": "'", "-LRB-": "(", "-RRB-": ")", "-LCB-": "{", "-RCB-": "}", "-LSB-": "[", "-RSB-": "]"}
+
+
+def character_spans(pieces: Sequence[str], text: str) -> list[tuple[int, int]]:
+    """Where each piece lies in ``text``, found left to right."""
+    spans_found, position = [], 0
+    for piece in pieces:
+        start = text.find(piece, position)
+        if start < 0:
+            raise ValueError(f"{piece!r} is not in the text after position {position}")
+        spans_found.append((start, start + len(piece)))
+        position = start + len(piece)
+    return spans_found
+
+
+def evaluate_raw(parser: Parser, gold: Sequence[GoldSentence], trees: Sequence, advance: Advance | None = None) -> dict:
+    """Score the raw-text path: each gold sentence typed back as text (nltk's detokenizer), then tokenized and parsed.
+
+    ``trees`` are the gold trees (leaves with their tags), for the full token
+    sequence a user would type. A predicted constituent counts as the gold
+    words whose characters lie inside it, so sentences whose tokens differ
+    from the treebank's are still scored; how many differ is reported.
+    """
+    from nltk.tokenize.treebank import TreebankWordDetokenizer
+
+    from onparse.tokenize import tokenize
+
+    detokenizer = TreebankWordDetokenizer()
+    predicted, same_tokens = [], 0
+    for sentence, tree in zip(gold, trees):
+        typed = [_TYPED.get(token, token) for token, tag in tree.pos() if tag != "-NONE-"]
+        text = detokenizer.detokenize(typed)
+        tokens = tokenize(text)
+        same_tokens += [_TYPED.get(t, t) for t in tokens] == typed
+        (parse,) = parser.parse_tokens([tokens])
+        token_chars = character_spans(tokens, text)
+        word_chars = character_spans([_TYPED.get(w, w) for w in sentence.words], text)
+        found = set()
+        for start, end in spans(parse.tree):
+            inside = [k for k, (a, b) in enumerate(word_chars) if token_chars[start][0] <= a and b <= token_chars[end - 1][1]]
+            if inside:
+                found.add((inside[0], inside[-1] + 1))
+        predicted.append(found)
+        if advance:
+            advance(1)
+    return {**score(predicted, gold), "same_tokens": same_tokens, "protocol": PROTOCOL + (
+        " Raw text: each gold sentence is typed back with nltk's TreebankWordDetokenizer, tokenized and parsed as "
+        "user text; a predicted constituent counts as the gold words whose characters it covers.")}

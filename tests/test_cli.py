@@ -183,3 +183,10 @@ def test_tokenized_lines_are_taken_as_given(run):
     assert record["tokens"] == ["Stocks", "fell", "5", "%", "-LRB-", "at", "S&L", "-RRB-", "''"]
     assert record["model_input"] == ["<unk>", "<unk>", "N", "<unk>", "<unk>", "<unk>"]
     assert Tree.fromstring(record["tree"]).leaves() == record["tokens"]
+
+
+def test_eval_raw_scores_the_raw_text_path(run):
+    raw = json.loads(run("eval", "--gold", str(FIXTURES / "ldc_style.mrg"), "--raw", "--json").stdout)
+    model = json.loads(run("eval", "--gold", str(FIXTURES / "ldc_style.mrg"), "--no-untrained", "--json").stdout)
+    assert raw["same_tokens"] == 2 and raw["sentences"] == 2
+    assert raw["sentence_f1"] == pytest.approx(model["sentence_f1"])  # same tokens, same words, same trees
