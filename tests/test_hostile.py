@@ -156,3 +156,35 @@ def test_a_one_layer_model_parses_with_its_own_layer(tmp_path):
     assert trained.exit_code == 0, trained.output
     parsed = CliRunner().invoke(main, ["--model", str(tmp_path / "run" / "model"), "the cat sat"])
     assert parsed.exit_code == 0, parsed.output
+
+
+def test_junk_lines_keep_their_places(tiny_model_dir):
+    lines = [b"the cat\x00sat", b"\xff\xfe\xfd", "emoji 🐈 and 中文 text".encode(), b"crlf line\r", b"x" * 100_000,
+             b"   ", b"(((", b"the mat"]
+    result = CliRunner().invoke(main, ["--model", str(tiny_model_dir)], input=b"\n".join(lines) + b"\n")
+    out = result.stdout.split("\n")[:-1]
+    assert len(out) == len(lines) and result.exit_code == 1  # line 2 is not UTF-8
+    assert out[1] == "" and out[5] == "" and "line 2: not UTF-8 text" in result.stderr
+    assert out[3] == "(X crlf line)" and out[6] == "(X -LRB- -LRB- -LRB-)"
+    assert out[4].startswith("(X x") and out[7] == "(X the mat)"
+    no_traceback(result)
+
+
+@pytest.mark.slow
+def test_a_200000_line_stream_stays_aligned_in_flat_memory(tiny_model_dir, tmp_path):
+    def peak_mb(count: int) -> tuple[float, list[str]]:
+        source = tmp_path / f"{count}.txt"
+        source.write_text("".join("the cat sat\n" if k % 7 else "\n" for k in range(count)))
+        code = ("import resource, sys; from onparse.cli import main\n"
+                "try: main()\nexcept SystemExit: pass\n"
+                "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)")
+        with source.open("rb") as stdin:
+            done = subprocess.run([sys.executable, "-c", code, "--model", str(tiny_model_dir)], stdin=stdin,
+                                  capture_output=True, text=True, check=True)
+        return int(done.stderr.strip().splitlines()[-1]) / 1024, done.stdout.split("\n")[:-1]
+
+    small, _ = peak_mb(2_000)
+    large, out = peak_mb(200_000)
+    assert len(out) == 200_000
+    assert all((line == "") == (k % 7 == 0) for k, line in enumerate(out))
+    assert large < small + 100  # MB: the stream is never held whole
