@@ -188,3 +188,21 @@ def test_a_200000_line_stream_stays_aligned_in_flat_memory(tiny_model_dir, tmp_p
     assert len(out) == 200_000
     assert all((line == "") == (k % 7 == 0) for k, line in enumerate(out))
     assert large < small + 100  # MB: the stream is never held whole
+
+
+def test_bad_prediction_and_gold_files(tmp_path):
+    from conftest import FIXTURES
+
+    gold = str(FIXTURES / "one_per_line.txt")
+    cases = {"longer.txt": "(X a b)\n" * 4, "malformed.txt": "(X a b\n(X c)\n(X d)\n", "binary.txt": None}
+    for name, text in cases.items():
+        path = tmp_path / name
+        path.write_bytes(os.urandom(300) if text is None else text.encode())
+        result = CliRunner().invoke(main, ["eval", "--gold", gold, "--pred", str(path)])
+        assert result.exit_code == 1 and name in result.stderr, name
+        no_traceback(result)
+    binary_gold = tmp_path / "gold.mrg"
+    binary_gold.write_bytes(b"\x00\xff" * 100)
+    result = CliRunner().invoke(main, ["eval", "--gold", str(binary_gold)])
+    assert result.exit_code == 1 and "gold.mrg" in result.stderr
+    no_traceback(result)
