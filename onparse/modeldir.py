@@ -26,7 +26,7 @@ from onparse.model import LanguageModel, parameter_shapes
 from onparse.vocabulary import Vocabulary
 
 MODELS = Path(__file__).resolve().parent.parent / "models"  # the shipped models, each findable by its name
-DEFAULT_MODEL = MODELS / "onlstm-wsj"
+DEFAULT_MODEL = MODELS / "onlstm-wsj-ensemble"  # the best on section 22 (models/*/card.md)
 FILES = ("config.json", "vocab.txt", "weights.pt")
 MEAN = "mean"  # the layer name for distances averaged over all layers
 Layer = int | str  # 1-based layer number, or MEAN

@@ -23,7 +23,7 @@ def test_shipped_model_loads_and_parses():
 def test_shipped_models_are_found_by_name(tmp_path, monkeypatch):
     from onparse import modeldir
 
-    assert modeldir.locate("onlstm-wsj") == DEFAULT_MODEL
+    assert modeldir.locate("onlstm-wsj") == MODELS / "onlstm-wsj"
     assert modeldir.locate(None) == DEFAULT_MODEL
     monkeypatch.chdir(tmp_path)
     (tmp_path / "onlstm-wsj").mkdir()  # a folder of that name here wins: paths come first
