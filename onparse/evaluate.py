@@ -140,13 +140,14 @@ def evaluate_raw(parser: Parser, gold: Sequence[GoldSentence], trees: Sequence, 
     from onparse.tokenize import tokenize
 
     detokenizer = TreebankWordDetokenizer()
-    predicted, same_tokens = [], 0
-    for sentence, tree in zip(gold, trees):
+    texts, token_lists, same_tokens = [], [], 0
+    for tree in trees:
         typed = [_TYPED.get(token, token) for token, tag in tree.pos() if tag != "-NONE-"]
-        text = detokenizer.detokenize(typed)
-        tokens = tokenize(text)
-        same_tokens += [_TYPED.get(t, t) for t in tokens] == typed
-        (parse,) = parser.parse_tokens([tokens])
+        texts.append(detokenizer.detokenize(typed))
+        token_lists.append(tokenize(texts[-1]))
+        same_tokens += [_TYPED.get(t, t) for t in token_lists[-1]] == typed
+    predicted = []
+    for sentence, text, tokens, parse in zip(gold, texts, token_lists, parser.parse_stream(token_lists)):
         token_chars = character_spans(tokens, text)
         word_chars = character_spans([_TYPED.get(w, w) for w in sentence.words], text)
         found = set()
