@@ -66,9 +66,9 @@ def _write_config(path: Path, config: ModelConfig, default_layer: Layer) -> None
 
 
 def set_default_layer(path: Path, layer: Layer) -> None:
-    """Make ``layer`` the one a model directory parses with unless told otherwise."""
-    bundle = load(path)
-    _write_config(path, bundle.model.config, layer)
+    """Make ``layer`` the one a model directory parses with unless told otherwise (only config.json is rewritten)."""
+    config = json.loads((path / "config.json").read_text())
+    _write_config(path, ModelConfig(**config["model"]), layer)
 
 
 @dataclass

@@ -157,13 +157,14 @@ class Parser:
         """What the first (or only) member reads for these words."""
         return self.members[0].model_input(words)
 
-    def check(self, tokens: Sequence[str]) -> None:
-        """Raise InputError for a sentence the parser will not take."""
+    def check(self, tokens: Sequence[str]) -> list[int]:
+        """The positions of the words the model would read; InputError for a sentence the parser will not take."""
         if not tokens:
             raise InputError("empty sentence")
-        n_words = len(word_positions(tokens))
-        if n_words > self.settings.max_words:
-            raise InputError(f"{n_words} words is over the limit of {self.settings.max_words}")
+        positions = word_positions(tokens)
+        if len(positions) > self.settings.max_words:
+            raise InputError(f"{len(positions)} words is over the limit of {self.settings.max_words}")
+        return positions
 
     def distances(self, word_lists: Iterable[Sequence[str]], window: int | None = None) -> Iterator[np.ndarray]:
         """Distances (rows x words; see ``rows``) for each word list, in order, in length-sorted batches.
@@ -218,18 +219,17 @@ class Parser:
         pending: deque[tuple[list[str], list[int]] | None] = deque()  # read, not yet parsed
 
         def words_of(position: int, tokens: Sequence[str] | None) -> list[str]:
+            positions = None
             if tokens is not None:
                 try:
-                    self.check(tokens)
+                    positions = self.check(tokens)
                 except InputError as err:
                     if invalid is None:
                         raise
                     invalid(position, err)
-                    tokens = None
-            if tokens is None:
+            if positions is None:
                 pending.append(None)
                 return []
-            positions = word_positions(tokens)
             pending.append((list(tokens), positions))
             return [tokens[i] for i in positions]
 
