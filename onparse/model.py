@@ -87,8 +87,8 @@ class _SegmentWeight(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_h0: Tensor):
         tape = ctx.tape
-        grads = torch.stack(tape["grads"]).flatten(0, 1)
-        inputs = torch.stack(tape["inputs"]).flatten(0, 1)
+        grads = torch.cat(tape["grads"])  # steps may hold fewer rows as packed sequences end
+        inputs = torch.cat(tape["inputs"])
         tape["grads"].clear()
         tape["inputs"].clear()
         return grads.t().to(inputs.dtype) @ inputs, grad_h0, None
