@@ -153,8 +153,6 @@ def load(path: Path | str | None = None) -> ModelBundle:
         wrong = sorted(set(expected) ^ set(found)) or [name for name in expected if expected[name] != found[name]]
         raise ModelDirError(f"{path}: weights.pt does not fit config.json (first difference: {wrong[0]}: "
                             f"{found.get(wrong[0])} in the weights, {expected.get(wrong[0])} by the config)")
-    model = LanguageModel(model_config)  # (building on the meta device would import torch._dynamo: +1.8 s)
-    model.load_state_dict({k: v.float() for k, v in state.items()})
-    model.eval()
+    model = LanguageModel.from_weights(model_config, state).eval()
     layer = config.get("default_layer", model_config.n_layers - 1)
     return ModelBundle(model, vocab, layer if layer == MEAN else int(layer), path, card)

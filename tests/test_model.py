@@ -110,3 +110,14 @@ def test_parameter_shapes_are_what_a_built_model_holds():
     for config in (ModelConfig(vocab_size=50, embedding_size=8, hidden_size=12, chunk_size=4, n_layers=1),
                    ModelConfig(vocab_size=30, embedding_size=20, hidden_size=40, chunk_size=10, n_layers=4)):
         assert {name: tuple(w.shape) for name, w in LanguageModel(config).state_dict().items()} == parameter_shapes(config)
+
+
+def test_a_model_built_from_weights_holds_them_and_leaves_random_init_working():
+    torch.manual_seed(5)
+    config = ModelConfig(vocab_size=20, embedding_size=8, hidden_size=12, chunk_size=4)
+    state = LanguageModel(config).state_dict()
+    loaded = LanguageModel.from_weights(config, {k: v.to(torch.bfloat16) for k, v in state.items()})
+    for name, tensor in loaded.state_dict().items():
+        assert tensor.dtype == torch.float32 and torch.equal(tensor, state[name].to(torch.bfloat16).float())
+    fresh = torch.nn.Linear(50, 50)
+    assert fresh.weight.std() > 0.01  # initialisation is back to normal afterwards
