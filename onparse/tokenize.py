@@ -30,6 +30,7 @@ _tokenizer = TreebankWordTokenizer()
 
 _CONTRACTIONS = {"'s", "'re", "'ve", "'ll", "'d", "'m", "'n", "'em", "'t", "'cause", "'til", "'tis"}
 _CLOSING = {")", "]", "}", '"', "'", "''", "-RRB-", "-RSB-", "-RCB-"}
+_OPENING_SINGLE_QUOTE = re.compile(r"(?:^|[\s(\[{\"])['`\u2018]\w")
 
 
 def tokenize(text: str) -> list[str]:
@@ -69,6 +70,14 @@ def _glue(before: str, token: str) -> bool:
     )
 
 
+def _own_apostrophe(text: str, before: list[int], piece: list[int]) -> bool:
+    """ol', goin': an apostrophe ending a word is the word's own, unless a plural possessive (investors ')
+    or the close of a single-quoted passage opened earlier in the sentence."""
+    word = text[before[0] : before[1]]
+    return (text[piece[0] : piece[1]] == "'" and word.isalpha() and word[-1] not in "sS"
+            and not _OPENING_SINGLE_QUOTE.search(text, 0, piece[0]))
+
+
 def _mend(text: str, pieces: list[list[int]]) -> list[list[int]]:
     """Join pieces with nothing between them that the treebank keeps as one token."""
     merged: list[list[int]] = []
@@ -78,8 +87,9 @@ def _mend(text: str, pieces: list[list[int]]) -> list[list[int]]:
             merged.append([start, end])  # a free-standing & ("A & B") stays a token of its own
             continue
         merged.append([start, end])
-        while len(merged) > 1 and merged[-2][1] == merged[-1][0] and _glue(
-            text[merged[-2][0] : merged[-2][1]], text[merged[-1][0] : merged[-1][1]]
+        while len(merged) > 1 and merged[-2][1] == merged[-1][0] and (
+            _glue(text[merged[-2][0] : merged[-2][1]], text[merged[-1][0] : merged[-1][1]])
+            or _own_apostrophe(text, merged[-2], merged[-1])
         ):
             last = merged.pop()
             merged[-1][1] = last[1]

@@ -33,3 +33,9 @@ def test_tokens_the_treebank_keeps_whole_stay_whole_and_quotes_are_the_users():
         "rock", "'n'", "roll", ",", "47%-controlled", ",", "19-to-$21", "in", "US$"]
     assert tokenize("It isn't 'safe' -- A & B.") == ["It", "is", "n't", "'", "safe", "'", "--", "A", "&", "B", "."]
     assert tokenize("He works for Fulton (U.S.A.)") == ["He", "works", "for", "Fulton", "(", "U.S.A", ".", ")"]
+
+
+def test_a_words_own_apostrophe_stays_but_possessives_and_closing_quotes_split():
+    assert tokenize("the mean ol' law was goin' home") == ["the", "mean", "ol'", "law", "was", "goin'", "home"]
+    assert tokenize("the investors' money") == ["the", "investors", "'", "money"]
+    assert tokenize("he said 'go home' and left") == ["he", "said", "'", "go", "home", "'", "and", "left"]
