@@ -2,7 +2,8 @@
 
     config.json   architecture (ModelConfig) and the default parsing layer
     vocab.txt     one normalized word per line; line k is id k
-    weights.pt    bf16 state dict, read with ``torch.load(weights_only=True)``
+    weights.pt    state dict, read with ``torch.load(weights_only=True)``: bf16, or (config
+                  ``"weights": "int8"``) matrices as int8 rows with a float scale each
     card.json     training recipe and measured figures (card.md renders them)
 
 An ensemble directory has only config.json, ``{"ensemble": {"members": [...],
@@ -28,6 +29,8 @@ from onparse.vocabulary import Vocabulary
 MODELS = Path(__file__).resolve().parent.parent / "models"  # the shipped models, each findable by its name
 DEFAULT_MODEL = MODELS / "onlstm-wsj-ensemble"  # the best on section 22 (models/*/card.md)
 FILES = ("config.json", "vocab.txt", "weights.pt")
+PRECISIONS = ("bf16", "int8")  # how weights.pt stores the weights
+SCALE = ".scale"  # suffix of an int8 matrix's per-row scales
 MEAN = "mean"  # the layer name for distances averaged over all layers
 Layer = int | str  # 1-based layer number, or MEAN
 
@@ -47,28 +50,55 @@ class ModelBundle:
     card: dict = field(default_factory=dict)
 
 
-def save(path: Path, model: LanguageModel, vocab: Vocabulary, default_layer: Layer, card: dict | None = None) -> None:
-    """Write a model directory, replacing any at ``path`` only once complete; bf16 weights keep the paper-size model near 50 MB."""
+def save(path: Path, model: LanguageModel, vocab: Vocabulary, default_layer: Layer, card: dict | None = None,
+         precision: str = "bf16") -> None:
+    """Write a model directory, replacing any at ``path`` only once complete.
+
+    bf16 weights keep the paper-size model near 50 MB; ``precision="int8"``
+    halves that again, each matrix row stored as int8 with its own scale.
+    """
+    state = {k: v.detach().float() for k, v in model.state_dict().items()}
     with replacing_folder(path) as folder:
-        _write_config(folder, model.config, default_layer)
+        _write_config(folder, model.config, default_layer, precision)
         vocab.save(folder / "vocab.txt")
-        state = {k: v.detach().to(torch.bfloat16) for k, v in model.state_dict().items()}
-        torch.save(state, folder / "weights.pt")
+        torch.save(quantize(state) if precision == "int8" else {k: v.to(torch.bfloat16) for k, v in state.items()},
+                   folder / "weights.pt")
         if card is not None:
             (folder / "card.json").write_text(json.dumps(card, indent=2) + "\n")
 
 
-def _write_config(path: Path, config: ModelConfig, default_layer: Layer) -> None:
+def quantize(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """Matrices as int8 rows scaled by each row's largest magnitude / 127; vectors in bf16."""
+    stored = {}
+    for name, tensor in state.items():
+        if tensor.dim() != 2:
+            stored[name] = tensor.to(torch.bfloat16)
+            continue
+        scale = tensor.abs().amax(dim=1).clamp_min(1e-12) / 127
+        stored[name] = torch.round(tensor / scale[:, None]).to(torch.int8)
+        stored[name + SCALE] = scale
+    return stored
+
+
+def dequantize(stored: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """The float32 weights ``quantize`` stored."""
+    return {name: tensor.float() * stored[name + SCALE][:, None] if name + SCALE in stored else tensor.float()
+            for name, tensor in stored.items() if not name.endswith(SCALE)}
+
+
+def _write_config(path: Path, config: ModelConfig, default_layer: Layer, precision: str) -> None:
     if default_layer != MEAN and not 1 <= default_layer <= config.n_layers:
         raise ValueError(f"default layer {default_layer} does not exist in a model of {config.n_layers} layers")
-    text = json.dumps({"model": asdict(config), "default_layer": default_layer}, indent=2) + "\n"
+    if precision not in PRECISIONS:
+        raise ValueError(f"weights are stored as one of {', '.join(PRECISIONS)}, not {precision!r}")
+    text = json.dumps({"model": asdict(config), "default_layer": default_layer, "weights": precision}, indent=2) + "\n"
     (path / "config.json").write_text(text)
 
 
 def set_default_layer(path: Path, layer: Layer) -> None:
     """Make ``layer`` the one a model directory parses with unless told otherwise (only config.json is rewritten)."""
     config = json.loads((path / "config.json").read_text())
-    _write_config(path, ModelConfig(**config["model"]), layer)
+    _write_config(path, ModelConfig(**config["model"]), layer, config.get("weights", "bf16"))
 
 
 @dataclass
@@ -135,6 +165,9 @@ def load(path: Path | str | None = None) -> ModelBundle:
         config = json.loads((path / "config.json").read_text())
         model_config = ModelConfig(**config["model"])
         model_config.check()
+        precision = config.get("weights", "bf16")
+        if precision not in PRECISIONS:
+            raise ValueError(f"unknown weights precision {precision!r}")
         vocab = Vocabulary.load(path / "vocab.txt")
         card_file = path / "card.json"
         card = json.loads(card_file.read_text()) if card_file.is_file() else {}
@@ -148,11 +181,13 @@ def load(path: Path | str | None = None) -> ModelBundle:
     except Exception:
         raise ModelDirError(f"{path}: weights.pt is not a plain file of tensors (damaged, truncated, or carrying code)") from None
     expected = parameter_shapes(model_config)
+    if precision == "int8":
+        expected.update({name + SCALE: shape[:1] for name, shape in list(expected.items()) if len(shape) == 2})
     found = {name: tuple(tensor.shape) for name, tensor in state.items()} if isinstance(state, dict) else {}
     if found != expected:  # checked before anything the size of the config is built
         wrong = sorted(set(expected) ^ set(found)) or [name for name in expected if expected[name] != found[name]]
         raise ModelDirError(f"{path}: weights.pt does not fit config.json (first difference: {wrong[0]}: "
                             f"{found.get(wrong[0])} in the weights, {expected.get(wrong[0])} by the config)")
-    model = LanguageModel.from_weights(model_config, state).eval()
+    model = LanguageModel.from_weights(model_config, dequantize(state) if precision == "int8" else state).eval()
     layer = config.get("default_layer", model_config.n_layers - 1)
     return ModelBundle(model, vocab, layer if layer == MEAN else int(layer), path, card)

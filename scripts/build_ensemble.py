@@ -58,7 +58,13 @@ def add_member(run: Path, members: Path) -> Path:
 
 
 def command(config: dict, run: Path) -> str:
-    """The onparse train command that reproduces a run from its saved settings."""
+    """The command that reproduces a run from its saved settings: onparse train, or scripts/distill.py."""
+    if config.get("kind") == "distillation":
+        parts = ["python scripts/distill.py"] + [f"--train '{path}'" for path in config["train"]]
+        parts += [f"--{name.replace('_', '-')} {config[name]}" for name in (
+            "dev", "teacher", "student", "teacher_trees", "sentences", "passes", "batch_size", "lr", "rank_weight", "margin",
+            "layer", "evals", "dtype", "seed")]
+        return " ".join(parts + [f"--out {run}"])
     model = config["model"]
     parts = ["onparse train"] + [f"--train '{path}'" for path in config["train"]]
     parts += [f"--dev {config['dev']}", f"--dev-gold {config['dev_gold']}", f"--out {run}",

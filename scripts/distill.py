@@ -15,6 +15,7 @@ evaluation (``epoch-P.PP``, P passes done) and the best by dev F1 in ``model/``.
 from __future__ import annotations
 
 import argparse
+import os
 import json
 import random
 import shutil
@@ -61,7 +62,7 @@ def teacher_trees(teacher: str, train: list[str], n_sentences: int, seed: int, c
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--teacher", default=str(modeldir.DEFAULT_MODEL), help="the ensemble whose trees are learnt")
+    ap.add_argument("--teacher", default=os.path.relpath(modeldir.DEFAULT_MODEL), help="the ensemble whose trees are learnt")
     ap.add_argument("--student", required=True, help="model directory to fine-tune")
     ap.add_argument("--train", action="append", required=True, help=".mrg files, folders or globs (words only are read)")
     ap.add_argument("--dev", required=True, help="gold trees for dev F1 and perplexity (section 22)")
