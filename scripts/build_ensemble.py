@@ -23,7 +23,7 @@ import shutil
 from pathlib import Path
 
 from onparse.evaluate import evaluate_parser
-from onparse.modeldir import read_ensemble, save_ensemble, set_default_layer
+from onparse.modeldir import PRECISIONS, load, read_ensemble, save, save_ensemble
 from onparse.parse import Parser
 from onparse.scoring import PROTOCOL
 from onparse.treebank import read_gold
@@ -40,17 +40,18 @@ def best_point(run: Path) -> tuple[dict, str]:
     return point, layer
 
 
-def add_member(run: Path, members: Path) -> Path:
+def add_member(run: Path, members: Path, precision: str) -> Path:
     point, layer = best_point(run)
     source = run / f"epoch-{point['epoch']:05.2f}"
     target = members / run.name
     if target.exists():
         shutil.rmtree(target)
-    shutil.copytree(source, target)
-    set_default_layer(target, int(layer) if layer.isdigit() else layer)
+    layer = int(layer) if layer.isdigit() else layer
+    bundle = load(source)
+    save(target, bundle.model, bundle.vocab, layer, bundle.card, precision)
     card = json.loads((target / "card.json").read_text())
     config = json.loads((run / "config.json").read_text())
-    card.update(selection=SELECTION, selected_epoch=point["epoch"], selected_layer=layer,
+    card.update(selection=SELECTION, selected_epoch=point["epoch"], selected_layer=str(layer), weights=precision,
                 dev_f1_at_selection=point["dev_f1_per_layer"], train_minutes=point["train_minutes"],
                 tokens_seen=point["tokens_seen"], command=command(config, run))
     (target / "card.json").write_text(json.dumps(card, indent=2) + "\n")
@@ -116,13 +117,16 @@ def render(card: dict) -> str:
 def main() -> None:
     options = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     options.add_argument("--out", type=Path, required=True)
-    options.add_argument("--run", type=Path, action="append", required=True)
+    options.add_argument("--run", type=Path, action="append", default=[], help="a training run: its best dev point becomes a member")
     options.add_argument("--with-model", type=Path, action="append", default=[],
                          help="a shipped model directory to add as a member where it stands (its own layer), not copied")
+    options.add_argument("--members-dir", type=Path, help="where --run members are copied (default: OUT/members)")
+    options.add_argument("--precision", choices=PRECISIONS, default="bf16", help="how --run members' weights are stored")
     options.add_argument("--ptb", type=Path, default=Path("../shared/data/ptb/wsj"))
     args = options.parse_args()
 
-    members = [add_member(run, args.out / "members") for run in args.run] + args.with_model
+    members = [add_member(run, args.members_dir or args.out / "members", args.precision) for run in args.run]
+    members += args.with_model
     save_ensemble(args.out, members)
     dev = list(read_gold(str(args.ptb / "22")))
     section_22 = evaluate_parser(Parser.load(args.out), dev)  # scores the ensemble with and without the voter
@@ -135,6 +139,8 @@ def main() -> None:
 
     member_cards = [json.loads((m / "card.json").read_text()) for m in members]
     for path, card in zip(args.with_model, member_cards[len(args.run):]):  # a shipped model: what its own card says
+        if "selected_epoch" in card:  # a member chosen from its run before (by add_member)
+            continue
         last = card["history"][-1]
         card.update(selected_epoch=last["epoch"], selected_layer=str(card["default_layer"]), tokens_seen=last["tokens_seen"],
                     train_minutes=last["train_minutes"], dev_f1_at_selection={str(card["default_layer"]): card["dev"]["section_22"]["sentence_f1"]})

@@ -33,7 +33,7 @@ def ensemble_figures(voters: list[list[set]], gold: list[GoldSentence], right_br
         sets = [found[i] for found in voters] + ([spans(right_branching(n))] if right_branching_voter else [])
         trees.append(spans(average(sets, n)[0]) if len(sets) > 1 else sets[0])
     result = score(trees, gold)
-    return f"{result['sentence_f1']:.1f} / {result['corpus_f1']:.1f}"
+    return f"{result['sentence_f1']:.2f} / {result['corpus_f1']:.2f}"
 
 
 def main() -> None:

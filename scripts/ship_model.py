@@ -62,11 +62,6 @@ def main() -> None:
         section_22 = evaluate_parser(Parser(load(DEFAULT_MODEL)), dev)
     wsj10_result = evaluate_parser(Parser(load(DEFAULT_MODEL)), wsj10)
 
-    def brief(result: dict) -> dict:
-        keep = ("sentences", "sentence_f1", "corpus_f1", "label_recall")
-        return {**{k: result[k] for k in keep}, "layers": {k: {m: v[m] for m in keep[1:]} for k, v in result["layers"].items()},
-                "baselines": {k: {m: v[m] for m in keep[1:]} for k, v in result["baselines"].items()}}
-
     card.update(
         name="onlstm-wsj",
         command=args.command,
@@ -85,6 +80,13 @@ def main() -> None:
     print(render(card))
 
 
+def brief(result: dict) -> dict:
+    """What a card keeps of ``evaluate_parser``'s result for a single model."""
+    keep = ("sentences", "sentence_f1", "corpus_f1", "label_recall")
+    return {**{k: result[k] for k in keep}, "layers": {k: {m: v[m] for m in keep[1:]} for k, v in result["layers"].items()},
+            "baselines": {k: {m: v[m] for m in keep[1:]} for k, v in result["baselines"].items()}}
+
+
 def dev_f1_per_layer(model_dir: Path, dev: list) -> dict[str, float]:
     """Section 22 sentence F1 per layer, cached beside the model (``--curve-only`` fills it during training)."""
     cache = model_dir / "dev_f1.json"
@@ -98,6 +100,11 @@ def render(card: dict) -> str:
     cfg = {**card["config"], **card["config"].get("model", {})}  # architecture fields nest under "model"
     s22, w10 = card["dev"]["section_22"], card["dev"]["wsj10_sections_00_22"]
     last = card["history"][-1]
+    change = card.get("int8_change_from_bf16")
+    weights = "bf16" if not change else (
+        "int8 rows with a scale each (scripts/store_int8.py), which moved section 22 by "
+        f"{change['section_22']['sentence_f1']:+.2f} sentence F1 and WSJ10 by {change['wsj10_sections_00_22']['sentence_f1']:+.2f} "
+        "from the bf16 weights")
     lines = [
         "# onlstm-wsj: the shipped ON-LSTM",
         "",
@@ -117,7 +124,7 @@ def render(card: dict) -> str:
         "",
         f"Trained {last['epoch']} epochs ({last['tokens_seen']:,} tokens) in {last['train_minutes']:.0f} minutes of training "
         f"steps on {card['hardware']}. Model selection: {card['model_selection']}. Default layer: {card['default_layer']} "
-        f"({card['layer_selection']}). Weights: bf16, {card['size_mb']} MB for the directory.",
+        f"({card['layer_selection']}). Weights: {weights}, {card['size_mb']} MB for the directory.",
         "",
         "## Dev figures",
         "",

@@ -1,0 +1,56 @@
+"""Store a shipped single model's weights as int8 rows, re-measure it, and record the change in its card.
+
+    python scripts/store_int8.py models/onlstm-wsj --ptb ../shared/data/ptb/wsj
+
+Issue 10 allows int8 weights where they change F1 by no more than 0.2: the
+card keeps the bf16 figures beside the int8 ones, and the script refuses
+(leaving the bf16 weights in place) where section 22 moves further.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from ship_model import brief, render
+
+from onparse.evaluate import evaluate_parser
+from onparse.modeldir import load, save
+from onparse.parse import Parser
+from onparse.treebank import read_gold
+
+ALLOWED_CHANGE = 0.2
+
+
+def main() -> None:
+    options = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    options.add_argument("model", type=Path)
+    options.add_argument("--ptb", type=Path, default=Path("../shared/data/ptb/wsj"))
+    args = options.parse_args()
+
+    bundle = load(args.model)
+    card = json.loads((args.model / "card.json").read_text())
+    before = card["dev"]
+    staged = args.model.with_name(args.model.name + ".int8")
+    save(staged, bundle.model, bundle.vocab, bundle.default_layer, card, precision="int8")
+    dev = {"section_22": list(read_gold(str(args.ptb / "22"))),
+           "wsj10_sections_00_22": [s for s in read_gold(str(args.ptb / "[0-2][0-9]")) if len(s.words) <= 10]}
+    after = {name: brief(evaluate_parser(Parser(load(staged)), gold)) for name, gold in dev.items()}
+    change = {name: {k: round(after[name][k] - before[name][k], 3) for k in ("sentence_f1", "corpus_f1")} for name in dev}
+    print(json.dumps(change))
+    if abs(change["section_22"]["sentence_f1"]) > ALLOWED_CHANGE:
+        raise SystemExit(f"int8 moves section 22 by {change['section_22']['sentence_f1']:+.2f}: kept bf16 ({staged} left to inspect)")
+    card.update(dev=after, weights="int8", int8_change_from_bf16=change,
+                size_mb=round(sum(p.stat().st_size for p in staged.iterdir()) / 2**20, 1))
+    (staged / "card.json").write_text(json.dumps(card, indent=2) + "\n")
+    (staged / "card.md").write_text(render(card))
+    for name in ("weights.pt", "config.json", "card.json", "card.md"):
+        (staged / name).replace(args.model / name)
+    for leftover in staged.iterdir():
+        leftover.unlink()
+    staged.rmdir()
+
+
+if __name__ == "__main__":
+    main()
