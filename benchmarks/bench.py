@@ -48,7 +48,7 @@ def flops_per_token(parser: Parser) -> float:
 
 def matmul_weights(parser: Parser) -> list[torch.Tensor]:
     """The weights every token is multiplied by: each layer's input and recurrent projections."""
-    return [w.detach() for layer in parser.model.layers for w in (layer.input_proj.weight, layer.recurrent_proj.weight)]
+    return [w.detach() for layer in parser.members[0].model.layers for w in (layer.input_proj.weight, layer.recurrent_proj.weight)]
 
 
 @torch.no_grad()
