@@ -26,7 +26,7 @@ from torch import Tensor
 from torch.nn.utils.rnn import pack_sequence, pad_packed_sequence
 
 from onparse.model import LanguageModel
-from onparse.modeldir import MEAN, Layer
+from onparse.modeldir import Layer, tree_row
 from onparse.tokenize import normalize
 from onparse.trees import Span
 from onparse.vocabulary import Vocabulary
@@ -100,11 +100,6 @@ class Losses:
     ranking: float
 
 
-def tree_row(distances: Tensor, layer: Layer) -> Tensor:
-    """The distances a parser builds its tree from: one layer's (1-based) or the mean of all; distances are ... x L."""
-    return distances.mean(-1) if layer == MEAN else distances[..., layer - 1]
-
-
 def batch_losses(model: LanguageModel, batch: list[Example], vocab: Vocabulary, layer: Layer, margin: float,
                  dtype: torch.dtype) -> tuple[Tensor, Tensor]:
     """Language-model and ranking losses of sentences sorted longest first, each read from a fresh state as in parsing."""
@@ -114,7 +109,7 @@ def batch_losses(model: LanguageModel, batch: list[Example], vocab: Vocabulary, 
     output, _, distances = model(packed.data, None, dtype, packed.batch_sizes.tolist())
     lm_loss = model.loss(output, pack_sequence(targets).data, dtype)
     padded = pad_packed_sequence(packed._replace(data=distances.t()))[0][1:]  # T x B x L: the words' steps
-    row = tree_row(padded, layer).t()  # B x T
+    row = tree_row(padded.permute(2, 1, 0), layer)  # B x T
     width = row.size(1)
     pad = lambda a: np.pad(a, (0, width - len(a)))  # noqa: E731
     lo = torch.from_numpy(np.stack([pad(e.lo) for e in batch]))

@@ -35,6 +35,11 @@ MEAN = "mean"  # the layer name for distances averaged over all layers
 Layer = int | str  # 1-based layer number, or MEAN
 
 
+def tree_row(distances, layer: Layer):
+    """The distances a tree is built from: one layer's (1-based) or the mean of all; layers on the first axis (numpy or torch)."""
+    return distances.mean(0) if layer == MEAN else distances[layer - 1]
+
+
 class ModelDirError(RuntimeError):
     """A model directory that is missing, incomplete or corrupted."""
 

@@ -26,7 +26,7 @@ from onparse.batching import in_input_order, sorted_batches
 from onparse.config import ParseConfig
 from onparse.kernels import release_freed_memory
 from onparse.model import compute_dtype
-from onparse.modeldir import MEAN, Layer, ModelBundle
+from onparse.modeldir import MEAN, Layer, ModelBundle, tree_row
 from onparse.tokenize import normalize, tokenize, word_positions
 from onparse.trees import attach_punctuation, build_tree, right_branching, spans
 from onparse.vocabulary import UNK
@@ -80,7 +80,7 @@ class Member:
 
     def tree_distances(self, distances: np.ndarray) -> np.ndarray:
         """The row of this member's distances (layers x words) that builds its tree: its layer, or their mean."""
-        return distances.mean(axis=0) if self.layer == MEAN else distances[self.layer - 1]
+        return tree_row(distances, self.layer)
 
     def model_input(self, words: Sequence[str]) -> list[str]:
         vocab = self.bundle.vocab
