@@ -31,6 +31,10 @@ _tokenizer = TreebankWordTokenizer()
 _CONTRACTIONS = {"'s", "'re", "'ve", "'ll", "'d", "'m", "'n", "'em", "'t", "'cause", "'til", "'tis"}
 _CLOSING = {")", "]", "}", '"', "'", "''", "-RRB-", "-RSB-", "-RCB-"}
 _OPENING_SINGLE_QUOTE = re.compile(r"(?:^|[\s(\[{\"])['`\u2018]\w")
+_ELISION = re.compile(r"(?:^ol|in)$")  # ol' (old), goin' (going)
+_OPENING = {"(", "[", "{", "-LRB-", "-LSB-", "-LCB-"}
+_LONE_CAPITAL = re.compile(r"[A-Z]\.?")
+_QUOTES = {'"', "'", "''", "``", "`", "\u201c", "\u201d", "\u2018", "\u2019"}
 
 
 def tokenize(text: str) -> list[str]:
@@ -41,7 +45,7 @@ def tokenize(text: str) -> list[str]:
         return _tokenizer.tokenize(text)
     pieces = _split_opening_quotes(text, pieces)
     pieces = _mend(text, pieces)
-    return _split_final_period([text[start:end] for start, end in pieces])
+    return _split_periods([text[start:end] for start, end in pieces])
 
 
 def _split_opening_quotes(text: str, pieces: list[list[int]]) -> list[list[int]]:
@@ -71,10 +75,15 @@ def _glue(before: str, token: str) -> bool:
 
 
 def _own_apostrophe(text: str, before: list[int], piece: list[int]) -> bool:
-    """ol', goin': an apostrophe ending a word is the word's own, unless a plural possessive (investors ')
-    or the close of a single-quoted passage opened earlier in the sentence."""
+    """ol', goin': the apostrophe of an elision (a dropped letter) is the word's own, unless it closes a
+    single-quoted passage opened earlier in the sentence.
+
+    Only lowercase ``ol'`` and ``-in'`` words count: anywhere else a trailing
+    apostrophe is a possessive or a closing quote, and the treebank splits
+    names such as ``Dunkin ' Donuts`` more often than not.
+    """
     word = text[before[0] : before[1]]
-    return (text[piece[0] : piece[1]] == "'" and word.isalpha() and word[-1] not in "sS"
+    return (text[piece[0] : piece[1]] == "'" and word.isalpha() and word.islower() and _ELISION.search(word) is not None
             and not _OPENING_SINGLE_QUOTE.search(text, 0, piece[0]))
 
 
@@ -96,15 +105,34 @@ def _mend(text: str, pieces: list[list[int]]) -> list[list[int]]:
     return merged
 
 
-def _split_final_period(tokens: list[str]) -> list[str]:
-    """Abbreviation. at the end of a sentence, before closing brackets or quotes: the period is its own token."""
-    k = len(tokens) - 1
-    while k > 0 and tokens[k] in _CLOSING:
-        k -= 1
-    last = tokens[k] if tokens else ""
-    if k < len(tokens) - 1 and len(last) > 1 and last.endswith(".") and not last.endswith(".."):
-        return tokens[:k] + [last[:-1], "."] + tokens[k + 1 :]
-    return tokens
+def _split_periods(tokens: list[str]) -> list[str]:
+    """Split a word's period off where the treebank writes it as a token of its own.
+
+    nltk splits only a sentence's last period. The treebank also splits one
+    that ends the sentence before closing brackets or quotes (``U.S.A .)``),
+    one before an opening bracket (``Co . (Japan)``), a word's period before a
+    quote (``gum . "``), a list number's (``2 . Take``), and a dotted
+    abbreviation's before a lone capital (``S.p . A.``, ``G.m.b . H.``);
+    measured on sections 00-21, each holds in at least 15 of 16 cases.
+    """
+    closing_from = len(tokens)
+    while closing_from > 1 and tokens[closing_from - 1] in _CLOSING:
+        closing_from -= 1
+    result = []
+    for k, token in enumerate(tokens):
+        following = tokens[k + 1] if k + 1 < len(tokens) else ""
+        stem = token[:-1]
+        if len(token) > 1 and token.endswith(".") and not stem.endswith(".") and (
+            k == closing_from - 1 < len(tokens) - 1
+            or following in _OPENING
+            or following in _QUOTES and stem.isalpha() and not stem.isupper()
+            or stem.isdigit()
+            or "." in stem and _LONE_CAPITAL.fullmatch(following) is not None
+        ):
+            result += [stem, "."]
+        else:
+            result.append(token)
+    return result
 
 
 def is_punct(token: str) -> bool:

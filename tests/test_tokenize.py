@@ -39,3 +39,13 @@ def test_a_words_own_apostrophe_stays_but_possessives_and_closing_quotes_split()
     assert tokenize("the mean ol' law was goin' home") == ["the", "mean", "ol'", "law", "was", "goin'", "home"]
     assert tokenize("the investors' money") == ["the", "investors", "'", "money"]
     assert tokenize("he said 'go home' and left") == ["he", "said", "'", "go", "home", "'", "and", "left"]
+    assert tokenize("shares of Dunkin' Donuts") == ["shares", "of", "Dunkin", "'", "Donuts"]  # a name: split, as the treebank mostly does
+
+
+def test_a_period_the_treebank_writes_as_its_own_token_is_split_mid_sentence():
+    assert tokenize("Toyobo Co. (Japan) rose") == ["Toyobo", "Co", ".", "(", "Japan", ")", "rose"]
+    assert tokenize('it was like bubble gum." Then') == ["it", "was", "like", "bubble", "gum", ".", '"', "Then"]
+    assert tokenize("2. Take a loss") == ["2", ".", "Take", "a", "loss"]
+    assert tokenize("Agip S.p. A. and Birkel G.m.b. H. agreed") == [
+        "Agip", "S.p", ".", "A.", "and", "Birkel", "G.m.b", ".", "H.", "agreed"]
+    assert tokenize("Mr. Smith of Acme Corp. said so") == ["Mr.", "Smith", "of", "Acme", "Corp.", "said", "so"]
