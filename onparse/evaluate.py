@@ -127,6 +127,20 @@ def character_spans(pieces: Sequence[str], text: str) -> list[tuple[int, int]]:
     return spans_found
 
 
+def typed_back(trees: Sequence) -> list[tuple[list[str], str]]:
+    """Each gold tree's tokens as a user would type them (``(`` not ``-LRB-``), and the sentence as text (nltk's detokenizer)."""
+    from nltk.tokenize.treebank import TreebankWordDetokenizer
+
+    detokenizer = TreebankWordDetokenizer()
+    typed = [[_TYPED.get(token, token) for token, tag in tree.pos() if tag != "-NONE-"] for tree in trees]
+    return [(tokens, detokenizer.detokenize(tokens)) for tokens in typed]
+
+
+def same_tokens(tokens: Sequence[str], typed: Sequence[str]) -> bool:
+    """Whether raw-text tokens are the treebank's, brackets and quotes read as typed."""
+    return [_TYPED.get(token, token) for token in tokens] == list(typed)
+
+
 def evaluate_raw(parser: Parser, gold: Sequence[GoldSentence], trees: Sequence, advance: Advance | None = None) -> dict:
     """Score the raw-text path: each gold sentence typed back as text (nltk's detokenizer), then tokenized and parsed.
 
@@ -135,17 +149,11 @@ def evaluate_raw(parser: Parser, gold: Sequence[GoldSentence], trees: Sequence, 
     words whose characters lie inside it, so sentences whose tokens differ
     from the treebank's are still scored; how many differ is reported.
     """
-    from nltk.tokenize.treebank import TreebankWordDetokenizer
-
     from onparse.tokenize import tokenize
 
-    detokenizer = TreebankWordDetokenizer()
-    texts, token_lists, same_tokens = [], [], 0
-    for tree in trees:
-        typed = [_TYPED.get(token, token) for token, tag in tree.pos() if tag != "-NONE-"]
-        texts.append(detokenizer.detokenize(typed))
-        token_lists.append(tokenize(texts[-1]))
-        same_tokens += [_TYPED.get(t, t) for t in token_lists[-1]] == typed
+    typed, texts = zip(*typed_back(trees)) if trees else ((), ())
+    token_lists = [tokenize(text) for text in texts]
+    matched = sum(same_tokens(tokens, typed_tokens) for tokens, typed_tokens in zip(token_lists, typed))
     predicted = []
     for sentence, text, tokens, parse in zip(gold, texts, token_lists, parser.parse_stream(token_lists)):
         token_chars = character_spans(tokens, text)
@@ -158,6 +166,6 @@ def evaluate_raw(parser: Parser, gold: Sequence[GoldSentence], trees: Sequence, 
         predicted.append(found)
         if advance:
             advance(1)
-    return {**score(predicted, gold), "same_tokens": same_tokens, "protocol": PROTOCOL + (
+    return {**score(predicted, gold), "same_tokens": matched, "protocol": PROTOCOL + (
         " Raw text: each gold sentence is typed back with nltk's TreebankWordDetokenizer, tokenized and parsed as "
         "user text; a predicted constituent counts as the gold words whose characters it covers.")}
