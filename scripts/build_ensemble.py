@@ -99,7 +99,10 @@ def render(card: dict) -> str:
         lines.append(f"| {m['name']} | {m['epoch']} | {m['tokens_seen']:,} | {m['train_minutes']:.0f} | {m['layer']} | "
                      f"{m['dev_f1']:.1f} | `{m['command']}` |")
     lines += ["", f"Selection: {SELECTION}. Hardware: {'; '.join(card['hardware'])}. Total training time: "
-              f"{card['train_minutes']:.0f} minutes of training steps.", "", "## Dev figures", "",
+              f"{card['train_minutes']:.0f} minutes of training steps.", ""]
+    if card.get("note"):
+        lines += [card["note"], ""]
+    lines += ["## Dev figures", "",
               "| sentences | parser | sentence F1 | corpus F1 |", "| --- | --- | ---: | ---: |"]
     for title, result in (("section 22", card["dev"]["section_22"]), ("WSJ10 (00-22)", card["dev"]["wsj10_sections_00_22"])):
         n = result["sentences"]
@@ -123,6 +126,7 @@ def main() -> None:
     options.add_argument("--members-dir", type=Path, help="where --run members are copied (default: OUT/members)")
     options.add_argument("--precision", choices=PRECISIONS, default="bf16", help="how --run members' weights are stored")
     options.add_argument("--ptb", type=Path, default=Path("../shared/data/ptb/wsj"))
+    options.add_argument("--note", help="what the card should say that the runs do not (e.g. where a student came from)")
     args = options.parse_args()
 
     members = [add_member(run, args.members_dir or args.out / "members", args.precision) for run in args.run]
@@ -157,6 +161,7 @@ def main() -> None:
         "selection": SELECTION,
         "dev": {"section_22": brief(section_22), "wsj10_sections_00_22": brief(wsj10_result)},
         "protocol": PROTOCOL,
+        **({"note": args.note} if args.note else {}),
         "size_mb": round(sum(p.stat().st_size for p in args.out.rglob("*") if p.is_file()) / 2**20, 1),
     }
     save_ensemble(args.out, members, voter, card)
