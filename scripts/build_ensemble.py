@@ -65,6 +65,8 @@ def command(config: dict, run: Path) -> str:
         parts += [f"--{name.replace('_', '-')} {config[name]}" for name in (
             "dev", "teacher", "student", "teacher_trees", "sentences", "passes", "batch_size", "lr", "rank_weight", "margin",
             "layer", "evals", "dtype", "seed")]
+        if config.get("from_scratch") is not None:
+            parts.append(f"--from-scratch {config['from_scratch']}")
         return " ".join(parts + [f"--out {run}"])
     model = config["model"]
     parts = ["onparse train"] + [f"--train '{path}'" for path in config["train"]]

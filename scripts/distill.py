@@ -30,7 +30,7 @@ from onparse import modeldir
 from onparse.distill import examples, n_updates, updates
 from onparse.evaluate import dev_f1
 from onparse.hardware import describe
-from onparse.model import compute_dtype
+from onparse.model import LanguageModel, compute_dtype
 from onparse.parse import Parser
 from onparse.train import batchify, perplexity, read_corpus, stream
 from onparse.treebank import read_gold
@@ -63,7 +63,8 @@ def teacher_trees(teacher: str, train: list[str], n_sentences: int, seed: int, c
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--teacher", default=os.path.relpath(modeldir.DEFAULT_MODEL), help="the ensemble whose trees are learnt")
-    ap.add_argument("--student", required=True, help="model directory to fine-tune")
+    ap.add_argument("--student", required=True, help="model directory to fine-tune (with --from-scratch: whose shape and vocabulary to use)")
+    ap.add_argument("--from-scratch", type=int, metavar="SEED", help="start from random weights drawn with this seed instead of the student's")
     ap.add_argument("--train", action="append", required=True, help=".mrg files, folders or globs (words only are read)")
     ap.add_argument("--dev", required=True, help="gold trees for dev F1 and perplexity (section 22)")
     ap.add_argument("--out", type=Path, required=True)
@@ -86,6 +87,10 @@ def main() -> None:
     trees = teacher_trees(args.teacher, args.train, args.sentences, args.seed, args.teacher_trees)
     bundle = modeldir.load(args.student)
     layer = bundle.default_layer if args.layer is None else (args.layer if args.layer == "mean" else int(args.layer))
+    if args.from_scratch is not None:
+        torch.manual_seed(args.from_scratch)
+        bundle.model = LanguageModel(bundle.model.config)
+        torch.manual_seed(args.seed)
     model, vocab = bundle.model.train(), bundle.vocab
     data = examples([t["words"] for t in trees], [{tuple(s) for s in t["spans"]} for t in trees], vocab)
     dtype = compute_dtype(args.dtype)
