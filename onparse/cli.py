@@ -111,7 +111,7 @@ def load_parser(model: str | None, layer: int | None, **settings):
 def model_options(command):
     """Options shared by the commands that run the model; defaults are onparse.config.ParseConfig's."""
     for option in reversed([
-        click.option("--model", "model", metavar="PATH", help="Model or ensemble directory, or a shipped model's name (default: models/onlstm-wsj-distilled-r2)."),
+        click.option("--model", "model", metavar="PATH", help="Model or ensemble directory, or a shipped model's name (default: models/onlstm-wsj-distilled-r3)."),
         click.option("--layer", type=LayerType(), help="Layer whose distances build the tree, or 'mean' of all layers (default: the model's own)."),
         click.option("--device", default=ParseConfig.device, show_default=True, help="torch device, e.g. cuda."),
         click.option("--dtype", type=click.Choice(list(COMPUTE_DTYPES)), default=ParseConfig.dtype, show_default=True,
