@@ -25,7 +25,7 @@ from rich.table import Table
 from onparse.config import COMPUTE_DTYPES
 from onparse.hardware import describe
 from onparse.kernels import linear
-from onparse.modeldir import ModelBundle
+from onparse.modeldir import ModelBundle, tree_row
 from onparse.parse import Parser
 from onparse.trees import build_tree
 from onparse.treebank import read_gold
@@ -144,8 +144,8 @@ def main() -> None:
         if reference is None:
             reference = distances
         else:
-            layer = parser.layer - 1
-            differ = sum(build_tree(a[layer]) != build_tree(b[layer]) for a, b in zip(reference, distances))
+            differ = sum(build_tree(tree_row(a, parser.layer)) != build_tree(tree_row(b, parser.layer))
+                         for a, b in zip(reference, distances))
             entry["trees_differing_from_fp32"] = differ
             entry["trees_differing_share"] = differ / len(sentences)
         results["batch"][name] = entry
