@@ -151,9 +151,10 @@ def evaluate_raw(parser: Parser, gold: Sequence[GoldSentence], trees: Sequence, 
     """
     from onparse.tokenize import tokenize
 
-    typed, texts = zip(*typed_back(trees)) if trees else ((), ())
+    typed = typed_back(trees)
+    texts = [text for _, text in typed]
     token_lists = [tokenize(text) for text in texts]
-    matched = sum(same_tokens(tokens, typed_tokens) for tokens, typed_tokens in zip(token_lists, typed))
+    matched = sum(same_tokens(tokens, typed_tokens) for tokens, (typed_tokens, _) in zip(token_lists, typed))
     predicted = []
     for sentence, text, tokens, parse in zip(gold, texts, token_lists, parser.parse_stream(token_lists)):
         token_chars = character_spans(tokens, text)

@@ -118,12 +118,13 @@ def _split_periods(tokens: list[str]) -> list[str]:
     closing_from = len(tokens)
     while closing_from > 1 and tokens[closing_from - 1] in _CLOSING:
         closing_from -= 1
+    last_before_closing = closing_from - 1 if closing_from < len(tokens) else None
     result = []
     for k, token in enumerate(tokens):
         following = tokens[k + 1] if k + 1 < len(tokens) else ""
         stem = token[:-1]
         if len(token) > 1 and token.endswith(".") and not stem.endswith(".") and (
-            k == closing_from - 1 < len(tokens) - 1
+            k == last_before_closing
             or following in _OPENING
             or following in _QUOTES and stem.isalpha() and not stem.isupper()
             or stem.isdigit()
