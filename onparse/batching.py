@@ -15,23 +15,48 @@ Result = TypeVar("Result")
 
 
 def sorted_batches(
-    items: Iterable[Item], batch_size: int, length: Callable[[Item], int], window: int | None = None
+    items: Iterable[Item],
+    batch_size: int,
+    length: Callable[[Item], int],
+    window: int | None = None,
+    max_tokens: int | None = None,
+    window_tokens: int | None = None,
 ) -> Iterator[list[tuple[int, Item]]]:
-    """Batches of ``(position, item)``, longest first, reading ``window`` items at a time.
+    """Batches of ``(position, item)``, longest first, reading a window of items at a time.
 
     Items are read lazily, so a stream of any length batches in bounded
-    memory; within each window of ``window`` items (default: ``batch_size``)
-    they are sorted by decreasing ``length`` and cut into batches of at most
-    ``batch_size``. Positions count from 0 over the whole stream.
+    memory. A window closes at ``window`` items (default: ``batch_size``) or
+    once its items' lengths (each counted as at least 1) reach
+    ``window_tokens``; within it items are sorted by decreasing ``length``
+    and cut into batches of at most ``batch_size`` items and ``max_tokens``
+    in length (an item longer than that has a batch of its own). Positions
+    count from 0 over the whole stream.
     """
     if batch_size < 1:
         raise ValueError(f"batch size must be at least 1, not {batch_size}")
     window = max(window or batch_size, 1)
     numbered = enumerate(items)
-    while chunk := list(islice(numbered, window)):
-        chunk.sort(key=lambda pair: -length(pair[1]))  # stable: equal lengths keep their order
-        for start in range(0, len(chunk), batch_size):
-            yield chunk[start : start + batch_size]
+    while True:
+        chunk: list[tuple[int, int, Item]] = []
+        tokens = 0
+        for position, item in numbered:
+            size = length(item)
+            chunk.append((size, position, item))
+            tokens += max(size, 1)
+            if len(chunk) >= window or (window_tokens is not None and tokens >= window_tokens):
+                break
+        if not chunk:
+            return
+        chunk.sort(key=lambda entry: -entry[0])  # stable: equal lengths keep their order
+        batch: list[tuple[int, Item]] = []
+        batch_tokens = 0
+        for size, position, item in chunk:
+            if batch and (len(batch) >= batch_size or (max_tokens is not None and batch_tokens + size > max_tokens)):
+                yield batch
+                batch, batch_tokens = [], 0
+            batch.append((position, item))
+            batch_tokens += size
+        yield batch
 
 
 def in_input_order(batches: Iterable[list[tuple[int, Result]]]) -> Iterator[Result]:

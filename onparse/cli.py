@@ -239,17 +239,33 @@ def evaluate(gold, pred, max_length, as_json, no_untrained, raw, model, layer, *
     """
     import_nltk_quickly()
     from onparse import scoring
-    from onparse.treebank import TreebankError, read_gold, read_trees, tree_files
+    from onparse.treebank import TreebankError, read_each, read_gold
 
     try:
-        sentences = [s for s in read_gold(gold) if max_length is None or len(s.words) <= max_length]
+        every_sentence = list(read_gold(gold))
+        kept = [max_length is None or len(s.words) <= max_length for s in every_sentence]
+        sentences = [s for s, keep in zip(every_sentence, kept) if keep]
         if not sentences:
             fail(f"{gold}: no gold sentences" + (f" of at most {max_length} words" if max_length else ""), 1)
-        if pred:
-            trees = [tree for file in tree_files(pred) for tree in read_trees(file)]
-            if len(trees) != len(sentences):
-                fail(f"{pred}: {len(trees)} trees for {len(sentences)} gold sentences", 1)
-            predicted = [scoring.predicted_spans(tree, s.words, source) for (tree, source), s in zip(trees, sentences)]
+        if pred:  # one tree per gold sentence, read as a stream; the length filter drops the same positions
+            position = iter(range(len(every_sentence)))
+            mismatches: list[ValueError] = []
+
+            def spans_of(tree, source: str):
+                k = next(position, None)
+                if k is None or not kept[k]:
+                    return None
+                try:
+                    return scoring.predicted_spans(tree, every_sentence[k].words, source)
+                except ValueError as err:  # reported after the count, which says more when files are misaligned
+                    mismatches.append(err)
+
+            found = list(read_each(pred, spans_of))
+            if len(found) != len(every_sentence):
+                fail(f"{pred}: {len(found)} trees for {len(every_sentence)} gold sentences", 1)
+            if mismatches:
+                raise mismatches[0]
+            predicted = [spans for spans, keep in zip(found, kept) if keep]
             result = {**scoring.score(predicted, sentences), "baselines": scoring.baseline_scores(sentences),
                       "protocol": scoring.PROTOCOL}
         elif raw:

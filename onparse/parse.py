@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import copy
 import itertools
-from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +36,13 @@ from onparse.voting import average
 # matmul library builds and caches a kernel for each shape, and memory would
 # otherwise creep up as new counts appear.
 ROW_GROUP = 16
+# A packed batch holds at most this many words, whatever --batch-size says:
+# memory for a batch (the input projection alone is words x 4,830 floats at
+# paper size) is bounded by words, not by a user's number of sentences.
+BATCH_WORDS = 8192
+# A stream is read this many words ahead (four full batches), so sentences sort
+# into batches of similar length while memory stays bounded however many lines come.
+WINDOW_WORDS = 4 * BATCH_WORDS
 
 
 class InputError(ValueError):
@@ -169,20 +175,41 @@ class Parser:
     def distances(self, word_lists: Iterable[Sequence[str]], window: int | None = None) -> Iterator[np.ndarray]:
         """Distances (rows x words; see ``rows``) for each word list, in order, in length-sorted batches.
 
-        Every member reads the same batches. Reads ``window`` lists at a time
-        (default: all of a sequence, four batches of a stream), so a stream of
-        any length runs in bounded memory.
+        Every member reads the same batches; an empty list gives an empty
+        array without running the model. ``window`` is as in ``parse_stream``.
         """
-        if window is None:
-            window = len(word_lists) if isinstance(word_lists, Sequence) else 4 * self.batch_size
-        batches = sorted_batches(word_lists, self.batch_size, len, window)
-        return in_input_order(self._batch_distances(batch) for batch in batches)
+        if window is None and isinstance(word_lists, Sequence):
+            window = len(word_lists)
+        for _, distances in self._with_distances(word_lists, lambda words: words, window):
+            yield distances
 
-    def _batch_distances(self, batch: list[tuple[int, Sequence[str]]]) -> list[tuple[int, np.ndarray]]:
-        words = [words for _, words in batch]
-        per_member = [member.batch_distances(words) for member in self.members]
-        release_freed_memory()
-        return [(position, np.concatenate([found[i] for found in per_member])) for i, (position, _) in enumerate(batch)]
+    def _with_distances(self, items: Iterable[Any], words_of: Callable[[Any], Sequence[str] | None],
+                        window: int | None) -> Iterator[tuple[Any, np.ndarray | None]]:
+        """Each item with the distances of its words, in input order; an item whose words are None gets None.
+
+        A stream is read ``window`` items ahead, or by default ``WINDOW_WORDS``
+        words ahead; batches hold at most ``batch_size`` sentences and
+        ``BATCH_WORDS`` words, so memory is bounded by words, whatever the options.
+        """
+        length = lambda item: len(words_of(item) or ())  # noqa: E731
+        if window is None:
+            batches = sorted_batches(items, self.batch_size, length, WINDOW_WORDS, BATCH_WORDS, WINDOW_WORDS)
+        else:
+            batches = sorted_batches(items, self.batch_size, length, window, BATCH_WORDS)
+        return in_input_order(self._batch_distances(batch, words_of) for batch in batches)
+
+    def _batch_distances(self, batch: list[tuple[int, Any]], words_of: Callable[[Any], Sequence[str] | None]
+                         ) -> list[tuple[int, tuple[Any, np.ndarray | None]]]:
+        words = [words_of(item) for _, item in batch]
+        running = [k for k, found in enumerate(words) if found]  # longest first, as batch_distances needs
+        results: list[np.ndarray | None] = [None if found is None else np.zeros((len(self.rows), 0), np.float32)
+                                            for found in words]
+        if running:
+            per_member = [member.batch_distances([words[k] for k in running]) for member in self.members]
+            release_freed_memory()
+            for i, k in enumerate(running):
+                results[k] = np.concatenate([found[i] for found in per_member])
+        return [(position, (item, result)) for (position, item), result in zip(batch, results)]
 
     def tree_distances(self, distances: np.ndarray) -> np.ndarray:
         """Members x words: the distances each member builds its tree from (its layer, or the mean of its layers)."""
@@ -212,30 +239,33 @@ class Parser:
 
         Each sentence is checked (``check``) as it is read. One that fails
         raises InputError or, where ``invalid`` is given, is passed to it with
-        its position (from 0) and gives ``None``. ``window`` is as in ``distances``.
+        its position (from 0) and gives ``None``. ``None`` and refused
+        sentences never reach the model. A sequence is sorted into batches
+        whole; a stream is read ``window`` sentences ahead (1 answers each line
+        as it comes), by default ``WINDOW_WORDS`` words ahead.
         """
         if window is None and isinstance(token_lists, Sequence):
             window = len(token_lists)
-        pending: deque[tuple[list[str], list[int]] | None] = deque()  # read, not yet parsed
 
-        def words_of(position: int, tokens: Sequence[str] | None) -> list[str]:
-            positions = None
-            if tokens is not None:
-                try:
-                    positions = self.check(tokens)
-                except InputError as err:
-                    if invalid is None:
-                        raise
-                    invalid(position, err)
-            if positions is None:
-                pending.append(None)
-                return []
-            pending.append((list(tokens), positions))
-            return [tokens[i] for i in positions]
+        def prepared(position: int, tokens: Sequence[str] | None) -> tuple[list[str], list[int], list[str]] | None:
+            if tokens is None:
+                return None
+            if isinstance(tokens, str) or any(not isinstance(token, str) for token in tokens):
+                raise TypeError("parse_tokens and parse_stream take a list of token lists, one per sentence, "
+                                f"not {tokens!r:.60}: wrap one sentence's tokens in a list, or use parse() for text")
+            try:
+                positions = self.check(tokens)
+            except InputError as err:
+                if invalid is None:
+                    raise
+                invalid(position, err)
+                return None
+            tokens = list(tokens)
+            return tokens, positions, [tokens[i] for i in positions]
 
-        for distances in self.distances(itertools.starmap(words_of, enumerate(token_lists)), window):
-            sentence = pending.popleft()
-            yield None if sentence is None else self._parse(*sentence, distances)
+        items = itertools.starmap(prepared, enumerate(token_lists))
+        for item, distances in self._with_distances(items, lambda item: item and item[2], window):
+            yield None if item is None else self._parse(item[0], item[1], distances)
 
     def _parse(self, tokens: list[str], positions: list[int], distances: np.ndarray) -> Parse:
         tree_distances = self.tree_distances(distances)
@@ -250,4 +280,6 @@ class Parser:
 
     def parse(self, sentences: Iterable[str]) -> list[Parse]:
         """Parse raw sentences (one sentence per string)."""
+        if isinstance(sentences, str):
+            raise TypeError("parse takes a list of sentences: parse([text]) for one")
         return self.parse_tokens([tokenize(text) for text in sentences])

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from nltk import Tree
 
 from onparse.treebank import GoldSentence
-from onparse.trees import Span, balanced, labeled_spans, left_branching, right_branching, spans
+from onparse.trees import Span, baseline_spans, labeled_spans
 
 REPORTED_LABELS = ("NP", "VP", "PP", "SBAR", "ADJP", "ADVP")
 
@@ -101,10 +101,8 @@ def score(predictions: Sequence[Iterable[Span]], gold: Sequence[GoldSentence]) -
 
 def baseline_scores(gold: Sequence[GoldSentence]) -> dict[str, dict]:
     """Left-branching, right-branching and balanced trees on the same sentences."""
-    makers = {"left_branching": left_branching, "right_branching": right_branching, "balanced": balanced}
-    return {
-        name: score([spans(make(len(s.words))) if s.words else set() for s in gold], gold) for name, make in makers.items()
-    }
+    return {name: score([baseline_spans(name, len(s.words)) for s in gold], gold)
+            for name in ("left_branching", "right_branching", "balanced")}
 
 
 def predicted_spans(tree: Tree, words: Sequence[str], source: str = "") -> set[Span]:
@@ -113,11 +111,16 @@ def predicted_spans(tree: Tree, words: Sequence[str], source: str = "") -> set[S
     The tree's leaves are matched to the gold words in order; leaves that match
     none (punctuation the parser kept, say) are skipped.
     """
-    keep, k = set(), 0
-    for i, leaf in enumerate(tree.leaves()):
-        if k < len(words) and leaf == words[k]:
-            keep.add(i)
-            k += 1
-    if k != len(words):
-        raise ValueError(f"{source}: prediction's leaves do not contain the gold words in order (matched {k} of {len(words)})")
-    return {(s, e) for _, s, e in labeled_spans(tree, lambda i, _: i in keep)}
+    matched = 0
+
+    def is_next_word(leaf: object, _: Tree) -> bool:
+        nonlocal matched
+        if matched < len(words) and leaf == words[matched]:
+            matched += 1
+            return True
+        return False
+
+    found = {(s, e) for _, s, e in labeled_spans(tree, is_next_word)}
+    if matched != len(words):
+        raise ValueError(f"{source}: prediction's leaves do not contain the gold words in order (matched {matched} of {len(words)})")
+    return found

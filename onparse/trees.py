@@ -1,15 +1,22 @@
-"""Distances to trees, and trees to constituent spans.
+"""Distances to trees, and trees to constituent spans, leaves and one-line brackets.
 
 Trees are ``nltk.Tree`` objects whose leaves are token positions (ints), so
 the same structure can be shown with the user's tokens or scored against gold
 words. Internal nodes carry the placeholder label ``X``.
+
+Every walk here runs on an explicit stack, never by recursion: a
+right-branching tree is as deep as its sentence is long, and Python's
+recursion limit (1,000 frames) is shorter than sentences the options allow.
+nltk's own recursive methods (``leaves``, ``pos``, ``pformat``,
+``fromstring``) are therefore not used on trees of user-given size.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TypeVar
 
+import numpy as np
 from nltk import Tree
 
 LABEL = "X"
@@ -26,25 +33,30 @@ def build_tree(distances: Sequence[float], leaves: Sequence[Leaf] | None = None)
     Leaves are word indices unless ``leaves`` names them; no words give an
     empty tree.
     """
-    distances = [float(d) for d in distances]
+    distances = np.asarray(distances, dtype=np.float64)
     leaves = list(range(len(distances))) if leaves is None else list(leaves)
     if len(distances) != len(leaves):
         raise ValueError(f"{len(distances)} distances for {len(leaves)} leaves")
     if len(leaves) <= 1:
         return Tree(LABEL, leaves)
-    return _build(distances, leaves)
-
-
-def _build(distances: list[float], leaves: list[Leaf]) -> Tree | Leaf:
-    if len(leaves) == 1:
-        return leaves[0]
-    split = max(range(len(distances)), key=distances.__getitem__)
-    head: Tree | Leaf = leaves[split]
-    if split + 1 < len(leaves):
-        head = Tree(LABEL, [head, _build(distances[split + 1 :], leaves[split + 1 :])])
-    if split == 0:
-        return head
-    return Tree(LABEL, [_build(distances[:split], leaves[:split]), head])
+    root: list = [None]
+    pending = [(0, len(leaves), root, 0)]  # a span still to build, and the slot its subtree fills
+    while pending:
+        start, end, parent, slot = pending.pop()
+        if end - start == 1:
+            parent[slot] = leaves[start]
+            continue
+        split = start + int(np.argmax(distances[start:end]))
+        head = leaves[split]
+        if split + 1 < end:
+            head = Tree(LABEL, [head, None])
+            pending.append((split + 1, end, head, 1))
+        if split > start:
+            node = Tree(LABEL, [None, head])
+            pending.append((start, split, node, 0))
+            head = node
+        parent[slot] = head
+    return root[0]
 
 
 def right_branching(n: int) -> Tree:
@@ -61,44 +73,83 @@ def left_branching(n: int) -> Tree:
 
 
 def balanced(n: int) -> Tree:
-    """Split each span in half (left half the larger), recursively."""
-
-    def split(lo: int, hi: int) -> Tree | int:
-        if hi - lo == 1:
-            return lo
-        mid = (lo + hi + 1) // 2
-        return Tree(LABEL, [split(lo, mid), split(mid, hi)])
-
-    tree = split(0, n)
-    return tree if isinstance(tree, Tree) else Tree(LABEL, [tree])
+    """Split each span in half (left half the larger), down to single words."""
+    return binary_tree(n, lambda start, end: (start + end + 1) // 2)
 
 
-def labeled_spans(tree: Tree, keep: Callable[[int, Tree], bool] | None = None) -> list[tuple[str, int, int]]:
-    """(label, start, end) of every node covering two or more kept leaves.
+def binary_tree(n: int, split: Callable[[int, int], int]) -> Tree:
+    """The binary tree over words ``0 .. n-1`` that divides each span ``[start, end)`` before word ``split(start, end)``."""
+    if n <= 1:
+        return Tree(LABEL, list(range(n)))
+    root: list = [None]
+    pending = [(0, n, root, 0)]  # a span still to build, and the slot its subtree fills
+    while pending:
+        start, end, parent, slot = pending.pop()
+        if end - start == 1:
+            parent[slot] = start
+            continue
+        middle = split(start, end)
+        node = Tree(LABEL, [None, None])
+        pending += [(start, middle, node, 0), (middle, end, node, 1)]
+        parent[slot] = node
+    return root[0]
 
-    Positions count kept leaves only; ``keep(leaf_index, preterminal_or_none)``
-    decides, so gold trees drop punctuation and empty elements by POS tag.
-    Unary chains give one entry per label over the same span.
+
+def baseline_spans(name: str, n: int) -> set[Span]:
+    """The spans of a trivial baseline tree over ``n`` words, without building it."""
+    if name == "right_branching":
+        return {(start, n) for start in range(n - 1)}
+    if name == "left_branching":
+        return {(0, end) for end in range(2, n + 1)}
+    if name == "balanced":
+        found, pending = set(), [(0, n)]
+        while pending:
+            start, end = pending.pop()
+            if end - start >= 2:
+                middle = (start + end + 1) // 2
+                found.add((start, end))
+                pending += [(start, middle), (middle, end)]
+        return found
+    raise ValueError(f"no baseline named {name!r}")
+
+
+def leaf_parents(tree: Tree) -> Iterator[tuple[object, Tree]]:
+    """Each leaf, left to right, with the node directly above it (its preterminal in a treebank tree)."""
+    pending: list = [(tree, None)]
+    while pending:
+        node, parent = pending.pop()
+        if isinstance(node, Tree):
+            pending.extend((child, node) for child in reversed(node))
+        else:
+            yield node, parent
+
+
+def leaves(tree: Tree) -> list:
+    """The leaves left to right (nltk's ``Tree.leaves`` without its recursion)."""
+    return [leaf for leaf, _ in leaf_parents(tree)]
+
+
+def labeled_spans(tree: Tree, keep: Callable[[object, Tree], bool] | None = None) -> list[tuple[str, int, int]]:
+    """(label, start, end) of every node covering two or more kept leaves, children before parents.
+
+    Positions count kept leaves only; ``keep(leaf, parent)``, called on the
+    leaves left to right, decides (another parser's tree keeps the gold
+    words). Unary chains give one entry per label over the same span.
     """
-    spans: list[tuple[str, int, int]] = []
+    found: list[tuple[str, int, int]] = []
     count = 0
-    leaf_index = 0
-
-    def visit(node: Tree | object, parent: Tree | None) -> None:
-        nonlocal count, leaf_index
-        if not isinstance(node, Tree):
-            if keep is None or keep(leaf_index, parent):
-                count += 1
-            leaf_index += 1
-            return
-        start = count
-        for child in node:
-            visit(child, node)
-        if count - start >= 2:
-            spans.append((node.label(), start, count))
-
-    visit(tree, None)
-    return spans
+    pending: list = [(tree, None, None)]  # (node, its parent, the kept-leaf count where it began once entered)
+    while pending:
+        node, parent, start = pending.pop()
+        if start is not None:
+            if count - start >= 2:
+                found.append((node.label(), start, count))
+        elif isinstance(node, Tree):
+            pending.append((node, parent, count))
+            pending.extend((child, node, None) for child in reversed(node))
+        elif keep is None or keep(node, parent):
+            count += 1
+    return found
 
 
 def spans(tree: Tree) -> set[Span]:
@@ -107,8 +158,43 @@ def spans(tree: Tree) -> set[Span]:
 
 
 def map_leaves(tree: Tree, leaf: Callable[[object], object]) -> Tree:
-    """The same tree with each leaf replaced by ``leaf(old_leaf)``."""
-    return Tree(tree.label(), [map_leaves(child, leaf) if isinstance(child, Tree) else leaf(child) for child in tree])
+    """A copy of the tree with each leaf replaced by ``leaf(old_leaf)``."""
+    root = Tree(tree.label(), [])
+    pending = [(tree, root)]
+    while pending:
+        source, copy = pending.pop()
+        for child in source:
+            if isinstance(child, Tree):
+                copy.append(Tree(child.label(), []))
+                pending.append((child, copy[-1]))
+            else:
+                copy.append(leaf(child))
+    return root
+
+
+_CLOSE, _SPACE = object(), object()
+
+
+def bracketed(tree: Tree) -> str:
+    """The tree on one line, ``(X (X The cat) sat)``: nltk's ``pformat`` without its recursion."""
+    parts: list[str] = []
+    pending: list = [tree]
+    while pending:
+        node = pending.pop()
+        if node is _CLOSE:
+            parts.append(")")
+        elif node is _SPACE:
+            parts.append(" ")
+        elif isinstance(node, Tree):
+            parts.append(f"({node.label()} ")
+            pending.append(_CLOSE)
+            for k in range(len(node) - 1, -1, -1):
+                pending.append(node[k])
+                if k:
+                    pending.append(_SPACE)
+        else:
+            parts.append(str(node))
+    return "".join(parts)
 
 
 def attach_punctuation(words_tree: Tree, word_positions: Sequence[int], n_tokens: int) -> Tree:
@@ -123,26 +209,36 @@ def attach_punctuation(words_tree: Tree, word_positions: Sequence[int], n_tokens
     if not word_positions:
         return Tree(LABEL, list(range(n_tokens)))
     tree = map_leaves(words_tree, word_positions.__getitem__)
-
-    def rebuild(node: Tree | int) -> Tree | int:
-        if not isinstance(node, Tree):
-            return node
-        children: list[Tree | int] = []
+    first, last = _edge_leaves(tree)
+    pending = [tree]
+    while pending:
+        node = pending.pop()
+        children: list = []
         for k, child in enumerate(node):
             if k:
-                children.extend(range(_last_leaf(node[k - 1]) + 1, _first_leaf(child)))
-            children.append(rebuild(child))
-        return Tree(node.label(), children)
-
-    root = rebuild(tree)
+                children.extend(range(last[id(node[k - 1])] + 1, first[id(child)]))
+            children.append(child)
+            if isinstance(child, Tree):
+                pending.append(child)
+        node[:] = children
     before = list(range(word_positions[0]))
     after = list(range(word_positions[-1] + 1, n_tokens))
-    return Tree(root.label(), before + list(root) + after)
+    tree[:] = before + list(tree) + after
+    return tree
 
 
-def _first_leaf(node: Tree | int) -> int:
-    return node.leaves()[0] if isinstance(node, Tree) else node
-
-
-def _last_leaf(node: Tree | int) -> int:
-    return node.leaves()[-1] if isinstance(node, Tree) else node
+def _edge_leaves(tree: Tree) -> tuple[dict[int, int], dict[int, int]]:
+    """The first and last leaf under every node and leaf of a tree whose leaves are ints, keyed by ``id``."""
+    first: dict[int, int] = {}
+    last: dict[int, int] = {}
+    pending: list = [(tree, False)]
+    while pending:
+        node, done = pending.pop()
+        if not isinstance(node, Tree):
+            first[id(node)] = last[id(node)] = node
+        elif done:
+            first[id(node)], last[id(node)] = first[id(node[0])], last[id(node[-1])]
+        else:
+            pending.append((node, True))
+            pending.extend((child, False) for child in node)
+    return first, last

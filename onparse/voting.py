@@ -14,7 +14,7 @@ from collections.abc import Iterable
 import numpy as np
 from nltk import Tree
 
-from onparse.trees import LABEL, Span
+from onparse.trees import LABEL, Span, binary_tree
 
 
 def vote_matrix(span_sets: Iterable[Iterable[Span]], n_words: int) -> np.ndarray:
@@ -47,13 +47,7 @@ def best_tree(votes: np.ndarray) -> Tree:
         best[starts, ends] = votes[starts, ends] + totals[rows, choice]
         split[starts, ends] = middles[rows, choice]
 
-    def build(start: int, end: int) -> Tree | int:
-        if end - start == 1:
-            return start
-        middle = int(split[start, end])
-        return Tree(LABEL, [build(start, middle), build(middle, end)])
-
-    return build(0, n)
+    return binary_tree(n, lambda start, end: int(split[start, end]))
 
 
 def average(span_sets: list[set[Span]], n_words: int) -> tuple[Tree, np.ndarray]:

@@ -62,9 +62,49 @@ def test_line_numbers_in_long_files(tmp_path):
     assert len(trees) == 1000 and trees[998].source.endswith(":999") and trees[999].source.endswith(":1001")
 
 
-def test_a_bare_word_among_constituents_is_not_a_word(tmp_path):
+def test_a_bare_word_among_constituents_is_refused_with_its_file_and_line(tmp_path):
     odd = tmp_path / "odd.mrg"
-    odd.write_text("(S (NP (DT the) junk (NN cat)) (VP (VBD sat)))\n")
-    (sentence,) = read_gold(str(odd))
-    assert sentence.words == ("the", "cat", "sat")
-    assert set(sentence.labeled) == {("S", 0, 3), ("NP", 0, 2)}
+    odd.write_text("(S (NN a))\n(S (NP (DT the) junk (NN cat)) (VP (VBD sat)))\n")
+    with pytest.raises(TreebankError, match=r"odd\.mrg:2: 'junk' is not the only child"):
+        list(read_gold(str(odd)))
+
+
+def test_the_fast_reader_reads_what_nltk_reads():
+    from nltk import Tree
+
+    from onparse.treebank import read_trees
+    from onparse.trees import bracketed
+
+    for name in ("ldc_style.mrg", "one_per_line.txt"):
+        text = (FIXTURES / name).read_text()
+        ours = [bracketed(tree) for tree, _ in read_trees(FIXTURES / name)]
+        expected = [Tree.fromstring(line, remove_empty_top_bracketing=True).pformat(margin=10**9)
+                    for line in _top_level_trees(text)]
+        assert ours == expected and len(ours) >= 2
+
+
+def _top_level_trees(text: str) -> list[str]:
+    found, depth, start = [], 0, 0
+    for position, char in enumerate(text):
+        if char == "(":
+            start = position if depth == 0 else start
+            depth += 1
+        elif char == ")":
+            depth -= 1
+            if depth == 0:
+                found.append(text[start : position + 1])
+    return found
+
+
+def test_a_byte_order_mark_and_pipes_are_read(tmp_path):
+    marked = tmp_path / "bom.mrg"
+    marked.write_bytes("\ufeff(S (NN a) (NN b))\n".encode())
+    (sentence,) = read_gold(str(marked))
+    assert sentence.words == ("a", "b")
+    assert tree_files("/dev/null") == [__import__("pathlib").Path("/dev/null")] and list(read_gold("/dev/null")) == []
+
+
+def test_a_dangling_link_is_named(tmp_path):
+    (tmp_path / "gone.mrg").symlink_to(tmp_path / "missing.mrg")
+    with pytest.raises(TreebankError, match="symbolic link to nothing"):
+        tree_files(str(tmp_path / "gone.mrg"))

@@ -51,5 +51,5 @@ def test_punctuation_at_the_edges_joins_the_root():
 
 def test_labeled_spans_count_kept_leaves_and_keep_unary_labels():
     tree = Tree.fromstring("(S (NP (DT a) (NN b)) (VP (VP (VB c) (, ,) (RB d))))")
-    kept = labeled_spans(tree, lambda i, pre: pre.label() != ",")
+    kept = labeled_spans(tree, lambda leaf, pre: pre.label() != ",")
     assert sorted(kept) == [("NP", 0, 2), ("S", 0, 4), ("VP", 2, 4), ("VP", 2, 4)]
