@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
+import stat
 import tempfile
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -23,19 +26,53 @@ def is_special(path: Path) -> bool:
 
 @contextmanager
 def replacing_file(path: Path, encoding: str = "utf-8") -> Iterator[IO[str]]:
-    """A text file to write; it replaces ``path`` when the block ends without an exception."""
-    if is_special(path):
-        with open(path, "w", encoding=encoding) as direct:
+    """A text file to write; it replaces ``path`` when the block ends without an exception.
+
+    A symbolic link is written through (the file it points to is replaced;
+    the link stays), and the file keeps its permissions (a new one gets the
+    usual ones, 0666 less the umask). SIGTERM while writing ends the process
+    (exit 143) after removing the unfinished file, as Ctrl-C does through
+    KeyboardInterrupt.
+    """
+    target = Path(os.path.realpath(path))
+    if is_special(target):
+        with open(target, "w", encoding=encoding) as direct:
             yield direct
         return
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
+    mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else 0o666 & ~_umask()
+    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part")
     try:
-        with os.fdopen(handle, "w", encoding=encoding) as file:
-            yield file
-        os.replace(temporary, path)
+        with _terminated_on_sigterm():
+            with os.fdopen(handle, "w", encoding=encoding) as file:
+                yield file
+            os.chmod(temporary, mode)
+            os.replace(temporary, target)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+@contextmanager
+def _terminated_on_sigterm() -> Iterator[None]:
+    """SIGTERM raises SystemExit(143) inside the block, so ``finally`` and ``except`` clauses run (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminate(number, frame) -> None:
+        raise SystemExit(128 + signal.SIGTERM)
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 @contextmanager

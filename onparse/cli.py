@@ -16,16 +16,25 @@ from typing import NoReturn
 import click
 
 from onparse import __version__
-from onparse.config import COMPUTE_DTYPES, ModelConfig, ParseConfig, TrainConfig
+from onparse.config import COMPUTE_DTYPES, LINE_BYTES_PER_WORD, MAX_SENTENCE_WORDS, ModelConfig, ParseConfig, TrainConfig
 
 
 class ParseByDefault(click.Group):
-    """``onparse "a sentence"`` means ``onparse parse "a sentence"``."""
+    """``onparse "a sentence"`` means ``onparse parse "a sentence"``; every command shares the same last resorts."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h", "--version")):
             args = ["parse", *args]
         return super().parse_args(ctx, args)
+
+    def invoke(self, ctx: click.Context):
+        if sys.stderr is None:  # started with stderr closed: messages go nowhere, exit codes still tell
+            sys.stderr = open(os.devnull, "w")
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:  # the reader left (`| head`): stop quietly, as other filters do
+            sys.stdout = open(os.devnull, "w")  # nothing more can be written there, not even at exit
+            sys.exit(0)
 
 
 @click.group(cls=ParseByDefault, context_settings={"help_option_names": ["-h", "--help"]})
@@ -87,18 +96,29 @@ def fail(message: str, code: int = 2) -> NoReturn:
 
 
 def check_device(device: str) -> None:
+    """Refuse a device that cannot hold data and give it back (a missing GPU, ``meta``) before any work."""
     import torch
 
     try:
-        torch.zeros(1, device=device)
-    except (RuntimeError, AssertionError) as err:
-        fail(f"device {device!r} is not usable here ({str(err).splitlines()[0]})")
+        if torch.ones(1, device=device).cpu().item() != 1:
+            raise RuntimeError("a value did not come back unchanged")
+    except Exception as err:
+        fail(f"device {device!r} is not usable here ({str(err).splitlines()[0] if str(err) else type(err).__name__})")
 
 
-def load_parser(model: str | None, layer: int | None, **settings):
+def set_threads(threads: int | None) -> None:
+    """Use ``threads`` CPU threads for torch's matmuls (default: torch's own choice, one per core)."""
+    if threads:
+        import torch
+
+        torch.set_num_threads(threads)
+
+
+def load_parser(model: str | None, layer: int | None, threads: int | None = None, **settings):
     from onparse.modeldir import ModelDirError
     from onparse.parse import InputError, Parser
 
+    set_threads(threads)
     check_device(settings["device"])
     try:
         return Parser.load(model, layer, **settings)
@@ -106,6 +126,16 @@ def load_parser(model: str | None, layer: int | None, **settings):
         fail(f"{err} (--layer)")
     except ModelDirError as err:
         fail(str(err))
+
+
+def require_stdout() -> None:
+    """Refuse to run when standard output is closed (``>&-``) and the result would have nowhere to go."""
+    if sys.stdout is None:
+        fail("standard output is closed: redirect it to a file, or use --output FILE")
+
+
+THREADS_HELP = ("CPU threads for torch (default: one per core). Beside another torch job on the same cores, "
+                "use 1: spinning threads slow both 5-10x (docs/speed.md).")
 
 
 def model_options(command):
@@ -118,8 +148,10 @@ def model_options(command):
                      help="Matmul precision."),
         click.option("--batch-size", type=Positive, default=ParseConfig.batch_size, show_default=True,
                      help="Sentences per batch (packed: finished sentences cost nothing)."),
-        click.option("--max-words", type=Positive, default=ParseConfig.max_words, show_default=True,
-                     help="Longest sentence accepted, in words."),
+        click.option("--max-words", type=click.IntRange(1, MAX_SENTENCE_WORDS), default=ParseConfig.max_words,
+                     show_default=True, help=f"Longest sentence accepted, in words (at most {MAX_SENTENCE_WORDS}); "
+                     f"a line over {LINE_BYTES_PER_WORD} bytes a word is refused as it is read."),
+        click.option("--threads", type=Positive, help=THREADS_HELP),
     ]):
         command = option(command)
     return command
@@ -152,7 +184,8 @@ def parse(sentences, input_path, output_path, fmt, no_punct, tokenized, model, l
     """
     import_nltk_quickly()
     from onparse.atomic import replacing_file, same_file
-    from onparse.formats import FORMATS
+    from onparse.formats import FORMATS, terminal_safe
+    from onparse.lines import TooLong, read_lines
     from onparse.tokenize import tokenize
 
     from_arguments = bool(sentences) and sentences != ("-",)
@@ -161,13 +194,19 @@ def parse(sentences, input_path, output_path, fmt, no_punct, tokenized, model, l
     to_file = output_path not in (None, "-")
     if to_file and input_path not in (None, "-") and same_file(input_path, output_path):
         fail(f"--output {output_path} is the input file: writing it would destroy the input")
+    if not to_file:
+        require_stdout()
+    limit = LINE_BYTES_PER_WORD * settings["max_words"]
     try:
         if from_arguments:
             lines, where = [s.encode("utf-8", "surrogateescape") for s in sentences], "argument "
+            lines = [line if len(line) <= limit else TooLong(limit) for line in lines]
         elif input_path in (None, "-"):
-            lines, where = click.get_binary_stream("stdin"), "line "
+            if sys.stdin is None:
+                fail("standard input is closed: give sentences as arguments or with --input FILE")
+            lines, where = read_lines(click.get_binary_stream("stdin"), limit), "line "
         else:
-            lines, where = open(input_path, "rb"), f"{input_path}:"
+            lines, where = read_lines(open(input_path, "rb"), limit), f"{input_path}:"
         if to_file and not Path(output_path).parent.is_dir():
             raise FileNotFoundError(2, "no such folder", str(Path(output_path).parent))
     except OSError as err:
@@ -175,7 +214,7 @@ def parse(sentences, input_path, output_path, fmt, no_punct, tokenized, model, l
     parser = load_parser(model, layer, **settings)
     render = FORMATS[fmt]
     separator = "\n\n" if fmt == "pretty" else "\n"
-    interactive = not from_arguments and lines.isatty()
+    interactive = not from_arguments and input_path in (None, "-") and sys.stdin.isatty()
     errors = seen = 0
 
     def report(position: int, reason: object) -> None:
@@ -187,31 +226,39 @@ def parse(sentences, input_path, output_path, fmt, no_punct, tokenized, model, l
         nonlocal seen
         for position, raw in enumerate(lines):
             seen += 1
-            try:
-                line = raw.decode("utf-8").rstrip("\r\n")
-                tokens = line.split() if tokenized else tokenize(line)
-            except UnicodeDecodeError:
-                report(position, "not UTF-8 text")
-                tokens = None
+            tokens = None
+            if isinstance(raw, TooLong):
+                report(position, f"{raw}, more than a sentence of --max-words {settings['max_words']} can be")
+            else:
+                try:
+                    line = raw.decode("utf-8")
+                    tokens = line.split() if tokenized else tokenize(line)
+                except UnicodeDecodeError:
+                    report(position, "not UTF-8 text")
             yield tokens if tokens or from_arguments else None  # an empty line passes through as an empty line
+
+    class NoInput(Exception):
+        """Nothing was read: the output file, if any, is left as it was."""
 
     output = replacing_file(Path(output_path)) if to_file else nullcontext(click.get_text_stream("stdout"))
     try:
         with output as out:
+            safe = terminal_safe if out.isatty() else (lambda text: text)
             for parsed in parser.parse_stream(token_lists(), window=1 if interactive else None, invalid=report):
-                out.write((render(parsed, not no_punct) if parsed else "") + separator)
+                out.write(safe(render(parsed, not no_punct)) + separator if parsed else separator)
                 if interactive:
                     out.flush()
+            if not seen:
+                raise NoInput
             out.flush()
-    except BrokenPipeError:  # the reader left (`| head`): stop quietly
-        sys.stderr.close()
-        sys.exit(0)
+    except NoInput:
+        fail("no input: give a sentence, --input FILE, or lines on stdin", 1)
     except OSError as err:  # a full disk, a device that refuses: the target keeps what it held before
+        if isinstance(err, BrokenPipeError):
+            raise
         if not to_file:
             sys.stdout = open(os.devnull, "w")  # nothing more can be written there, not even at exit
         fail(f"cannot write {output_path or 'standard output'}: {err.strerror or err}", 1)
-    if not seen:
-        fail("no input: give a sentence, --input FILE, or lines on stdin", 1)
     if errors:
         sys.exit(1)
 

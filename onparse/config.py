@@ -28,7 +28,13 @@ class ModelConfig:
     wdrop: float = 0.2  # DropConnect on the recurrent weights
 
     def check(self) -> None:
-        """Raise ValueError for sizes no model can have."""
+        """Raise ValueError for sizes no model can have (600.0 is not a size: sizes are whole numbers)."""
+        for name in ("vocab_size", "embedding_size", "hidden_size", "n_layers", "chunk_size"):
+            if type(getattr(self, name)) is not int:
+                raise ValueError(f"{name} must be a whole number, not {getattr(self, name)!r}")
+        for name in ("dropout", "dropouth", "dropouti", "dropoute", "wdrop"):
+            if type(getattr(self, name)) not in (int, float):
+                raise ValueError(f"{name} must be a number, not {getattr(self, name)!r}")
         for name in ("vocab_size", "embedding_size", "hidden_size", "n_layers", "chunk_size"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, not {getattr(self, name)}")
@@ -40,12 +46,19 @@ class ModelConfig:
                 raise ValueError(f"{name} must be in [0, 1), not {getattr(self, name)}")
 
 
+# The longest sentence any setting accepts: an ensemble's vote is a CYK pass,
+# cubic in length (2 s at 1,000 words, 16 s at 2,000), and no sentence is longer.
+MAX_SENTENCE_WORDS = 2000
+# Bytes a line may hold for each word allowed: lines longer than that are refused as they are read.
+LINE_BYTES_PER_WORD = 100
+
+
 @dataclass
 class ParseConfig:
     """How sentences are run through a model."""
 
     batch_size: int = 256  # sentences per packed batch
-    max_words: int = 400  # longest sentence accepted
+    max_words: int = 400  # longest sentence accepted, at most MAX_SENTENCE_WORDS
     device: str = "cpu"
     dtype: str = "fp32"  # a key of COMPUTE_DTYPES
 

@@ -9,15 +9,16 @@ from __future__ import annotations
 import bisect
 import io
 import json
+import re
 
 from nltk import Tree
 
 from onparse.modeldir import MEAN
 from onparse.parse import Parse
 from onparse.tokenize import punct_tag
-from onparse.trees import Span, map_leaves, spans
+from onparse.trees import LABEL, Span, bracketed, map_leaves, spans
 
-WORD_TAG = "X"
+WORD_TAG = LABEL
 BAR_WIDTH = 20
 
 
@@ -61,7 +62,7 @@ def token_tree(parse: Parse, punct: bool = True) -> Tree:
 
 def bracket(parse: Parse, punct: bool = True) -> str:
     """One line: ``(X (X The cat) (X sat (X on (X the mat))))``."""
-    return token_tree(parse, punct).pformat(margin=10**9)
+    return bracketed(token_tree(parse, punct))
 
 
 def mrg(parse: Parse, punct: bool = True) -> str:
@@ -72,7 +73,7 @@ def mrg(parse: Parse, punct: bool = True) -> str:
         token = escape(parse.tokens[position])
         return Tree(WORD_TAG if position in words else punct_tag(token), [token])
 
-    return map_leaves(printed_tree(parse, punct), preterminal).pformat(margin=10**9)
+    return bracketed(map_leaves(printed_tree(parse, punct), preterminal))
 
 
 def as_dict(parse: Parse, punct: bool = True) -> dict:
@@ -106,39 +107,51 @@ def pretty(parse: Parse, punct: bool = True) -> str:
     """The tree drawn with guide lines; each word shows its distance as a bar (an ensemble: the members' mean).
 
     Bars run from the sentence's smallest distance (one block) to its largest,
-    since the split order depends only on how distances compare.
+    since the split order depends only on how distances compare. Tokens are
+    plain text to rich, never markup: ``[bold]`` prints as typed.
     """
     from rich.console import Console  # only this format draws; the others start faster without rich
+    from rich.text import Text
     from rich.tree import Tree as RichTree
 
     distance = {pos: float(d) for pos, d in zip(parse.word_positions, parse.tree_distances.mean(axis=0))}
     low, high = min(distance.values(), default=0.0), max(distance.values(), default=1.0)
-    tree = printed_tree(parse, punct)
 
-    def add(branch: "RichTree", node: Tree | int) -> None:
+    def label(node: Tree | int) -> Text:
         if isinstance(node, Tree):
-            sub = branch.add("[dim]X[/dim]")
-            for child in node:
-                add(sub, child)
-        else:
-            token = parse.tokens[node]
-            if node in distance:
-                d = distance[node]
-                bar = "█" * (1 + round((d - low) / (high - low or 1.0) * (BAR_WIDTH - 1)))
-                branch.add(f"{token:<14} [cyan]{bar:<{BAR_WIDTH}}[/cyan] {d:.3f}", highlight=False)
-            else:
-                branch.add(f"[dim]{token}[/dim]", highlight=False)
+            return Text(LABEL, style="dim")
+        token = parse.tokens[node]
+        if node not in distance:
+            return Text(token, style="dim")
+        d = distance[node]
+        bar = "█" * (1 + round((d - low) / (high - low or 1.0) * (BAR_WIDTH - 1)))
+        return Text.assemble(f"{token:<14} ", (f"{bar:<{BAR_WIDTH}}", "cyan"), f" {d:.3f}")
 
     if parse.layer is None:
         source = f"mean distances of {len(parse.tree_distances)} members"
     else:
         source = "mean of the layers' distances" if parse.layer == MEAN else f"layer {parse.layer} distances"
-    root = RichTree(f"[bold]X[/bold]  [dim]({source})[/dim]")
-    for child in tree:
-        add(root, child)
+    root = RichTree(Text.assemble((LABEL, "bold"), (f"  ({source})", "dim")))
+    pending = [(root, printed_tree(parse, punct))]
+    while pending:  # no recursion: trees are as deep as sentences are long
+        branch, node = pending.pop()
+        for child in node:
+            added = branch.add(label(child), highlight=False)
+            if isinstance(child, Tree):
+                pending.append((added, child))
     buffer = io.StringIO()
     Console(file=buffer, width=100, force_terminal=False, color_system=None).print(root)
     return buffer.getvalue().rstrip("\n")
+
+
+# Characters that move a terminal's cursor, change its colours or reorder text (C0 and C1 controls,
+# DEL, bidirectional overrides): printed to a terminal, each is shown as an escape instead.
+_TERMINAL_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` with terminal control characters shown as ``\\x1b``-style escapes (line breaks and tabs kept)."""
+    return _TERMINAL_CONTROLS.sub(lambda match: match.group().encode("unicode_escape").decode("ascii"), text)
 
 
 FORMATS = {"bracket": bracket, "mrg": mrg, "json": json_line, "pretty": pretty}

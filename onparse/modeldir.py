@@ -136,29 +136,72 @@ def locate(model: Path | str | None = None) -> Path:
     return path
 
 
-def read_ensemble(path: Path | str | None = None) -> EnsembleDir | None:
-    """The ensemble a directory describes, or None for a single model's directory."""
-    path = locate(path)
+def read_json(path: Path) -> dict:
+    """A JSON object from a model or run folder's small file; ModelDirError naming the file otherwise."""
     try:
-        config = json.loads((path / "config.json").read_text())
-    except (OSError, ValueError):
-        return None  # load() says what is wrong with it
-    if not isinstance(config, dict) or "ensemble" not in config:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError) as err:  # RecursionError: brackets nested thousands deep
+        reason = str(err).splitlines()[0][:120] if str(err) else type(err).__name__
+        raise ModelDirError(f"{path}: not readable as JSON ({reason})") from None
+    if not isinstance(value, dict):
+        raise ModelDirError(f"{path}: holds {type(value).__name__}, not a JSON object")
+    return value
+
+
+def read_ensemble(path: Path | str | None = None) -> EnsembleDir | None:
+    """The ensemble a directory describes, or None for a single model's directory (``load`` checks that one)."""
+    path = locate(path)
+    if not (path / "config.json").is_file():
+        return None
+    config = read_json(path / "config.json")
+    if "ensemble" not in config:
         return None
     spec = config["ensemble"]
-    if not isinstance(spec, dict) or not isinstance(spec.get("members"), list) or not spec["members"]:
-        raise ModelDirError(f"{path}: config.json's ensemble lists no members")
-    card_file = path / "card.json"
-    card = json.loads(card_file.read_text()) if card_file.is_file() else {}
-    return EnsembleDir(path, [path / str(member) for member in spec["members"]],
-                       bool(spec.get("right_branching_voter", False)), card)
+    members = spec.get("members") if isinstance(spec, dict) else None
+    if set(config) != {"ensemble"} or not isinstance(spec, dict) or set(spec) - {"members", "right_branching_voter"}:
+        raise ModelDirError(f"{path / 'config.json'}: an ensemble's config holds only "
+                            '{"ensemble": {"members": [...], "right_branching_voter": true or false}}')
+    if not isinstance(members, list) or not members or not all(isinstance(m, str) and m for m in members):
+        raise ModelDirError(f"{path / 'config.json'}: the ensemble's members must be a non-empty list of folder names")
+    voter = spec.get("right_branching_voter", False)
+    if not isinstance(voter, bool):
+        raise ModelDirError(f"{path / 'config.json'}: right_branching_voter must be true or false, not {voter!r}")
+    return EnsembleDir(path, [path / member for member in members], voter, _card(path))
+
+
+def _card(path: Path) -> dict:
+    return read_json(path / "card.json") if (path / "card.json").is_file() else {}
+
+
+def _model_config(path: Path) -> tuple[ModelConfig, Layer, str]:
+    """A single model's architecture, default layer and weights precision, each checked for type and range."""
+    config = read_json(path / "config.json")
+    unknown = set(config) - {"model", "default_layer", "weights"}
+    if unknown or not isinstance(config.get("model"), dict):
+        raise ModelDirError(f"{path / 'config.json'}: expected keys model, default_layer and weights"
+                            + (f" (unknown: {', '.join(sorted(unknown))})" if unknown else " (no model settings)"))
+    try:
+        model_config = ModelConfig(**config["model"])
+        model_config.check()
+    except (TypeError, ValueError) as err:
+        raise ModelDirError(f"{path / 'config.json'}: {err}") from None
+    layer = config.get("default_layer")
+    if layer != MEAN and not (type(layer) is int and 1 <= layer <= model_config.n_layers):
+        raise ModelDirError(f"{path / 'config.json'}: default_layer must be a layer from 1 to {model_config.n_layers} "
+                            f"or {MEAN!r}, not {layer!r}")
+    precision = config.get("weights", "bf16")
+    if precision not in PRECISIONS:
+        raise ModelDirError(f"{path / 'config.json'}: weights must be one of {', '.join(PRECISIONS)}, not {precision!r}")
+    return model_config, layer, precision
 
 
 def load(path: Path | str | None = None) -> ModelBundle:
     """Load a model directory (a path or a shipped model's name; the default model by default) in float32.
 
     The config and the weights' shapes are checked against each other before
-    the model is built, so a damaged or absurd directory is refused at once.
+    the model is built, so a damaged or absurd directory is refused at once;
+    weights holding NaN or infinity are refused too (they would parse every
+    sentence into a right-branching tree without a word of warning).
     """
     path = locate(path)
     if not path.is_dir():
@@ -166,19 +209,12 @@ def load(path: Path | str | None = None) -> ModelBundle:
     missing = [name for name in FILES if not (path / name).is_file()]
     if missing:
         raise ModelDirError(f"{path}: model directory lacks {', '.join(missing)}")
+    model_config, layer, precision = _model_config(path)
+    card = _card(path)
     try:
-        config = json.loads((path / "config.json").read_text())
-        model_config = ModelConfig(**config["model"])
-        model_config.check()
-        precision = config.get("weights", "bf16")
-        if precision not in PRECISIONS:
-            raise ValueError(f"unknown weights precision {precision!r}")
         vocab = Vocabulary.load(path / "vocab.txt")
-        card_file = path / "card.json"
-        card = json.loads(card_file.read_text()) if card_file.is_file() else {}
-    except Exception as err:  # any damage to the small files ends here as one message
-        reason = str(err).splitlines()[0][:200] if str(err) else ""
-        raise ModelDirError(f"{path}: cannot read the model's config, vocabulary or card ({type(err).__name__}: {reason})") from None
+    except (OSError, ValueError) as err:  # UnicodeDecodeError is a ValueError
+        raise ModelDirError(f"{path / 'vocab.txt'}: cannot be read ({str(err).splitlines()[0][:120]})") from None
     if len(vocab) != model_config.vocab_size:
         raise ModelDirError(f"{path}: vocab.txt has {len(vocab)} words, config says {model_config.vocab_size}")
     try:  # weights_only: a file that would need to run code to load is refused, never run
@@ -188,11 +224,14 @@ def load(path: Path | str | None = None) -> ModelBundle:
     expected = parameter_shapes(model_config)
     if precision == "int8":
         expected.update({name + SCALE: shape[:1] for name, shape in list(expected.items()) if len(shape) == 2})
-    found = {name: tuple(tensor.shape) for name, tensor in state.items()} if isinstance(state, dict) else {}
+    tensors = isinstance(state, dict) and all(isinstance(tensor, torch.Tensor) for tensor in state.values())
+    found = {name: tuple(tensor.shape) for name, tensor in state.items()} if tensors else {}
     if found != expected:  # checked before anything the size of the config is built
         wrong = sorted(set(expected) ^ set(found)) or [name for name in expected if expected[name] != found[name]]
         raise ModelDirError(f"{path}: weights.pt does not fit config.json (first difference: {wrong[0]}: "
                             f"{found.get(wrong[0])} in the weights, {expected.get(wrong[0])} by the config)")
+    not_finite = next((name for name, tensor in state.items() if tensor.is_floating_point() and not torch.isfinite(tensor).all()), None)
+    if not_finite:
+        raise ModelDirError(f"{path}: weights.pt holds NaN or infinite values (first in {not_finite}): the model is damaged")
     model = LanguageModel.from_weights(model_config, dequantize(state) if precision == "int8" else state).eval()
-    layer = config.get("default_layer", model_config.n_layers - 1)
-    return ModelBundle(model, vocab, layer if layer == MEAN else int(layer), path, card)
+    return ModelBundle(model, vocab, layer, path, card)

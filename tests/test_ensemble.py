@@ -82,4 +82,4 @@ def test_an_ensemble_without_members_is_refused(tmp_path):
     (tmp_path / "bad").mkdir()
     (tmp_path / "bad" / "config.json").write_text('{"ensemble": {"members": []}}')
     result = CliRunner().invoke(main, ["--model", str(tmp_path / "bad"), "the cat"])
-    assert result.exit_code == 2 and "lists no members" in result.stderr
+    assert result.exit_code == 2 and "members must be a non-empty list" in result.stderr
