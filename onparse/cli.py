@@ -426,8 +426,9 @@ def _print_scores(result: dict, pred: str | None) -> None:
 @click.option("--seed", type=int, default=TrainConfig.seed, show_default=True)
 @click.option("--dtype", type=click.Choice(list(COMPUTE_DTYPES)), default=TrainConfig.dtype, show_default=True)
 @click.option("--device", default=TrainConfig.device, show_default=True, help="torch device, e.g. cuda.")
+@click.option("--threads", type=Positive, help=THREADS_HELP)
 def train(train_paths, dev, dev_gold, out_dir, resume, overwrite, epochs, max_minutes, embedding_size, hidden_size,
-          n_layers, chunk_size, vocab_size, **settings) -> None:
+          n_layers, chunk_size, vocab_size, threads, **settings) -> None:
     """Train an ON-LSTM language model and write a model directory.
 
     \b
@@ -440,37 +441,45 @@ def train(train_paths, dev, dev_gold, out_dir, resume, overwrite, epochs, max_mi
     from onparse import train as training
     from onparse.treebank import TreebankError
 
-    if resume:
-        if not (out_dir / "checkpoint.pt").is_file():
-            fail(f"{out_dir}: no checkpoint.pt to resume from")
-        config = training.saved_config(out_dir)
-        if epochs:
-            config.epochs = epochs
-    else:
-        if not train_paths:
-            fail("give the training corpus with --train")
-        if out_dir.is_dir() and any(out_dir.iterdir()):
-            if not overwrite:
-                fail(f"{out_dir} already holds a run: continue it with --resume, or start afresh with --overwrite")
-            shutil.rmtree(out_dir)
-        model = ModelConfig(vocab_size=vocab_size, embedding_size=embedding_size, hidden_size=hidden_size,
-                            n_layers=n_layers, chunk_size=chunk_size)
-        config = TrainConfig(train=list(train_paths), dev=dev, dev_gold=dev_gold, model=model,
-                             epochs=epochs or TrainConfig.epochs, **settings)
-    check_device(config.device)
+    set_threads(threads)
     try:
-        evaluate = None
-        if config.dev_gold:
-            from onparse.evaluate import dev_f1
+        with training.locked_run(out_dir):
+            if resume:
+                config = training.saved_config(out_dir)
+                training.read_checkpoint(out_dir)  # refused now, with its reason, rather than after reading the corpus
+                if epochs:
+                    config.epochs = epochs
+            else:
+                if not train_paths:
+                    fail("give the training corpus with --train")
+                if training.run_contents(out_dir):
+                    if not overwrite:
+                        fail(f"{out_dir} already holds a run: continue it with --resume, or start afresh with --overwrite")
+                    for path in training.run_contents(out_dir):
+                        shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
+                model = ModelConfig(vocab_size=vocab_size, embedding_size=embedding_size, hidden_size=hidden_size,
+                                    n_layers=n_layers, chunk_size=chunk_size)
+                config = TrainConfig(train=list(train_paths), dev=dev, dev_gold=dev_gold, model=model,
+                                     epochs=epochs or TrainConfig.epochs, **settings)
+            check_device(config.device)
+            evaluate = None
+            if config.dev_gold:
+                from onparse.evaluate import dev_f1
 
-            evaluate = dev_f1(config.dev_gold)
-        run = training.train(config, out_dir, resume=resume, max_minutes=max_minutes, evaluate=evaluate)
+                evaluate = dev_f1(config.dev_gold)
+            run = training.train(config, out_dir, resume=resume, max_minutes=max_minutes, evaluate=evaluate)
     except training.Interrupted as stop:
         fail(f"interrupted by {stop}; continue with: onparse train --out {out_dir} --resume", 130)
+    except training.RunFolderError as err:
+        fail(str(err))
     except (TreebankError, ValueError, OSError) as err:
         fail(str(err), 1)
-    click.echo(f"trained {run.epoch} epochs, {run.tokens_seen:,} tokens, {run.train_seconds / 60:.1f} min; "
-               f"best model in {out_dir / 'model'}")
+    done = f"trained {run.epoch} epochs, {run.tokens_seen:,} tokens, {run.train_seconds / 60:.1f} min"
+    if run.history:
+        click.echo(f"{done}; best model in {out_dir / 'model'}")
+    else:
+        click.echo(f"{done}; stopped before the first evaluation, so no model yet: "
+                   f"continue with onparse train --out {out_dir} --resume")
 
 
 if __name__ == "__main__":

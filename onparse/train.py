@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import signal
 import threading
 import time
@@ -27,13 +28,15 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from onparse import modeldir
+from onparse.atomic import replacing_file
 from onparse.config import TrainConfig
 from onparse.hardware import describe
 from onparse.model import LanguageModel, State, compute_dtype
 from onparse.tokenize import normalize, tokenize, word_positions
-from onparse.treebank import read_gold, tree_files
+from onparse.treebank import TreebankError, read_gold, tree_files
 from onparse.vocabulary import Vocabulary
 
+DEV_STREAMS = 10  # parallel streams the dev corpus is cut into for perplexity
 # Measures a model as it trains (dev F1 per layer, say); called in eval mode, its figures go into the history.
 Evaluator = Callable[[LanguageModel, Vocabulary], dict]
 
@@ -46,12 +49,15 @@ def read_corpus(paths: list[str]) -> list[list[str]]:
             if file.suffix.lower() == ".mrg":
                 sentences.extend([normalize(w) for w in s.words] for s in read_gold(str(file)))
             else:
-                with file.open(encoding="utf-8") as lines:
-                    for line in lines:
-                        tokens = tokenize(line)
-                        words = [normalize(tokens[i]) for i in word_positions(tokens)]
-                        if words:
-                            sentences.append(words)
+                with file.open(encoding="utf-8-sig") as lines:
+                    try:
+                        for line in lines:
+                            tokens = tokenize(line)
+                            words = [normalize(tokens[i]) for i in word_positions(tokens)]
+                            if words:
+                                sentences.append(words)
+                    except UnicodeDecodeError as err:
+                        raise TreebankError(f"{file}: not UTF-8 text ({err.reason} after {len(sentences):,} sentences)") from None
     return sentences
 
 
@@ -99,6 +105,8 @@ def perplexity(model: LanguageModel, data: torch.Tensor, bptt: int, dtype: torch
         total += model.loss(output, targets, dtype).item() * targets.numel()
         count += targets.numel()
     model.train(was_training)
+    if not count:
+        raise ValueError("the dev stream is too short for one next-word prediction")
     cell = sum(c.abs().mean().item() for _, c in state) / len(state)
     return math.exp(total / count), cell
 
@@ -158,8 +166,11 @@ class Trainer:
         self.train_data = batchify(stream(sentences, self.vocab), config.batch_size).to(self.device)
         if self.train_data.size(0) < 2:
             raise ValueError(f"the training corpus is too small for one batch of {config.batch_size} streams")
-        dev = read_corpus([config.dev]) if config.dev else []
-        self.dev_data = batchify(stream(dev, self.vocab), 10).to(self.device) if dev else None
+        dev = stream(read_corpus([config.dev]), self.vocab) if config.dev else None
+        if dev is not None and dev.numel() < 2 * DEV_STREAMS:  # found before training, not after the first epoch
+            raise ValueError(f"the dev corpus {config.dev} holds {dev.numel()} words with their <eos>: "
+                             f"at least {2 * DEV_STREAMS} are needed")
+        self.dev_data = batchify(dev, DEV_STREAMS).to(self.device) if dev is not None else None
         self.batches_per_epoch = n_segments(self.train_data, config.bptt)
 
         torch.manual_seed(config.seed)
@@ -168,11 +179,15 @@ class Trainer:
         self.run = RunState()
         self.state: State | None = None  # the hidden state carried from one segment to the next
         if checkpoint:
-            self.model.load_state_dict(checkpoint["model"])
-            self.optimizer.load_state_dict(checkpoint["optimizer"])
-            self.run = RunState(**checkpoint["run"])
-            self.state = [(h.to(self.device), c.to(self.device)) for h, c in checkpoint["state"]] or None
-            torch.set_rng_state(checkpoint["rng"])
+            try:
+                self.model.load_state_dict(checkpoint["model"])
+                self.optimizer.load_state_dict(checkpoint["optimizer"])
+                self.run = RunState(**checkpoint["run"])
+                self.state = [(h.to(self.device), c.to(self.device)) for h, c in checkpoint["state"]] or None
+                torch.set_rng_state(checkpoint["rng"])
+            except (KeyError, TypeError, ValueError, RuntimeError) as err:
+                reason = str(err).splitlines()[0][:160] if str(err) else type(err).__name__
+                raise RunFolderError(f"the checkpoint does not fit the run's config.json ({reason})") from None
         else:
             unigram = Counter(self.train_data.flatten().tolist())
             counts = torch.tensor([unigram.get(i, 0) + 1.0 for i in range(len(self.vocab))], device=self.device)
@@ -232,7 +247,11 @@ class Trainer:
 
     def _evaluate(self, epoch_end: bool) -> Evaluation:
         run = self.run
-        record = {"epoch": round(run.epoch + run.batch / self.batches_per_epoch, 3), "update": run.update,
+        epoch = run.epoch + run.batch / self.batches_per_epoch
+        # enough decimals that no two evaluation points share a folder: epoch-00.25 at 4 a epoch, epoch-00.010 at 100
+        decimals = max(2, len(str(len(self._evaluation_points()))))
+        record = {"epoch": round(epoch, max(3, decimals)), "model_dir": f"epoch-{epoch:0{3 + decimals}.{decimals}f}",
+                  "update": run.update,
                   "tokens_seen": run.tokens_seen, "train_minutes": round(run.train_seconds / 60, 2),
                   "lr": self.optimizer.param_groups[0]["lr"]}
         if self.dev_data is not None:
@@ -278,13 +297,78 @@ def deferred_signals() -> Iterator[list[str]]:
             signal.signal(number, handler)
 
 
+class RunFolderError(ValueError):
+    """A run folder that cannot be resumed or started: damaged, or in use by another run."""
+
+
+LOCK = ".lock"  # held by the process training in a run folder, so a second one is refused
+CHECKPOINT_KEYS = {"config", "vocab", "model", "optimizer", "run", "state", "rng"}
+
+
+@contextmanager
+def locked_run(out_dir: Path) -> Iterator[None]:
+    """Hold the run folder for this process; RunFolderError if another process holds it.
+
+    An advisory lock (``fcntl.flock``) on ``out_dir/.lock``: the system
+    releases it when the process ends, even on ``kill -9``, so a stale lock
+    never blocks a resume.
+    """
+    import fcntl
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with open(out_dir / LOCK, "a+") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            lock.seek(0)
+            holder = lock.read().strip() or "another process"
+            raise RunFolderError(f"{out_dir} is in use by another onparse train (pid {holder}): "
+                                 "wait for it, or train into another --out") from None
+        lock.seek(0)
+        lock.truncate()
+        lock.write(str(os.getpid()))
+        lock.flush()
+        yield
+
+
+def run_contents(out_dir: Path) -> list[Path]:
+    """What a run folder holds besides its lock."""
+    return [path for path in out_dir.iterdir() if path.name != LOCK] if out_dir.is_dir() else []
+
+
 def read_checkpoint(out_dir: Path) -> dict:
-    return torch.load(out_dir / "checkpoint.pt", map_location="cpu", weights_only=True)
+    """The run's checkpoint, checked to be one; RunFolderError naming what is wrong otherwise."""
+    path = out_dir / "checkpoint.pt"
+    if not path.is_file():
+        raise RunFolderError(f"{out_dir}: no checkpoint.pt to resume from")
+    try:
+        checkpoint = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as err:
+        reason = str(err).splitlines()[0][:120] if str(err) else type(err).__name__
+        raise RunFolderError(f"{path}: damaged or not a checkpoint ({reason})") from None
+    if not isinstance(checkpoint, dict) or not CHECKPOINT_KEYS <= set(checkpoint):
+        raise RunFolderError(f"{path}: not a training checkpoint (a model's weights?): it lacks "
+                             f"{', '.join(sorted(CHECKPOINT_KEYS - set(checkpoint if isinstance(checkpoint, dict) else ())))}")
+    return checkpoint
 
 
 def saved_config(out_dir: Path) -> TrainConfig:
-    """The config a run folder was started with."""
-    return TrainConfig.from_dict(json.loads((out_dir / "config.json").read_text()))
+    """The config a run folder was started with; RunFolderError when it is missing or damaged."""
+    try:
+        values = modeldir.read_json(out_dir / "config.json")
+        config = TrainConfig.from_dict(values)
+        config.model.check()
+    except modeldir.ModelDirError as err:
+        raise RunFolderError(str(err)) from None
+    except (TypeError, ValueError) as err:
+        raise RunFolderError(f"{out_dir / 'config.json'}: {str(err).splitlines()[0][:160]}") from None
+    return config
+
+
+def write_history(out_dir: Path, history: list[dict]) -> None:
+    """``history.jsonl`` rewritten whole from the run's own record, so it always matches the checkpoint."""
+    with replacing_file(out_dir / "history.jsonl") as file:
+        file.writelines(json.dumps(record) + "\n" for record in history)
 
 
 def train(
@@ -310,8 +394,10 @@ def train(
     console = console or Console(stderr=True)
     out_dir.mkdir(parents=True, exist_ok=True)
     trainer = Trainer(config, read_checkpoint(out_dir) if resume else None, evaluate)
-    (out_dir / "config.json").write_text(json.dumps(config.to_dict(), indent=2) + "\n")
+    with replacing_file(out_dir / "config.json") as file:
+        file.write(json.dumps(config.to_dict(), indent=2) + "\n")
     run = trainer.run
+    write_history(out_dir, run.history)  # a crash after an evaluation's line and before its checkpoint repeats nothing
     if resume:
         console.print(f"resumed from {out_dir / 'checkpoint.pt'}: epoch {run.epoch + 1}, batch {run.batch}")
     else:
@@ -320,7 +406,7 @@ def train(
     def save_checkpoint() -> None:
         temporary = out_dir / "checkpoint.tmp"
         torch.save(trainer.checkpoint(), temporary)
-        temporary.replace(out_dir / "checkpoint.pt")
+        os.replace(temporary, out_dir / "checkpoint.pt")  # a kill -9 mid-write leaves the previous checkpoint whole
 
     deadline = time.monotonic() + 60 * max_minutes if max_minutes else None
     last_checkpoint = time.monotonic()
@@ -349,10 +435,9 @@ def train(
                     last_checkpoint = time.monotonic()
                 continue
             console.print(json.dumps(event.record))
-            with (out_dir / "history.jsonl").open("a") as log:
-                log.write(json.dumps(event.record) + "\n")
+            write_history(out_dir, run.history)
             card = {"config": config.to_dict(), "hardware": describe(config.device), **asdict(run)}
-            modeldir.save(out_dir / f"epoch-{event.record['epoch']:05.2f}", trainer.model, trainer.vocab, trainer.default_layer, card)
+            modeldir.save(out_dir / event.record["model_dir"], trainer.model, trainer.vocab, trainer.default_layer, card)
             if event.best:
                 modeldir.save(out_dir / "model", trainer.model, trainer.vocab, trainer.default_layer, card)
             save_checkpoint()

@@ -42,7 +42,7 @@ def best_point(run: Path) -> tuple[dict, str]:
 
 def add_member(run: Path, members: Path, precision: str) -> Path:
     point, layer = best_point(run)
-    source = run / f"epoch-{point['epoch']:05.2f}"
+    source = run / point.get("model_dir", f"epoch-{point['epoch']:05.2f}")
     target = members / run.name
     if target.exists():
         shutil.rmtree(target)
