@@ -28,3 +28,12 @@ class _ScipyNotForNltk:
 
 
 sys.meta_path.insert(0, _ScipyNotForNltk)
+
+
+def __getattr__(name: str):
+    """``from onparse import Parser`` loads the parser (and torch) only when asked for."""
+    if name == "Parser":
+        from onparse.parse import Parser
+
+        return Parser
+    raise AttributeError(f"module 'onparse' has no attribute {name!r}")

@@ -1,0 +1,56 @@
+"""The README's console examples and examples/library.py run, and print what they show."""
+
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from onparse.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def console_examples(markdown: str) -> list[tuple[list[str], list[str]]]:
+    """Each ``$ onparse ...`` line of the ```console blocks, with the lines it shows as output."""
+    found, block = [], False
+    for line in markdown.splitlines():
+        if line.startswith("```"):
+            block = line.strip() == "```console"
+            continue
+        if block and line.startswith("$ onparse"):
+            found.append((shlex.split(line[len("$ onparse"):]), []))
+        elif block and found:
+            found[-1][1].append(line)
+    return found
+
+
+def test_the_readme_console_examples_print_what_they_show():
+    examples = console_examples((ROOT / "README.md").read_text())
+    assert examples
+    for arguments, shown in examples:
+        result = CliRunner().invoke(main, arguments)
+        assert result.exit_code == 0, result.output
+        assert result.stdout.splitlines() == shown, arguments
+
+
+def test_the_library_example_runs_with_the_default_model():
+    done = subprocess.run([sys.executable, "examples/library.py"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("(X ") and lines[1].startswith("  distances: [") and "sentence_f1" in lines[-1]
+
+
+def test_the_examples_readme_commands_run(tmp_path):
+    commands = [line.split("#")[0].strip() for line in (ROOT / "examples" / "README.md").read_text().splitlines()
+                if line.startswith("onparse ")]
+    assert len(commands) >= 5
+    for folder in ("examples", "tests"):
+        (tmp_path / folder).symlink_to(ROOT / folder)
+    for command in commands:
+        done = subprocess.run(command, shell=True, cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                              executable="/bin/bash")
+        written = command.split(">")[-1].strip() if ">" in command else None
+        shown = (tmp_path / written).read_text() if written else done.stdout
+        assert done.returncode == 0 and shown.strip() and "Traceback" not in done.stderr, (command, done.stderr)
