@@ -27,6 +27,17 @@ class ParseByDefault(click.Group):
             args = ["parse", *args]
         return super().parse_args(ctx, args)
 
+    def main(self, *args, **kwargs):
+        """Usage errors too are one line on stderr (click's own run to four), with click's exit code 2."""
+        kwargs["standalone_mode"] = False
+        try:
+            code = super().main(*args, **kwargs)
+        except click.ClickException as err:
+            fail(f"{err.format_message()} (see onparse --help)", err.exit_code)
+        except click.exceptions.Abort:  # Ctrl-C outside a command's own handling
+            fail("interrupted", 130)
+        sys.exit(code if isinstance(code, int) else 0)
+
     def invoke(self, ctx: click.Context):
         if sys.stderr is None:  # started with stderr closed: messages go nowhere, exit codes still tell
             sys.stderr = open(os.devnull, "w")

@@ -132,15 +132,18 @@ def pretty(parse: Parse, punct: bool = True) -> str:
     else:
         source = "mean of the layers' distances" if parse.layer == MEAN else f"layer {parse.layer} distances"
     root = RichTree(Text.assemble((LABEL, "bold"), (f"  ({source})", "dim")))
-    pending = [(root, printed_tree(parse, punct))]
+    pending, depth = [(root, printed_tree(parse, punct), 1)], 1
     while pending:  # no recursion: trees are as deep as sentences are long
-        branch, node = pending.pop()
+        branch, node, level = pending.pop()
+        depth = max(depth, level)
         for child in node:
             added = branch.add(label(child), highlight=False)
             if isinstance(child, Tree):
-                pending.append((added, child))
+                pending.append((added, child, level + 1))
+    longest = max(map(len, parse.tokens), default=0)
+    width = max(100, 4 * (depth + 1) + max(longest, 14) + BAR_WIDTH + 8)  # deep trees widen rather than lose tokens
     buffer = io.StringIO()
-    Console(file=buffer, width=100, force_terminal=False, color_system=None).print(root)
+    Console(file=buffer, width=width, force_terminal=False, color_system=None).print(root)
     return buffer.getvalue().rstrip("\n")
 
 
