@@ -106,6 +106,34 @@ def peak_rss_mb(command: list[str], stdin_path: Path) -> tuple[float, float]:
     return usage.ru_maxrss / 1024, time.perf_counter() - start
 
 
+ONPARSE = [sys.executable, "-m", "onparse"]
+
+
+def startup_figures(repeats: int = 5) -> dict:
+    """One sentence end to end, and --help / --version, against a process that only imports torch."""
+    startup = {
+        "import_torch_s": wall([sys.executable, "-c", "import torch"], repeats),
+        "parse_one_sentence_s": wall(ONPARSE + ["the cat sat on the mat"], repeats),
+        "help_s": wall(ONPARSE + ["--help"], repeats),
+        "version_s": wall(ONPARSE + ["--version"], repeats),
+    }
+    startup["parse_over_import_torch"] = startup["parse_one_sentence_s"] / startup["import_torch_s"]
+    return startup
+
+
+def scoring_figures(ptb: Path, count: int) -> dict:
+    """``onparse eval --gold F --pred F`` on ``count`` one-line treebank trees (sections cycled; written to a temporary file)."""
+    from onparse.treebank import read_each
+    from onparse.trees import bracketed
+
+    lines = list(read_each(str(ptb / "[0-2][0-9]"), lambda tree, _: bracketed(tree)))
+    with tempfile.TemporaryDirectory() as tmp:
+        trees = Path(tmp) / "trees.txt"
+        trees.write_text("\n".join(lines[k % len(lines)] for k in range(count)) + "\n")
+        seconds = wall(ONPARSE + ["eval", "--gold", str(trees), "--pred", str(trees)], repeats=1)
+    return {"trees": count, "seconds": seconds, "goal_s": 30, "import_torch_s": wall([sys.executable, "-c", "import torch"])}
+
+
 def main() -> None:
     options = argparse.ArgumentParser(description=__doc__)
     options.add_argument("--ptb", type=Path, default=Path("../shared/data/ptb/wsj"))
@@ -115,7 +143,13 @@ def main() -> None:
     options.add_argument("--repeats", type=int, default=3, help="timed runs per figure; the median is kept")
     options.add_argument("--lines", type=int, nargs="+", default=[1000, 100000])
     options.add_argument("--out", type=Path, default=Path("benchmarks/results.json"))
+    options.add_argument("--scoring-trees", type=int, default=100_000, help="one-line gold trees scored against themselves")
+    options.add_argument("--only", choices=["startup", "scoring"], help="measure this part alone, print it, write nothing")
     args = options.parse_args()
+    if args.only:
+        part = {"startup": startup_figures, "scoring": lambda: scoring_figures(args.ptb, args.scoring_trees)}[args.only]()
+        print(json.dumps(part, indent=2))
+        return
 
     results: dict = {"machine": describe(args.device)}
     default = Parser.load(device=args.device)
@@ -164,16 +198,11 @@ def main() -> None:
             ensemble[name] = {"sentences_per_s": len(section) / seconds, "one_member_sentences_per_s": len(section) / one}
         results["ensemble"] = ensemble
 
-    # 2. Start-up.
-    onparse = [sys.executable, "-m", "onparse"]
-    startup = {
-        "import_torch_s": wall([sys.executable, "-c", "import torch"]),
-        "parse_one_sentence_s": wall(onparse + ["the cat sat on the mat"]),
-        "help_s": wall(onparse + ["--help"]),
-        "version_s": wall(onparse + ["--version"]),
-    }
-    startup["parse_over_import_torch"] = startup["parse_one_sentence_s"] / startup["import_torch_s"]
-    results["startup"] = startup
+    # 2. Start-up, and scoring a large file of gold trees.
+    results["startup"] = startup_figures()
+    if args.ptb.is_dir():
+        results["scoring"] = scoring_figures(args.ptb, args.scoring_trees)
+    onparse = ONPARSE
 
     # 3. Memory while streaming files of many lines.
     memory = {}
@@ -222,6 +251,10 @@ def report(results: dict) -> None:
     table.add_row("start-up: one sentence", f"{startup['parse_one_sentence_s']:.2f} s (import torch {startup['import_torch_s']:.2f} s)",
                   f"{startup['parse_over_import_torch']:.2f}x import torch", "<= 1.5x")
     table.add_row("start-up: --help / --version", f"{startup['help_s']:.2f} s / {startup['version_s']:.2f} s", "", "< 0.3 s")
+    if "scoring" in results:
+        scoring = results["scoring"]
+        table.add_row(f"eval --pred: {scoring['trees']:,} one-line trees against themselves", f"{scoring['seconds']:.1f} s",
+                      f"import torch {scoring['import_torch_s']:.2f} s", f"<= {scoring['goal_s']} s")
     for count, entry in memory.items():
         table.add_row(f"stream {int(count):,} lines (bf16)", f"peak RSS {entry['peak_rss_mb']:.0f} MB", f"{entry['lines_per_s']:.0f} lines/s", "flat")
     Console(width=None if sys.stdout.isatty() else 170).print(table)

@@ -1,3 +1,3 @@
-from onparse.cli import main
+from onparse.cli import entry_point
 
-main()
+entry_point()
