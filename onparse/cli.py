@@ -296,39 +296,20 @@ def evaluate(gold, pred, max_length, as_json, no_untrained, raw, model, layer, *
       onparse eval --gold gold.mrg --pred other_parser_trees.txt
     """
     import_nltk_quickly()
-    from onparse import scoring
-    from onparse.treebank import TreebankError, read_each, read_gold
+    from onparse.treebank import TreebankError, collector_paused, read_gold
 
     try:
-        every_sentence = list(read_gold(gold))
-        kept = [max_length is None or len(s.words) <= max_length for s in every_sentence]
-        sentences = [s for s, keep in zip(every_sentence, kept) if keep]
-        if not sentences:
-            fail(f"{gold}: no gold sentences" + (f" of at most {max_length} words" if max_length else ""), 1)
-        if pred:  # one tree per gold sentence, read as a stream; the length filter drops the same positions
-            position = iter(range(len(every_sentence)))
-            mismatches: list[ValueError] = []
-
-            def spans_of(tree, source: str):
-                k = next(position, None)
-                if k is None or not kept[k]:
-                    return None
-                try:
-                    return scoring.predicted_spans(tree, every_sentence[k].words, source)
-                except ValueError as err:  # reported after the count, which says more when files are misaligned
-                    mismatches.append(err)
-
-            found = list(read_each(pred, spans_of))
-            if len(found) != len(every_sentence):
-                fail(f"{pred}: {len(found)} trees for {len(every_sentence)} gold sentences", 1)
-            if mismatches:
-                raise mismatches[0]
-            predicted = [spans for spans, keep in zip(found, kept) if keep]
-            result = {**scoring.score(predicted, sentences), "baselines": scoring.baseline_scores(sentences),
-                      "protocol": scoring.PROTOCOL}
-        elif raw:
+        with collector_paused():  # reading and scoring files of trees builds millions of acyclic objects
+            every_sentence = list(read_gold(gold))
+            kept = [max_length is None or len(s.words) <= max_length for s in every_sentence]
+            sentences = [s for s, keep in zip(every_sentence, kept) if keep]
+            if not sentences:
+                fail(f"{gold}: no gold sentences" + (f" of at most {max_length} words" if max_length else ""), 1)
+            if pred:
+                result = _score_predictions(pred, every_sentence, kept)
+        if raw and not pred:
             result = _evaluate_raw(model, layer, settings, gold, max_length)
-        else:
+        elif not pred:
             result = _evaluate_model(model, layer, settings, sentences, untrained=not no_untrained)
     except (TreebankError, ValueError) as err:
         fail(str(err), 1)
@@ -337,6 +318,33 @@ def evaluate(gold, pred, max_length, as_json, no_untrained, raw, model, layer, *
         click.echo(__import__("json").dumps(result, indent=2))
     else:
         _print_scores(result, pred)
+
+
+def _score_predictions(pred: str, every_sentence: list, kept: list[bool]) -> dict:
+    """Another parser's trees (one per gold sentence, read as a stream) scored; the length filter drops the same positions."""
+    from onparse import scoring
+    from onparse.treebank import read_each
+
+    position = iter(range(len(every_sentence)))
+    mismatches: list[ValueError] = []
+
+    def spans_of(tree, source: str):
+        k = next(position, None)
+        if k is None or not kept[k]:
+            return None
+        try:
+            return scoring.predicted_spans(tree, every_sentence[k].words, source)
+        except ValueError as err:  # reported after the count, which says more when files are misaligned
+            mismatches.append(err)
+
+    found = list(read_each(pred, spans_of))
+    if len(found) != len(every_sentence):
+        fail(f"{pred}: {len(found)} trees for {len(every_sentence)} gold sentences", 1)
+    if mismatches:
+        raise mismatches[0]
+    sentences = [s for s, keep in zip(every_sentence, kept) if keep]
+    predicted = [spans for spans, keep in zip(found, kept) if keep]
+    return {**scoring.score(predicted, sentences), "baselines": scoring.baseline_scores(sentences), "protocol": scoring.PROTOCOL}
 
 
 def _evaluate_model(model: str | None, layer: int | None, settings: dict, sentences: list, untrained: bool) -> dict:

@@ -99,7 +99,12 @@ def read_each(path: str, convert: Callable[[Tree, str], Converted]) -> Iterator[
 
 
 @contextmanager
-def _collector_paused() -> Iterator[None]:
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off inside the block (reference counting still frees everything).
+
+    For work that builds and keeps many acyclic objects (trees, gold
+    sentences, span sets): the collector would walk them again and again.
+    """
     was_enabled = gc.isenabled()
     gc.disable()
     try:
@@ -119,7 +124,7 @@ def _chunks(path: Path, convert: Callable[[Tree, str], Converted]) -> Iterator[l
     lines = enumerate(text.splitlines(), 1)
     state = _ReadState(path)
     while True:
-        with _collector_paused():
+        with collector_paused():
             chunk = [convert(tree, source) for tree, source in state.read(lines, trees=_CHUNK)]
         yield chunk
         if state.error:
@@ -130,6 +135,9 @@ def _chunks(path: Path, convert: Callable[[Tree, str], Converted]) -> Iterator[l
         raise TreebankError(f"{state.source}: this tree's brackets never close")
 
 
+
+
+_new_node = Tree.__new__
 
 
 class _ReadState:
@@ -148,7 +156,8 @@ class _ReadState:
         for number, line in lines:
             for token in _TOKENS.findall(line):
                 if token[0] == "(":
-                    node = Tree(token[1:].lstrip(), [])
+                    node = _new_node(Tree)  # Tree.__init__ only checks its children, and we have none yet
+                    node.set_label(token[1:].lstrip())
                     if open_nodes:
                         open_nodes[-1].append(node)
                     else:
