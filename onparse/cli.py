@@ -118,7 +118,10 @@ def check_device(device: str) -> None:
 
 
 def set_threads(threads: int | None) -> None:
-    """Use ``threads`` CPU threads for torch's matmuls (default: torch's own choice, one per core)."""
+    """Use ``threads`` CPU threads for torch (default: one per core, fewer where other work already runs)."""
+    from onparse.hardware import default_threads
+
+    threads = threads or default_threads()
     if threads:
         import torch
 
@@ -145,8 +148,8 @@ def require_stdout() -> None:
         fail("standard output is closed: redirect it to a file, or use --output FILE")
 
 
-THREADS_HELP = ("CPU threads for torch (default: one per core). Beside another torch job on the same cores, "
-                "use 1: spinning threads slow both 5-10x (docs/speed.md).")
+THREADS_HELP = ("CPU threads for torch (default: one per core, or the cores the 1-minute load average leaves free: "
+                "beside another torch job, spinning threads slow both 5-10x; docs/speed.md).")
 
 
 def model_options(command):

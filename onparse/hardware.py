@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import platform
 
 import torch
@@ -20,3 +21,18 @@ def describe(device: str | torch.device = "cpu") -> str:
     device = torch.device(device)
     accelerator = torch.cuda.get_device_name(device) if device.type == "cuda" else "no GPU used"
     return f"{cpu_name()}, {torch.get_num_threads()} threads, {accelerator}, torch {torch.__version__}"
+
+
+def default_threads() -> int | None:
+    """CPU threads for torch when the user names none: None (torch's own, one per core) on an idle machine,
+    and the cores left over where other work already runs (the 1-minute load average).
+
+    torch's OpenMP threads spin while they wait: two jobs that each take every
+    core run 5-10x slower than one after the other (docs/speed.md).
+    """
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    try:
+        busy = round(os.getloadavg()[0])
+    except OSError:
+        return None
+    return max(1, cores - busy) if busy else None

@@ -391,3 +391,13 @@ def test_threads_option_sets_torchs_threads(tiny_model_dir):
         assert torch.get_num_threads() == 1
     finally:
         torch.set_num_threads(before)
+
+
+def test_a_busy_machine_gets_the_cores_left_over(monkeypatch):
+    from onparse import hardware
+
+    monkeypatch.setattr(hardware.os, "sched_getaffinity", lambda _: {0, 1}, raising=False)
+    monkeypatch.setattr(hardware.os, "getloadavg", lambda: (2.1, 0.0, 0.0))
+    assert hardware.default_threads() == 1
+    monkeypatch.setattr(hardware.os, "getloadavg", lambda: (0.2, 0.0, 0.0))
+    assert hardware.default_threads() is None
