@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import platform
+import time
 
 import torch
 
@@ -25,14 +26,27 @@ def describe(device: str | torch.device = "cpu") -> str:
 
 def default_threads() -> int | None:
     """CPU threads for torch when the user names none: None (torch's own, one per core) on an idle machine,
-    and the cores left over where other work already runs (the 1-minute load average).
+    and the cores left over where other work is running right now.
 
     torch's OpenMP threads spin while they wait: two jobs that each take every
-    core run 5-10x slower than one after the other (docs/speed.md).
+    core run 5-10x slower than one after the other (docs/speed.md). The load
+    average would say so a minute late; the count of runnable threads
+    (``/proc/loadavg``), lowest of three looks 2 ms apart, says it now.
     """
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    try:
-        busy = round(os.getloadavg()[0])
-    except OSError:
-        return None
+    busy = running_elsewhere()
     return max(1, cores - busy) if busy else None
+
+
+def running_elsewhere(looks: int = 3) -> int:
+    """Threads runnable on the machine besides this one (0 where the system does not say)."""
+    counts = []
+    for look in range(looks):
+        try:
+            with open("/proc/loadavg") as loadavg:
+                counts.append(int(loadavg.read().split()[3].split("/")[0]) - 1)
+        except (OSError, ValueError, IndexError):
+            return 0
+        if look + 1 < looks:
+            time.sleep(0.002)
+    return max(0, min(counts))

@@ -27,7 +27,7 @@ from onparse.model import LanguageModel, parameter_shapes
 from onparse.vocabulary import Vocabulary
 
 MODELS = Path(__file__).resolve().parent.parent / "models"  # the shipped models, each findable by its name
-DEFAULT_MODEL = MODELS / "onlstm-wsj-distilled-r3"  # the best on section 22 (models/*/card.md)
+DEFAULT_MODEL = MODELS / "onlstm-wsj-gpu-r4"  # the best on section 22 (models/*/card.md)
 FILES = ("config.json", "vocab.txt", "weights.pt")
 PRECISIONS = ("bf16", "int8")  # how weights.pt stores the weights
 SCALE = ".scale"  # suffix of an int8 matrix's per-row scales

@@ -75,6 +75,8 @@ def command(config: dict, run: Path) -> str:
               f"--embedding-size {model['embedding_size']}", f"--hidden-size {model['hidden_size']}",
               f"--layers {model['n_layers']}", f"--chunk-size {model['chunk_size']}", f"--batch-size {config['batch_size']}",
               f"--bptt {config['bptt']}", f"--lr {config['lr']}", f"--seed {config['seed']}", f"--dtype {config['dtype']}"]
+    if config.get("device", "cpu") != "cpu":
+        parts.append(f"--device {config['device']}")
     return " ".join(parts)
 
 

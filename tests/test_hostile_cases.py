@@ -397,7 +397,13 @@ def test_a_busy_machine_gets_the_cores_left_over(monkeypatch):
     from onparse import hardware
 
     monkeypatch.setattr(hardware.os, "sched_getaffinity", lambda _: {0, 1}, raising=False)
-    monkeypatch.setattr(hardware.os, "getloadavg", lambda: (2.1, 0.0, 0.0))
+    monkeypatch.setattr(hardware, "running_elsewhere", lambda: 2)
     assert hardware.default_threads() == 1
-    monkeypatch.setattr(hardware.os, "getloadavg", lambda: (0.2, 0.0, 0.0))
+    monkeypatch.setattr(hardware, "running_elsewhere", lambda: 0)
     assert hardware.default_threads() is None
+
+
+def test_runnable_threads_are_read_from_the_system():
+    from onparse.hardware import running_elsewhere
+
+    assert 0 <= running_elsewhere() < 1000

@@ -6,7 +6,7 @@ from onparse.parse import Parser
 
 def test_shipped_models_are_complete_and_compact():
     assert {"config.json", "card.json", "card.md"} <= {p.name for p in DEFAULT_MODEL.iterdir()}
-    assert sum(p.stat().st_size for p in MODELS.rglob("*") if p.is_file()) < 150 * 2**20
+    assert sum(p.stat().st_size for p in MODELS.rglob("*") if p.is_file()) < 175 * 2**20  # 157 MB with the GPU members (issue 21)
 
 
 def test_shipped_model_loads_and_parses():
