@@ -148,7 +148,7 @@ def require_stdout() -> None:
         fail("standard output is closed: redirect it to a file, or use --output FILE")
 
 
-THREADS_HELP = ("CPU threads for torch (default: one per core, or the cores the 1-minute load average leaves free: "
+THREADS_HELP = ("CPU threads for torch (default: one per core, or the cores other running work leaves free: "
                 "beside another torch job, spinning threads slow both 5-10x; docs/speed.md).")
 
 
