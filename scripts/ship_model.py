@@ -1,8 +1,11 @@
-"""Ship a trained run as the default model: copy it, evaluate it, write its card.
+"""Ship a trained run as a single model: copy it, evaluate it, write its card.
 
-    python scripts/ship_model.py --run runs/wsj-paper --ptb ../shared/data/ptb/wsj
+    python scripts/ship_model.py --run runs/wsj-paper --out models/onlstm-wsj --ptb ../shared/data/ptb/wsj
 
-Copies ``RUN/model`` (the best epoch by dev perplexity) to ``models/onlstm-wsj``,
+Copies ``RUN/model`` (the best epoch by dev perplexity) to ``--out``, a new
+folder or a single model's that no shipped ensemble lists as a member (an
+ensemble, the default among them, or a member of one is refused: replacing it
+would silently change what that ensemble parses with);
 scores every epoch directory on section 22 (the F1-against-compute curve),
 scores the shipped model on section 22 and on WSJ10 (sections 00-22, at most
 10 words) with the baselines, picks the default layer, and writes card.json
@@ -17,15 +20,26 @@ import shutil
 from pathlib import Path
 
 from onparse.evaluate import evaluate_parser
-from onparse.modeldir import DEFAULT_MODEL, load, set_default_layer
+from onparse.modeldir import MODELS, load, read_ensemble, set_default_layer
 from onparse.parse import Parser
 from onparse.scoring import PROTOCOL
 from onparse.treebank import read_gold
 
 
+def refuse_shipped_ensembles(target: Path) -> None:
+    """SystemExit where writing ``target`` would change an ensemble: it is one, or a shipped one lists it."""
+    if target.exists() and read_ensemble(target) is not None:
+        raise SystemExit(f"{target} is an ensemble: build ensembles with scripts/build_ensemble.py")
+    for folder in sorted(MODELS.iterdir()):
+        ensemble = read_ensemble(folder) if (folder / "config.json").is_file() else None
+        if ensemble and any(member.resolve() == target.resolve() for member in ensemble.members):
+            raise SystemExit(f"{target} is a member of {folder}: write the run to a new folder instead")
+
+
 def main() -> None:
     options = argparse.ArgumentParser(description=__doc__)
     options.add_argument("--run", type=Path, required=True)
+    options.add_argument("--out", type=Path, default=MODELS / "onlstm-wsj", help="the model folder to write")
     options.add_argument("--ptb", type=Path, default=Path("../shared/data/ptb/wsj"))
     options.add_argument("--command", help="the exact training command, for the card")
     options.add_argument("--curve-only", action="store_true", help="only score the epochs written so far")
@@ -49,18 +63,20 @@ def main() -> None:
         curve.append(point)
         print(json.dumps(point))
 
-    if DEFAULT_MODEL.exists():
-        shutil.rmtree(DEFAULT_MODEL)
-    shutil.copytree(args.run / "model", DEFAULT_MODEL)
-    card = json.loads((DEFAULT_MODEL / "card.json").read_text())
-    bundle = load(DEFAULT_MODEL)
+    target = args.out
+    refuse_shipped_ensembles(target)
+    if target.exists():
+        shutil.rmtree(target)
+    shutil.copytree(args.run / "model", target)
+    card = json.loads((target / "card.json").read_text())
+    bundle = load(target)
     section_22 = evaluate_parser(Parser(bundle), dev)
     best_layer = max((k for k in section_22["layers"] if k.isdigit()), key=lambda k: section_22["layers"][k]["sentence_f1"])
     layer = int(best_layer) if args.select_layer_by == "dev_f1" else bundle.default_layer
     if layer != bundle.default_layer:
-        set_default_layer(DEFAULT_MODEL, layer)
-        section_22 = evaluate_parser(Parser(load(DEFAULT_MODEL)), dev)
-    wsj10_result = evaluate_parser(Parser(load(DEFAULT_MODEL)), wsj10)
+        set_default_layer(target, layer)
+        section_22 = evaluate_parser(Parser(load(target)), dev)
+    wsj10_result = evaluate_parser(Parser(load(target)), wsj10)
 
     card.update(
         name="onlstm-wsj",
@@ -73,10 +89,10 @@ def main() -> None:
         curve=curve,
         protocol=PROTOCOL,
         best_dev_ppl=min(h["dev_ppl"] for h in card["history"]),  # the shipped epoch's
-        size_mb=round(sum(p.stat().st_size for p in DEFAULT_MODEL.iterdir()) / 2**20, 1),
+        size_mb=round(sum(p.stat().st_size for p in target.iterdir()) / 2**20, 1),
     )
-    (DEFAULT_MODEL / "card.json").write_text(json.dumps(card, indent=2) + "\n")
-    (DEFAULT_MODEL / "card.md").write_text(render(card))
+    (target / "card.json").write_text(json.dumps(card, indent=2) + "\n")
+    (target / "card.md").write_text(render(card))
     print(render(card))
 
 
