@@ -25,7 +25,7 @@ from rich.table import Table
 from onparse.config import COMPUTE_DTYPES
 from onparse.hardware import describe
 from onparse.kernels import linear
-from onparse.modeldir import ModelBundle, tree_row
+from onparse.modeldir import ModelBundle
 from onparse.parse import Parser
 from onparse.trees import build_tree
 from onparse.treebank import read_gold
@@ -178,8 +178,7 @@ def main() -> None:
         if reference is None:
             reference = distances
         else:
-            differ = sum(build_tree(tree_row(a, parser.layer)) != build_tree(tree_row(b, parser.layer))
-                         for a, b in zip(reference, distances))
+            differ = sum(parser.build(a).tree != parser.build(b).tree for a, b in zip(reference, distances))
             entry["trees_differing_from_fp32"] = differ
             entry["trees_differing_share"] = differ / len(sentences)
         results["batch"][name] = entry

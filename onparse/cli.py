@@ -386,11 +386,11 @@ def _evaluate_raw(model: str | None, layer, settings: dict, gold: str, max_lengt
 
 def _model_rows(result: dict) -> list[tuple[str, dict]]:
     """Table rows for a model's figures: its layers, or an ensemble's members and votes."""
-    if "layers" in result:
-        return [(("ON-LSTM mean of layers" if k == "mean" else f"ON-LSTM layer {k}") + (" (chosen)" if k == str(result["layer"]) else ""),
-                 figures) for k, figures in result["layers"].items()]
+    if "per_layer" in result:
+        return [(("ON-LSTM mean of layers" if k == "mean" else f"ON-LSTM layer {k}") + (" (chosen)" if k == result["chosen"] else ""),
+                 figures) for k, figures in result["per_layer"].items()]
     rows = [(f"member {k} (layer {layer})", figures)
-            for (k, figures), layer in zip(result["members"].items(), result["member_layers"])]
+            for (k, figures), layer in zip(result["members"].items(), result["layers"])]
     for key, name in (("ensemble", "ensemble (tree averaging)"), ("ensemble_right_branching", "ensemble + right-branching voter")):
         rows.append((name + (" (chosen)" if result["chosen"] == key else ""), result[key]))
     return rows

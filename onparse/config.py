@@ -11,6 +11,9 @@ from dataclasses import asdict, dataclass, field, fields
 # Matmul precisions by their user-facing names, and the torch dtype each names.
 COMPUTE_DTYPES = {"fp32": "float32", "bf16": "bfloat16"}
 
+MEAN = "mean"  # the layer name for distances averaged over all layers
+Layer = int | str  # 1-based layer number, or MEAN
+
 
 @dataclass
 class ModelConfig:

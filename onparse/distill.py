@@ -26,7 +26,8 @@ from torch import Tensor
 from torch.nn.utils.rnn import pack_sequence, pad_packed_sequence
 
 from onparse.model import LanguageModel
-from onparse.modeldir import Layer, tree_row
+from onparse.builder import tree_row
+from onparse.config import Layer
 from onparse.tokenize import normalize
 from onparse.trees import Span
 from onparse.vocabulary import Vocabulary

@@ -11,43 +11,41 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import torch
 
+from onparse.builder import TreeBuilder
+from onparse.config import MEAN
 from onparse.model import LanguageModel
 from onparse.modeldir import ModelBundle
 from onparse.parse import Parser
 from onparse.scoring import PROTOCOL, baseline_scores, score
 from onparse.treebank import GoldSentence, read_gold
-from onparse.trees import Span, build_tree, right_branching, spans
+from onparse.trees import Span, spans
 from onparse.vocabulary import Vocabulary
-from onparse.voting import average
 
 Advance = Callable[[int], None]  # told how many more sentences are done
 
 
-def layer_spans(distances: np.ndarray) -> dict[str, set[Span]]:
-    """The builder's spans from each layer's distances ("1", "2", ...) and from their mean ("mean")."""
-    rows = {str(k + 1): row for k, row in enumerate(distances)}
-    rows["mean"] = distances.mean(axis=0)
-    return {name: spans(build_tree(row)) for name, row in rows.items()}
-
-
-def ensemble_spans(parser: Parser, distances: np.ndarray) -> dict[str, set[Span]]:
-    """Each member's tree ("1", "2", ...), the ensemble's, and the ensemble's with a right-branching voter."""
-    found = {str(m + 1): spans(build_tree(row)) for m, row in enumerate(parser.tree_distances(distances))}
-    voters = list(found.values())
-    n = distances.shape[1]
-    found["ensemble"] = spans(average(voters, n)[0])
-    found["ensemble_right_branching"] = spans(average(voters + [spans(right_branching(n))], n)[0])
-    return found
+def named_builders(parser: Parser) -> dict[str, TreeBuilder]:
+    """The trees eval reports, each a builder: every layer and the mean for a single model;
+    for an ensemble each member alone, the vote, and the vote with a right-branching voter."""
+    if not parser.is_ensemble:
+        n_layers = parser.members[0].n_layers
+        return {str(layer): TreeBuilder((layer,)) for layer in [*range(1, n_layers + 1), MEAN]}
+    layers = parser.builder.layers
+    return {"ensemble": TreeBuilder(layers), "ensemble_right_branching": TreeBuilder(layers, True)}
 
 
 def model_spans(parser: Parser, gold: Sequence[GoldSentence], advance: Advance | None = None) -> list[dict[str, set[Span]]]:
-    """Named span sets for every gold sentence, the model reading the gold words.
-
-    A single model gives ``layer_spans``, an ensemble ``ensemble_spans``.
-    """
+    """Named span sets (``named_builders``, and an ensemble's members "1", "2", ...) for every gold sentence."""
+    builders = named_builders(parser)
     result = []
     for distances in parser.distances([sentence.words for sentence in gold]):
-        result.append(ensemble_spans(parser, distances) if parser.is_ensemble else layer_spans(distances))
+        found = {}
+        for name, builder in builders.items():
+            built = builder.build(distances)
+            found[name] = spans(built.tree)
+        if parser.is_ensemble:  # each member alone, as the vote saw it
+            found.update({str(m + 1): spans(tree) for m, tree in enumerate(built.member_trees)})
+        result.append(found)
         if advance:
             advance(1)
     return result
@@ -76,11 +74,12 @@ def evaluate_parser(parser: Parser, gold: Sequence[GoldSentence], untrained_seed
                     advance: Advance | None = None) -> dict:
     """Score a parser on gold sentences, beside the baselines.
 
-    For a single model, ``layers`` holds each layer and ``mean`` (distances
-    averaged over layers) and the top level the parser's chosen layer. For an
-    ensemble, ``members`` holds each member (its own layer), ``ensemble`` and
-    ``ensemble_right_branching`` the voted trees without and with a
-    right-branching voter, and the top level the parser's own choice.
+    ``layers`` holds each member's layer and the top level the figures of the
+    parser's own trees (``chosen`` names them). For a single model,
+    ``per_layer`` holds each layer and ``mean`` (distances averaged over
+    layers). For an ensemble, ``members`` holds each member alone (its own
+    layer), ``ensemble`` and ``ensemble_right_branching`` the voted trees
+    without and with a right-branching voter.
     ``baselines`` holds left/right-branching, balanced, and (with
     ``untrained_seed``) the same builder on an untrained model of the (first
     member's) architecture, which shows what training adds (Dyer et al., 2019).
@@ -89,15 +88,18 @@ def evaluate_parser(parser: Parser, gold: Sequence[GoldSentence], untrained_seed
     baselines = baseline_scores(gold)
     if untrained_seed is not None:
         control = untrained_like(parser, untrained_seed)
-        baselines[f"untrained_layer_{control.layer}"] = score_each(control, gold, advance)[str(control.layer)]
+        layer = control.builder.layers[0]
+        baselines[f"untrained_layer_{layer}"] = score_each(control, gold, advance)[str(layer)]
+    layers = list(parser.builder.layers)
     if not parser.is_ensemble:
-        return {**figures[str(parser.layer)], "layer": parser.layer, "layers": figures, "baselines": baselines,
+        chosen = str(layers[0])
+        return {**figures[chosen], "layers": layers, "chosen": chosen, "per_layer": figures, "baselines": baselines,
                 "protocol": PROTOCOL}
     chosen = "ensemble_right_branching" if parser.right_branching_voter else "ensemble"
     members = {name: result for name, result in figures.items() if name.isdigit()}
-    return {**figures[chosen], "layer": None, "member_layers": [m.layer for m in parser.members], "members": members,
+    return {**figures[chosen], "layers": layers, "chosen": chosen, "members": members,
             "ensemble": figures["ensemble"], "ensemble_right_branching": figures["ensemble_right_branching"],
-            "chosen": chosen, "baselines": baselines, "protocol": PROTOCOL}
+            "baselines": baselines, "protocol": PROTOCOL}
 
 
 def dev_f1(gold_path: str) -> Callable[[LanguageModel, Vocabulary], dict[str, float]]:
@@ -105,7 +107,7 @@ def dev_f1(gold_path: str) -> Callable[[LanguageModel, Vocabulary], dict[str, fl
     gold = list(read_gold(gold_path))
 
     def measure(model: LanguageModel, vocab: Vocabulary) -> dict[str, float]:
-        parser = Parser(ModelBundle(model, vocab, 1, None), device=str(next(model.parameters()).device))
+        parser = Parser(ModelBundle(model, vocab, MEAN, None), device=str(next(model.parameters()).device))
         return {name: figures["sentence_f1"] for name, figures in score_each(parser, gold).items()}
 
     return measure

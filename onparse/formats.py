@@ -13,7 +13,6 @@ import re
 
 from nltk import Tree
 
-from onparse.modeldir import MEAN
 from onparse.parse import Parse
 from onparse.tokenize import punct_tag
 from onparse.trees import LABEL, Span, bracketed, map_leaves, spans
@@ -46,11 +45,11 @@ def constituent_spans(parse: Parse, punct: bool = True) -> list[Span]:
 
 
 def confidence(parse: Parse, span: Span) -> float:
-    """The share of an ensemble's voters whose trees hold the words of a token span (1 for spans every tree has)."""
+    """The share of the voters whose trees hold the words of a token span (1 for spans every tree has)."""
     first = bisect.bisect_left(parse.word_positions, span[0])
     end = bisect.bisect_left(parse.word_positions, span[1])
     n_words = len(parse.word_positions)
-    if parse.votes is None or not 2 <= end - first < n_words:
+    if not 2 <= end - first < n_words:
         return 1.0
     return float(parse.votes[first, end])
 
@@ -79,24 +78,25 @@ def mrg(parse: Parse, punct: bool = True) -> str:
 def as_dict(parse: Parse, punct: bool = True) -> dict:
     """Tokens, model input, distances, and the printed tree with its spans (token positions).
 
-    For a single model ``distances`` holds every layer; for an ensemble one
-    row per member, the layer it parses with, and ``confidence`` gives, for
-    each span, the share of voters whose trees hold it.
+    The same keys for a single model and an ensemble: ``layers`` holds each
+    member's layer, ``distances`` the row each member built its tree from,
+    ``layer_distances`` every layer of every member, and ``confidence`` each
+    span's share of the voters whose trees hold it (a lone member: 1).
     """
     found = constituent_spans(parse, punct)
-    rows = parse.tree_distances if parse.votes is not None else parse.distances
-    record = {
+    rounded = lambda rows: [[round(float(d), 5) for d in row] for row in rows]  # noqa: E731
+    return {
         "tokens": parse.tokens,
         "model_input": parse.model_input,
         "word_positions": parse.word_positions,
-        "layer": parse.layer,
-        "distances": [[round(float(d), 5) for d in row] for row in rows],
+        "layers": list(parse.builder.layers),
+        "right_branching_voter": parse.builder.right_branching_voter,
+        "distances": rounded(parse.tree_distances),
+        "layer_distances": [rounded(member) for member in parse.distances],
         "spans": found,
+        "confidence": [round(confidence(parse, span), 4) for span in found],
         "tree": bracket(parse, punct),
     }
-    if parse.votes is not None:
-        record["confidence"] = [round(confidence(parse, span), 4) for span in found]
-    return record
 
 
 def json_line(parse: Parse, punct: bool = True) -> str:
@@ -104,7 +104,7 @@ def json_line(parse: Parse, punct: bool = True) -> str:
 
 
 def pretty(parse: Parse, punct: bool = True) -> str:
-    """The tree drawn with guide lines; each word shows its distance as a bar (an ensemble: the members' mean).
+    """The tree drawn with guide lines; each word shows its distance as a bar (an ensemble: the mean of its members' rows).
 
     Bars run from the sentence's smallest distance (one block) to its largest,
     since the split order depends only on how distances compare. Tokens are
@@ -127,10 +127,7 @@ def pretty(parse: Parse, punct: bool = True) -> str:
         bar = "█" * (1 + round((d - low) / (high - low or 1.0) * (BAR_WIDTH - 1)))
         return Text.assemble(f"{token:<14} ", (f"{bar:<{BAR_WIDTH}}", "cyan"), f" {d:.3f}")
 
-    if parse.layer is None:
-        source = f"mean distances of {len(parse.tree_distances)} members"
-    else:
-        source = "mean of the layers' distances" if parse.layer == MEAN else f"layer {parse.layer} distances"
+    source = parse.builder.describe()
     root = RichTree(Text.assemble((LABEL, "bold"), (f"  ({source})", "dim")))
     pending, depth = [(root, printed_tree(parse, punct), 1)], 1
     while pending:  # no recursion: trees are as deep as sentences are long

@@ -22,7 +22,7 @@ from pathlib import Path
 import torch
 
 from onparse.atomic import replacing_folder
-from onparse.config import ModelConfig
+from onparse.config import MEAN, Layer, ModelConfig
 from onparse.model import LanguageModel, parameter_shapes
 from onparse.vocabulary import Vocabulary
 
@@ -31,14 +31,6 @@ DEFAULT_MODEL = MODELS / "onlstm-wsj-gpu-r4"  # the best on section 22 (models/*
 FILES = ("config.json", "vocab.txt", "weights.pt")
 PRECISIONS = ("bf16", "int8")  # how weights.pt stores the weights
 SCALE = ".scale"  # suffix of an int8 matrix's per-row scales
-MEAN = "mean"  # the layer name for distances averaged over all layers
-Layer = int | str  # 1-based layer number, or MEAN
-
-
-def tree_row(distances, layer: Layer):
-    """The distances a tree is built from: one layer's (1-based) or the mean of all; layers on the first axis (numpy or torch)."""
-    return distances.mean(0) if layer == MEAN else distances[layer - 1]
-
 
 class ModelDirError(RuntimeError):
     """A model directory that is missing, incomplete or corrupted."""

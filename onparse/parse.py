@@ -25,11 +25,12 @@ from onparse.batching import in_input_order, sorted_batches
 from onparse.config import ParseConfig
 from onparse.kernels import release_freed_memory
 from onparse.model import compute_dtype
-from onparse.modeldir import MEAN, Layer, ModelBundle, tree_row
+from onparse.builder import Built, TreeBuilder
+from onparse.config import MEAN, Layer
+from onparse.modeldir import ModelBundle
 from onparse.tokenize import normalize, tokenize, word_positions
-from onparse.trees import attach_punctuation, build_tree, right_branching, spans
+from onparse.trees import attach_punctuation
 from onparse.vocabulary import UNK
-from onparse.voting import average
 
 # Sentences of a batch are padded in groups of this many, so the number still
 # running at a step (a matmul's row count) takes few distinct values: the
@@ -51,17 +52,30 @@ class InputError(ValueError):
 
 @dataclass
 class Parse:
-    """One parsed sentence: what the user gave, what the model read, what it built."""
+    """One parsed sentence, the same shape for a single model and an ensemble: what the user gave, what the model read, what it built."""
 
     tokens: list[str]
     word_positions: list[int]  # tokens the model read (punctuation left out)
     model_input: list[str]  # normalized words, unknown ones as <unk>
-    distances: np.ndarray  # rows x words: every layer of every member (Parser.rows says which)
-    layer: Layer | None  # the layer that built the tree; None for an ensemble
-    words_tree: Tree  # the builder's binary tree; leaves are word indices
-    tree: Tree  # the same with punctuation attached; leaves are token positions
-    tree_distances: np.ndarray  # members x words: the distances each member built its tree from
-    votes: np.ndarray | None = None  # ensembles: share of voters holding each word span [start, end]
+    distances: list[np.ndarray]  # each member's distances, layers x words
+    builder: TreeBuilder  # each member's layer and whether a right-branching tree voted
+    built: Built  # each member's tree, the votes, the rows the trees were built from
+    tree: Tree  # the words tree with punctuation attached; leaves are token positions
+
+    @property
+    def words_tree(self) -> Tree:
+        """The built binary tree over the words alone; leaves are word indices."""
+        return self.built.tree
+
+    @property
+    def tree_distances(self) -> np.ndarray:
+        """Members x words: the distances each member built its tree from (its layer, or the mean of its layers)."""
+        return self.built.rows
+
+    @property
+    def votes(self) -> np.ndarray:
+        """votes[i, j]: the share of voters whose trees hold words i .. j-1 (1 for a lone member's own spans)."""
+        return self.built.votes
 
 
 class Member:
@@ -83,10 +97,6 @@ class Member:
     @property
     def n_layers(self) -> int:
         return self.model.config.n_layers
-
-    def tree_distances(self, distances: np.ndarray) -> np.ndarray:
-        """The row of this member's distances (layers x words) that builds its tree: its layer, or their mean."""
-        return tree_row(distances, self.layer)
 
     def model_input(self, words: Sequence[str]) -> list[str]:
         vocab = self.bundle.vocab
@@ -111,9 +121,9 @@ class Parser:
 
     ``settings`` are the fields of ``onparse.config.ParseConfig`` (batch size,
     longest sentence, device, matmul precision). ``layer`` overrides every
-    member's own layer. An ensemble's tree is the binary tree with the most
-    span votes over its members' trees (and a right-branching tree, with
-    ``right_branching_voter``); see ``onparse.voting``.
+    member's own layer. Trees come from ``builder`` (``onparse.builder``): an
+    ensemble's is the binary tree with the most span votes over its members'
+    trees (and a right-branching tree, with ``right_branching_voter``).
     """
 
     def __init__(self, bundles: ModelBundle | Sequence[ModelBundle], layer: Layer | None = None, *,
@@ -127,10 +137,8 @@ class Parser:
         self.device = torch.device(self.settings.device)
         self.dtype = compute_dtype(self.settings.dtype)
         self.members = [Member(bundle, layer, self.device, self.dtype) for bundle in bundles]
-        self.right_branching_voter = right_branching_voter
+        self.builder = TreeBuilder(tuple(member.layer for member in self.members), right_branching_voter)
         self.path = path if path is not None else bundles[0].path
-        # rows of a sentence's distances: (member, layer) for every layer of every member, 1-based
-        self.rows = [(m + 1, k + 1) for m, member in enumerate(self.members) for k in range(member.n_layers)]
 
     @classmethod
     def load(cls, model: str | Path | None = None, layer: Layer | None = None, **settings: Any) -> "Parser":
@@ -143,12 +151,12 @@ class Parser:
 
     @property
     def is_ensemble(self) -> bool:
-        return len(self.members) > 1
+        """Whether trees are voted on (several members, or one with the right-branching voter)."""
+        return len(self.members) > 1 or self.right_branching_voter
 
     @property
-    def layer(self) -> Layer | None:
-        """The layer that builds the tree; None for an ensemble (each member has its own)."""
-        return None if self.is_ensemble else self.members[0].layer
+    def right_branching_voter(self) -> bool:
+        return self.builder.right_branching_voter
 
     @property
     def bundle(self) -> ModelBundle:
@@ -172,8 +180,8 @@ class Parser:
             raise InputError(f"{len(positions)} words is over the limit of {self.settings.max_words}")
         return positions
 
-    def distances(self, word_lists: Iterable[Sequence[str]], window: int | None = None) -> Iterator[np.ndarray]:
-        """Distances (rows x words; see ``rows``) for each word list, in order, in length-sorted batches.
+    def distances(self, word_lists: Iterable[Sequence[str]], window: int | None = None) -> Iterator[list[np.ndarray]]:
+        """Each member's distances (layers x words) for each word list, in order, in length-sorted batches.
 
         Every member reads the same batches; an empty list gives an empty
         array without running the model. ``window`` is as in ``parse_stream``.
@@ -184,7 +192,7 @@ class Parser:
             yield distances
 
     def _with_distances(self, items: Iterable[Any], words_of: Callable[[Any], Sequence[str] | None],
-                        window: int | None) -> Iterator[tuple[Any, np.ndarray | None]]:
+                        window: int | None) -> Iterator[tuple[Any, list[np.ndarray] | None]]:
         """Each item with the distances of its words, in input order; an item whose words are None gets None.
 
         A stream is read ``window`` items ahead, or by default ``WINDOW_WORDS``
@@ -199,35 +207,22 @@ class Parser:
         return in_input_order(self._batch_distances(batch, words_of) for batch in batches)
 
     def _batch_distances(self, batch: list[tuple[int, Any]], words_of: Callable[[Any], Sequence[str] | None]
-                         ) -> list[tuple[int, tuple[Any, np.ndarray | None]]]:
+                         ) -> list[tuple[int, tuple[Any, list[np.ndarray] | None]]]:
         words = [words_of(item) for _, item in batch]
         running = [k for k, found in enumerate(words) if found]  # longest first, as batch_distances needs
-        results: list[np.ndarray | None] = [None if found is None else np.zeros((len(self.rows), 0), np.float32)
-                                            for found in words]
+        results: list[list[np.ndarray] | None] = [
+            None if found is None else [np.zeros((member.n_layers, 0), np.float32) for member in self.members]
+            for found in words]
         if running:
             per_member = [member.batch_distances([words[k] for k in running]) for member in self.members]
             release_freed_memory()
             for i, k in enumerate(running):
-                results[k] = np.concatenate([found[i] for found in per_member])
+                results[k] = [found[i] for found in per_member]
         return [(position, (item, result)) for (position, item), result in zip(batch, results)]
 
-    def tree_distances(self, distances: np.ndarray) -> np.ndarray:
-        """Members x words: the distances each member builds its tree from (its layer, or the mean of its layers)."""
-        rows, start = [], 0
-        for member in self.members:
-            rows.append(member.tree_distances(distances[start : start + member.n_layers]))
-            start += member.n_layers
-        return np.stack(rows)
-
-    def build(self, tree_distances: np.ndarray) -> tuple[Tree, np.ndarray | None]:
-        """The words tree from the members' tree distances, and for an ensemble each word span's share of votes."""
-        if not self.is_ensemble:
-            return build_tree(tree_distances[0]), None
-        n = tree_distances.shape[1]
-        voters = [spans(build_tree(row)) for row in tree_distances]
-        if self.right_branching_voter:
-            voters.append(spans(right_branching(n)))
-        return average(voters, n)
+    def build(self, distances: Sequence[np.ndarray]) -> Built:
+        """A sentence's tree from its members' distances (``onparse.builder``)."""
+        return self.builder.build(distances)
 
     def parse_stream(
         self,
@@ -267,12 +262,11 @@ class Parser:
         for item, distances in self._with_distances(items, lambda item: item and item[2], window):
             yield None if item is None else self._parse(item[0], item[1], distances)
 
-    def _parse(self, tokens: list[str], positions: list[int], distances: np.ndarray) -> Parse:
-        tree_distances = self.tree_distances(distances)
-        words_tree, votes = self.build(tree_distances)
+    def _parse(self, tokens: list[str], positions: list[int], distances: list[np.ndarray]) -> Parse:
+        built = self.build(distances)
         words = [tokens[i] for i in positions]
-        return Parse(tokens, positions, self.model_input(words), distances, self.layer, words_tree,
-                     attach_punctuation(words_tree, positions, len(tokens)), tree_distances, votes)
+        return Parse(tokens, positions, self.model_input(words), distances, self.builder, built,
+                     attach_punctuation(built.tree, positions, len(tokens)))
 
     def parse_tokens(self, token_lists: Sequence[Sequence[str]]) -> list[Parse]:
         """Parse tokenized sentences; each must hold at least one token."""

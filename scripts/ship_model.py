@@ -71,7 +71,7 @@ def main() -> None:
     card = json.loads((target / "card.json").read_text())
     bundle = load(target)
     section_22 = evaluate_parser(Parser(bundle), dev)
-    best_layer = max((k for k in section_22["layers"] if k.isdigit()), key=lambda k: section_22["layers"][k]["sentence_f1"])
+    best_layer = max((k for k in section_22["per_layer"] if k.isdigit()), key=lambda k: section_22["per_layer"][k]["sentence_f1"])
     layer = int(best_layer) if args.select_layer_by == "dev_f1" else bundle.default_layer
     if layer != bundle.default_layer:
         set_default_layer(target, layer)
@@ -99,7 +99,7 @@ def main() -> None:
 def brief(result: dict) -> dict:
     """What a card keeps of ``evaluate_parser``'s result for a single model."""
     keep = ("sentences", "sentence_f1", "corpus_f1", "label_recall")
-    return {**{k: result[k] for k in keep}, "layers": {k: {m: v[m] for m in keep[1:]} for k, v in result["layers"].items()},
+    return {**{k: result[k] for k in keep}, "layers": {k: {m: v[m] for m in keep[1:]} for k, v in result["per_layer"].items()},
             "baselines": {k: {m: v[m] for m in keep[1:]} for k, v in result["baselines"].items()}}
 
 
@@ -108,7 +108,7 @@ def dev_f1_per_layer(model_dir: Path, dev: list) -> dict[str, float]:
     cache = model_dir / "dev_f1.json"
     if not cache.is_file():
         result = evaluate_parser(Parser.load(model_dir), dev, untrained_seed=None)
-        cache.write_text(json.dumps({k: round(v["sentence_f1"], 2) for k, v in result["layers"].items()}))
+        cache.write_text(json.dumps({k: round(v["sentence_f1"], 2) for k, v in result["per_layer"].items()}))
     return json.loads(cache.read_text())
 
 
@@ -151,7 +151,7 @@ def render(card: dict) -> str:
     ]
     for title, result in (("section 22", s22), ("WSJ10 (00-22)", w10)):
         n = result["sentences"]
-        for k, v in result["layers"].items():
+        for k, v in result["per_layer"].items():
             name = "ON-LSTM mean of layers" if k == "mean" else f"ON-LSTM layer {k}" + (" (default)" if k == str(card["default_layer"]) else "")
             lines.append(f"| {title} ({n}) | {name} | {v['sentence_f1']:.1f} | {v['corpus_f1']:.1f} |")
         for k, v in result["baselines"].items():

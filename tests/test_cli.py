@@ -81,7 +81,8 @@ def test_json_format_holds_tokens_input_distances_and_spans(run):
     record = json.loads(result.output)
     assert record["tokens"] == ["The", "cat", "sat", ",", "quietly", "."]
     assert record["model_input"] == ["the", "cat", "sat", "<unk>"]
-    assert len(record["distances"]) == 3 and all(len(layer) == 4 for layer in record["distances"])
+    assert len(record["layer_distances"][0]) == 3 and all(len(layer) == 4 for layer in record["layer_distances"][0])
+    assert record["distances"] == [record["layer_distances"][0][record["layers"][0] - 1]]
     assert [0, 6] in record["spans"]
 
 

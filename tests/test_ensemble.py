@@ -25,7 +25,7 @@ def test_ensemble_directory_names_its_members_relative_to_itself(tiny_ensemble_d
 
 def test_the_ensemble_tree_is_the_average_of_the_members_trees(tiny_ensemble_dir):
     ensemble = Parser.load(tiny_ensemble_dir)
-    assert ensemble.is_ensemble and ensemble.layer is None and len(ensemble.members) == 3
+    assert ensemble.is_ensemble and ensemble.builder.layers == (2, 2, 2) and len(ensemble.members) == 3
     members = [Parser.load(tiny_ensemble_dir / f"seed-{seed}") for seed in range(3)]
     for k, parse in enumerate(ensemble.parse(SENTENCES)):
         member_trees = [member.parse([SENTENCES[k]])[0].words_tree for member in members]
@@ -34,6 +34,7 @@ def test_the_ensemble_tree_is_the_average_of_the_members_trees(tiny_ensemble_dir
         assert parse.words_tree == expected
         assert parse.tree.leaves() == list(range(len(parse.tokens)))
         assert ((shares == parse.votes)).all()
+        assert parse.built.member_trees == member_trees  # every member's own tree, as the vote saw it
 
 
 def test_identical_members_give_the_members_tree(tmp_path):
@@ -63,11 +64,12 @@ def test_json_gives_each_span_its_share_of_votes(tiny_ensemble_dir):
     assert tuple(record["spans"][0]) == (0, len(parse.tokens)) and record["confidence"][0] == 1.0
     assert all(round(3 * c) in (1, 2, 3) and abs(3 * c - round(3 * c)) < 1e-3 for c in record["confidence"])  # thirds
     assert len(record["distances"]) == 3  # one row per member: the layer it parses with
+    assert record["layers"] == [2, 2, 2] and [len(rows) for rows in record["layer_distances"]] == [3, 3, 3]
 
 
 def test_cli_parses_and_evaluates_an_ensemble(tiny_ensemble_dir):
     parsed = CliRunner().invoke(main, ["--model", str(tiny_ensemble_dir), "--format", "pretty", "the cat sat"])
-    assert parsed.exit_code == 0 and "mean distances of 3 members" in parsed.stdout
+    assert parsed.exit_code == 0 and "the vote of 3 members' trees" in parsed.stdout
     result = CliRunner().invoke(main, ["eval", "--gold", str(FIXTURES / "one_per_line.txt"), "--model", str(tiny_ensemble_dir), "--json"])
     assert result.exit_code == 0, result.output
     figures = json.loads(result.output)

@@ -5,9 +5,10 @@ import json
 import numpy as np
 import pytest
 
+from onparse.builder import TreeBuilder
 from onparse.formats import FORMATS, constituent_spans
 from onparse.parse import Parse
-from onparse.trees import attach_punctuation, build_tree
+from onparse.trees import attach_punctuation
 
 # "The cat sat , (quietly) ." : the model reads words 0 1 2 4; layer 2's largest
 # distance (0.9, "sat") splits [The cat] from [sat (quietly)]; "," sits between
@@ -19,9 +20,10 @@ DISTANCES = np.array([[0.2, 0.1, 0.3, 0.4], [0.1, 0.5, 0.9, 0.3], [0.0, 0.0, 0.0
 
 @pytest.fixture
 def parse() -> Parse:
-    words_tree = build_tree(DISTANCES[1])
-    return Parse(TOKENS, POSITIONS, ["the", "cat", "sat", "<unk>"], DISTANCES, 2, words_tree,
-                 attach_punctuation(words_tree, POSITIONS, len(TOKENS)), DISTANCES[1:2])
+    builder = TreeBuilder((2,))
+    built = builder.build([DISTANCES])
+    return Parse(TOKENS, POSITIONS, ["the", "cat", "sat", "<unk>"], [DISTANCES], builder, built,
+                 attach_punctuation(built.tree, POSITIONS, len(TOKENS)))
 
 
 def test_bracket(parse):
@@ -39,9 +41,11 @@ def test_json_spans_are_token_positions_with_or_without_punctuation(parse):
     assert full["spans"] == [[0, 6], [0, 2], [2, 5]]
     assert bare["spans"] == [[0, 5], [0, 2], [2, 5]]  # the words-only root ends after "(quietly)", token 4
     assert full["tree"] == "(X (X The cat) (X sat , -LRB-quietly-RRB-) .)"
-    assert full["tokens"] == TOKENS and full["word_positions"] == POSITIONS and full["layer"] == 2
+    assert full["tokens"] == TOKENS and full["word_positions"] == POSITIONS and full["layers"] == [2]
     assert full["model_input"] == ["the", "cat", "sat", "<unk>"]
-    assert full["distances"][1] == [0.1, 0.5, 0.9, 0.3]
+    assert full["distances"] == [[0.1, 0.5, 0.9, 0.3]]  # the row the tree was built from: layer 2
+    assert full["layer_distances"][0][1] == [0.1, 0.5, 0.9, 0.3] and len(full["layer_distances"][0]) == 3
+    assert full["confidence"] == [1.0, 1.0, 1.0]  # a lone member's spans hold every vote
 
 
 def test_pretty_draws_the_tree_with_distance_bars(parse):
@@ -68,9 +72,10 @@ def test_pretty_draws_the_tree_with_distance_bars(parse):
 
 
 def test_a_sentence_of_punctuation_alone():
-    empty = build_tree([])
     nothing = np.zeros((3, 0), dtype=np.float32)
-    parse = Parse(["!", "?"], [], [], nothing, 1, empty, attach_punctuation(empty, [], 2), nothing[:1])
+    builder = TreeBuilder((1,))
+    built = builder.build([nothing])
+    parse = Parse(["!", "?"], [], [], [nothing], builder, built, attach_punctuation(built.tree, [], 2))
     assert FORMATS["bracket"](parse, True) == "(X ! ?)"
     assert FORMATS["bracket"](parse, False) == "(X )"
     assert FORMATS["mrg"](parse, True) == "(X (. !) (. ?))"

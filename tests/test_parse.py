@@ -12,7 +12,7 @@ def test_model_input_is_normalized_with_unknowns(tiny_model_dir):
     parse = parser.parse(["The Cat sat on 3 zebras!"])[0]
     assert parse.tokens == ["The", "Cat", "sat", "on", "3", "zebras", "!"]
     assert parse.model_input == ["the", "cat", "sat", "on", "N", "<unk>"]
-    assert parse.distances.shape == (3, 6)
+    assert parse.distances[0].shape == (3, 6)
     assert parse.tree.leaves() == list(range(7))
 
 
@@ -23,15 +23,15 @@ def test_batched_trees_equal_one_at_a_time(tiny_model_dir, batch_size):
     single = Parser.load(tiny_model_dir, batch_size=1).parse(sentences)
     for a, b in zip(batched, single):
         assert a.tree == b.tree
-        assert abs(a.distances - b.distances).max() < 1e-5
+        assert abs(a.distances[0] - b.distances[0]).max() < 1e-5
 
 
 def test_each_layer_builds_a_binary_tree_from_its_own_distances(tiny_model_dir):
     bundle = load(tiny_model_dir)
     for k in (1, 2, 3):
         parse = Parser(bundle, layer=k).parse(["the cat sat on the mat"])[0]
-        assert parse.layer == k
-        assert parse.words_tree == build_tree(parse.distances[k - 1])
+        assert parse.builder.layers == (k,)
+        assert parse.words_tree == build_tree(parse.distances[0][k - 1])
         assert all(len(node) == 2 for node in parse.words_tree.subtrees())
         assert parse.words_tree.leaves() == list(range(6))
     with pytest.raises(InputError, match="layers 1 to 3"):
@@ -65,7 +65,7 @@ def test_limits(tiny_model_dir):
 
 def test_the_mean_of_the_layers_can_build_the_tree(tiny_model_dir):
     parse = Parser.load(tiny_model_dir, layer="mean").parse(["the cat sat on the mat"])[0]
-    assert parse.layer == "mean"
-    assert parse.words_tree == build_tree(parse.distances.mean(axis=0))
+    assert parse.builder.layers == ("mean",)
+    assert parse.words_tree == build_tree(parse.distances[0].mean(axis=0))
     with pytest.raises(InputError, match="or 'mean'"):
         Parser.load(tiny_model_dir, layer="median")

@@ -13,7 +13,7 @@ def test_shipped_model_loads_and_parses():
     parser = Parser.load()
     assert all(len(m.bundle.vocab) == m.model.config.vocab_size for m in parser.members)
     parse = parser.parse(["The company said its profit rose 10 % in the third quarter."])[0]
-    assert parse.layer == (None if parser.is_ensemble else parser.bundle.default_layer)
+    assert parse.builder.layers == tuple(m.bundle.default_layer for m in parser.members)
     assert parse.tree.leaves() == list(range(len(parse.tokens)))
     assert parse.words_tree.leaves() == list(range(len(parse.word_positions)))
     assert all(len(node) == 2 for node in parse.words_tree.subtrees())  # binary over the words

@@ -1,0 +1,72 @@
+"""Distances to a sentence's tree: the one place that decides how a model or an ensemble builds it.
+
+Each member builds a binary tree greedily (``trees.build_tree``) from one row
+of its distances: a layer's, or the mean of its layers (``tree_row``). Every
+member's tree, and a right-branching tree where the right-branching voter is
+on, gives each of its spans a vote; the binary tree with the most votes wins
+(tree averaging, ``voting.average``). A lone member without the voter needs
+no vote: its own tree is the answer, and its spans hold all the votes.
+
+The parser, evaluation, distillation and ``onparse ensemble`` all build trees
+here, so what a model directory parses to is decided once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from nltk import Tree
+
+from onparse.config import MEAN, Layer
+from onparse.trees import build_tree, right_branching, spans
+from onparse.voting import average, vote_matrix
+
+
+def tree_row(distances, layer: Layer):
+    """The distances a tree is built from: one layer's (1-based) or the mean of all; layers on the first axis (numpy or torch)."""
+    return distances.mean(0) if layer == MEAN else distances[layer - 1]
+
+
+@dataclass
+class Built:
+    """A sentence's tree and how it came about; every kind of model gives this one shape."""
+
+    rows: np.ndarray  # members x words: the distances each member built its tree from
+    member_trees: list[Tree]  # each member's own tree (leaves: word indices)
+    tree: Tree  # the tree of the whole model: the lone member's, or the vote's
+    votes: np.ndarray  # votes[i, j]: share of the voters whose trees hold words i .. j-1
+
+
+@dataclass(frozen=True)
+class TreeBuilder:
+    """How a model turns distances into a tree: each member's layer, and whether a right-branching tree votes."""
+
+    layers: tuple[Layer, ...]
+    right_branching_voter: bool = False
+
+    def build(self, distances: Sequence[np.ndarray]) -> Built:
+        """The tree from each member's distances (layers x words, in the order of ``layers``)."""
+        if len(distances) != len(self.layers):
+            raise ValueError(f"distances of {len(distances)} members for a builder of {len(self.layers)}")
+        n = distances[0].shape[-1]
+        rows = np.stack([np.asarray(tree_row(d, layer), dtype=np.float64) for d, layer in zip(distances, self.layers)])
+        member_trees = [build_tree(row) for row in rows]
+        voters = [spans(tree) for tree in member_trees]
+        if self.right_branching_voter:
+            voters.append(spans(right_branching(n)))
+        if len(voters) == 1:
+            return Built(rows, member_trees, member_trees[0], vote_matrix(voters, n))
+        tree, votes = average(voters, n)
+        return Built(rows, member_trees, tree, votes)
+
+    def describe(self) -> str:
+        """What the trees are built from, in words (for drawings and cards)."""
+        if len(self.layers) > 1:
+            source = f"the vote of {len(self.layers)} members' trees"
+        elif self.layers[0] == MEAN:
+            source = "the mean of the layers' distances"
+        else:
+            source = f"layer {self.layers[0]} distances"
+        return source + (" and a right-branching tree" if self.right_branching_voter else "")
