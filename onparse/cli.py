@@ -484,12 +484,12 @@ def train(train_paths, dev, dev_gold, out_dir, resume, overwrite, epochs, max_mi
                 config = TrainConfig(train=list(train_paths), dev=dev, dev_gold=dev_gold, model=model,
                                      epochs=epochs or TrainConfig.epochs, **settings)
             check_device(config.device)
-            evaluate = None
+            measures = {}
             if config.dev_gold:
                 from onparse.evaluate import dev_f1
 
-                evaluate = dev_f1(config.dev_gold)
-            run = training.train(config, out_dir, resume=resume, max_minutes=max_minutes, evaluate=evaluate)
+                measures["dev_f1_per_layer"] = dev_f1(config.dev_gold)
+            run = training.train(config, out_dir, resume=resume, max_minutes=max_minutes, measures=measures)
     except training.Interrupted as stop:
         fail(f"interrupted by {stop}; continue with: onparse train --out {out_dir} --resume", 130)
     except training.RunFolderError as err:

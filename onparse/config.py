@@ -66,9 +66,30 @@ class ParseConfig:
     dtype: str = "fp32"  # a key of COMPUTE_DTYPES
 
 
+# How a run picks its model/ among its evaluation points: the figure, and whether higher is better.
+# dev_f1 reads gold trees: the original ON-LSTM protocol, labelled as such, never a default (Shi et al., 2020).
+SELECTIONS = {"dev_ppl": False, "teacher_agreement": True, "dev_f1": True}
+
+
+@dataclass
+class DistillConfig:
+    """A distillation run: a teacher's trees over the training text, learnt by a student through its distances."""
+
+    teacher: str = ""  # model or ensemble directory whose trees are learnt
+    start: str = ""  # model directory: the student's shape and vocabulary, and its weights unless from_scratch
+    from_scratch: bool = False  # fresh weights (drawn with the run's seed) instead of start's
+    sentences: int = 40000  # training sentences the teacher parses (a seeded sample)
+    rank_weight: float = 20.0  # weight of the distance-ranking loss beside the language-model loss
+    margin: float = 0.05  # hinge margin between distances
+
+
 @dataclass
 class TrainConfig:
-    """Everything that decides a training run; saved with every checkpoint and card."""
+    """Everything that decides a training run; saved with every checkpoint and card.
+
+    ``distill`` set makes it a distillation run (language model plus distance
+    ranking toward the teacher's trees); otherwise a language model alone.
+    """
 
     train: list[str] = field(default_factory=list)
     dev: str | None = None
@@ -86,7 +107,14 @@ class TrainConfig:
     dtype: str = "bf16"
     device: str = "cpu"
     evals_per_epoch: int = 1  # dev perplexity (and F1) this many times an epoch
-    default_layer: int = 2  # the paper's layer; written into the model directories
+    default_layer: Layer = 2  # the paper's layer, written into the model directories; a student learns its trees there
+    distill: DistillConfig | None = None
+    select_by: str | None = None  # a key of SELECTIONS; default dev_ppl, or teacher_agreement for distillation
+
+    @property
+    def selection(self) -> str:
+        """The figure that picks the run's model/: never gold trees unless asked for by name."""
+        return self.select_by or ("teacher_agreement" if self.distill else "dev_ppl")
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -98,4 +126,5 @@ class TrainConfig:
         if unknown:
             raise ValueError(f"unknown training settings: {', '.join(sorted(unknown))}")
         model = ModelConfig(**values.get("model", {}))
-        return cls(**{**values, "model": model})
+        distill = DistillConfig(**values["distill"]) if values.get("distill") else None
+        return cls(**{**values, "model": model, "distill": distill})

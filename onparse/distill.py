@@ -1,7 +1,9 @@
 """Distillation: train one ON-LSTM whose distances rebuild a teacher's trees.
 
 The teacher (an ensemble, Shayegh et al., ICLR 2024) parses the training
-sentences; no gold trees are used. The student keeps its language-model loss
+sentences; no gold trees are used. Distillation is the one training loop
+(``onparse.train.Trainer``) with ``DistillationObjective``; its run keeps as
+``model/`` the point whose trees agree best with the teacher's on dev text. The student keeps its language-model loss
 and adds a ranking loss on its syntactic distances (Shen et al., 2018,
 "Straight to the Tree"): wherever the greedy builder (``trees.build_tree``)
 must pick word ``k`` as the largest distance of a span to rebuild the
@@ -93,14 +95,6 @@ def examples(sentences: Sequence[Sequence[str]], tree_spans: Sequence[set[Span]]
     return found
 
 
-@dataclass
-class Losses:
-    """One update's losses: next-word cross-entropy (nats) and the ranking hinge."""
-
-    language_model: float
-    ranking: float
-
-
 def batch_losses(model: LanguageModel, batch: list[Example], vocab: Vocabulary, layer: Layer, margin: float,
                  dtype: torch.dtype) -> tuple[Tensor, Tensor]:
     """Language-model and ranking losses of sentences sorted longest first, each read from a fresh state as in parsing."""
@@ -119,33 +113,127 @@ def batch_losses(model: LanguageModel, batch: list[Example], vocab: Vocabulary, 
     return lm_loss, ranking_loss(row, lo, hi, lengths, margin)
 
 
-def updates(model: LanguageModel, data: list[Example], vocab: Vocabulary, layer: Layer, *, batch_size: int, lr: float,
-            rank_weight: float, margin: float, dtype: torch.dtype, seed: int, passes: int = 1) -> Iterator[Losses]:
-    """``passes`` over ``data`` in shuffled batches of sentences of similar length; yields each update's losses.
+class DistillationObjective:
+    """Language-model loss plus ``rank_weight`` times the ranking loss, over shuffled batches of similar-length sentences.
 
-    The model trains without dropout: it is fine-tuned briefly from a trained
-    member, and packed sentences (no padding work) leave no time axis for
-    variational dropout masks.
+    The model trains without dropout: packed sentences (no padding work) leave
+    no time axis for variational dropout masks, and the ranking targets are
+    sharp. Each epoch's order is drawn from the seed and the epoch alone, so a
+    resumed run sees the batches an uninterrupted one would.
     """
-    rng = random.Random(seed)
-    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
-    was_training = model.training
-    model.eval()
-    for _ in range(passes):
-        order = sorted(range(len(data)), key=lambda i: (len(data[i].ids), rng.random()))
-        batches = [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
-        rng.shuffle(batches)
-        for indices in batches:
-            batch = sorted((data[i] for i in indices), key=lambda e: -len(e.ids))
-            lm_loss, rank_loss = batch_losses(model, batch, vocab, layer, margin, dtype)
-            optimizer.zero_grad()
-            (lm_loss + rank_weight * rank_loss).backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 0.25)
-            optimizer.step()
-            yield Losses(lm_loss.item(), rank_loss.item())
-    model.train(was_training)
+
+    dropout = False
+
+    def __init__(self, data: list[Example], vocab: Vocabulary, layer: Layer, batch_size: int, rank_weight: float,
+                 margin: float, seed: int):
+        self.data, self.vocab, self.layer = data, vocab, layer
+        self.batch_size, self.rank_weight, self.margin, self.seed = batch_size, rank_weight, margin, seed
+        self.batches_per_epoch = -(-len(data) // batch_size)
+        self._order: tuple[int, list[list[int]]] | None = None
+
+    def batches(self, epoch: int) -> list[list[int]]:
+        """The epoch's batches of example indices: sorted by length, cut, shuffled."""
+        if self._order is None or self._order[0] != epoch:
+            rng = random.Random(self.seed * 1000 + epoch)
+            order = sorted(range(len(self.data)), key=lambda i: (len(self.data[i].ids), rng.random()))
+            batches = [order[i : i + self.batch_size] for i in range(0, len(order), self.batch_size)]
+            rng.shuffle(batches)
+            self._order = (epoch, batches)
+        return self._order[1]
+
+    def loss(self, model: LanguageModel, epoch: int, batch: int, dtype: torch.dtype) -> tuple[Tensor, int, dict[str, float]]:
+        examples_ = sorted((self.data[i] for i in self.batches(epoch)[batch]), key=lambda e: -len(e.ids))
+        lm_loss, rank_loss = batch_losses(model, examples_, self.vocab, self.layer, self.margin, dtype)
+        tokens = sum(len(e.ids) + 1 for e in examples_)
+        return lm_loss + self.rank_weight * rank_loss, tokens, {"lm": lm_loss.item(), "rank": rank_loss.item()}
+
+    def new_epoch(self) -> None:
+        pass
+
+    def state(self) -> list:
+        return []
+
+    def restore(self, state: list, device: torch.device) -> None:
+        pass
 
 
-def n_updates(n_examples: int, batch_size: int, passes: int = 1) -> int:
-    """How many updates ``updates`` makes."""
-    return passes * -(-n_examples // batch_size)
+def teacher_spans(teacher: str, sentences: list[list[str]], settings: dict) -> list[list[Span]]:
+    """The teacher's tree over each sentence (words as written), as sorted spans over its words."""
+    from onparse.parse import Parser
+
+    parser = Parser.load(teacher, **settings)
+    return [sorted(spans(built.tree)) for built in map(parser.build, parser.distances(sentences))]
+
+
+def teacher_trees(config: TrainConfig, work_dir: Path | None) -> tuple[list[list[str]], list[list[Span]]]:
+    """A seeded sample of training sentences and the teacher's spans over them, kept in ``work_dir/teacher.jsonl``.
+
+    The file opens with the settings it was made with, so a resumed run reads
+    it back instead of parsing again, and a changed setting parses afresh.
+    """
+    from onparse.train import read_sentences
+
+    spec = config.distill
+    key = {"teacher": str(Path(spec.teacher).resolve()), "train": config.train, "sentences": spec.sentences,
+           "seed": config.seed}
+    cache = work_dir / "teacher.jsonl" if work_dir else None
+    if cache and cache.is_file():
+        lines = cache.read_text(encoding="utf-8").splitlines()
+        if lines and json.loads(lines[0]) == key:
+            found = [json.loads(line) for line in lines[1:]]
+            return [f["words"] for f in found], [[tuple(s) for s in f["spans"]] for f in found]
+    sentences = read_sentences(config.train)
+    random.Random(config.seed).shuffle(sentences)
+    sentences = sentences[: spec.sentences]
+    found = teacher_spans(spec.teacher, sentences, {"device": config.device, "dtype": config.dtype})
+    if cache:
+        with cache.open("w", encoding="utf-8") as out:
+            out.write(json.dumps(key) + "\n")
+            out.writelines(json.dumps({"words": w, "spans": s}) + "\n" for w, s in zip(sentences, found))
+    return sentences, found
+
+
+def agreement(teacher: str, dev_sentences: list[list[str]], layer: Layer, settings: dict):
+    """A measure for training: sentence F1 of the student's trees (``layer``) against the teacher's on dev text."""
+    from onparse.modeldir import ModelBundle
+    from onparse.parse import Parser
+    from onparse.scoring import score
+    from onparse.treebank import GoldSentence
+
+    targets = [GoldSentence(tuple(words), frozenset(found), (), "teacher")
+               for words, found in zip(dev_sentences, teacher_spans(teacher, dev_sentences, settings))]
+
+    def measure(model: LanguageModel, vocab: Vocabulary) -> float:
+        parser = Parser(ModelBundle(model, vocab, layer, None), device=str(next(model.parameters()).device))
+        predicted = [spans(parser.build(d).tree) for d in parser.distances([list(t.words) for t in targets])]
+        return score(predicted, targets)["sentence_f1"]
+
+    return measure
+
+
+def distillation_setup(config: TrainConfig, checkpoint: dict | None, work_dir: Path | None):
+    """The student (``start``'s weights, or fresh ones of its shape), its vocabulary, the objective and the teacher-agreement measure."""
+    from onparse import modeldir
+    from onparse.train import Setup, dev_stream, read_sentences
+
+    spec = config.distill
+    if not spec.teacher or not spec.start:
+        raise ValueError("distillation needs a teacher and a student to start from")
+    start = modeldir.load(spec.start)
+    model, vocab = start.model, start.vocab
+    if spec.from_scratch:
+        torch.manual_seed(config.seed)
+        model = LanguageModel(model.config)
+    device = torch.device(config.device)
+    model = model.to(device)
+    sentences, found = teacher_trees(config, work_dir)
+    data = examples(sentences, [set(s) for s in found], vocab)
+    if not data:
+        raise ValueError("the training corpus holds no sentences")
+    objective = DistillationObjective(data, vocab, config.default_layer, config.batch_size, spec.rank_weight,
+                                      spec.margin, config.seed)
+    measures = {}
+    if config.dev:
+        settings = {"device": config.device, "dtype": config.dtype}
+        measures["teacher_agreement"] = agreement(spec.teacher, read_sentences([config.dev]), config.default_layer, settings)
+    return Setup(model, vocab, objective, dev_stream(config, vocab, device), measures)

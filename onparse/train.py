@@ -1,12 +1,16 @@
-"""Training an ON-LSTM language model: corpora, batching, the loop, checkpoints.
+"""The one training loop: an objective, a model, evaluations, checkpoints, a run folder.
 
-The corpus is one continuous stream of sentences, each ended by ``<eos>``, cut
-into ``batch_size`` parallel streams and truncated back-propagation segments of
-``bptt`` steps (as in AWD-LSTM). ``Trainer.steps`` is the loop itself, a
-generator of progress events; ``train`` wraps it with a progress bar, the
-run folder's history, model directories and checkpoints. A checkpoint holds
-everything needed to resume mid-epoch and continue exactly as an uninterrupted
-run would.
+A ``Trainer`` runs any objective: the language model (one continuous stream
+of sentences, each ended by ``<eos>``, cut into ``batch_size`` parallel
+streams and truncated back-propagation segments of ``bptt`` steps, as in
+AWD-LSTM), or distillation (``onparse.distill``: the language model plus a
+ranking loss on the distances toward a teacher's trees). ``Trainer.steps`` is
+the loop itself, a generator of updates and evaluations; ``train`` wraps it
+with the callbacks around it: a progress bar, the run folder's history, a
+model directory per evaluation, ``model/`` (the best point by the run's
+selection rule, written in its card), checkpoints, signals and time limits.
+A checkpoint holds everything needed to resume mid-epoch and continue exactly
+as an uninterrupted run would.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+from typing import Protocol
 
 import torch
 from rich.console import Console
@@ -29,7 +34,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from onparse import modeldir
 from onparse.atomic import replacing_file
-from onparse.config import TrainConfig
+from onparse.config import MEAN, SELECTIONS, TrainConfig
 from onparse.hardware import describe
 from onparse.model import LanguageModel, State, compute_dtype
 from onparse.tokenize import normalize, tokenize, word_positions
@@ -37,28 +42,33 @@ from onparse.treebank import TreebankError, read_gold, tree_files
 from onparse.vocabulary import Vocabulary
 
 DEV_STREAMS = 10  # parallel streams the dev corpus is cut into for perplexity
-# Measures a model as it trains (dev F1 per layer, say); called in eval mode, its figures go into the history.
-Evaluator = Callable[[LanguageModel, Vocabulary], dict]
+# Measures a model as it trains (dev F1 per layer, agreement with a teacher); called in eval mode, its figures go into the history.
+Measure = Callable[[LanguageModel, Vocabulary], object]
 
 
-def read_corpus(paths: list[str]) -> list[list[str]]:
-    """Normalized sentences from .mrg trees (word-tagged leaves) or plain text (one sentence a line)."""
+def read_sentences(paths: list[str]) -> list[list[str]]:
+    """Sentences as written (punctuation left out) from .mrg trees (word-tagged leaves) or plain text (one sentence a line)."""
     sentences: list[list[str]] = []
     for path in paths:
         for file in tree_files(path):
             if file.suffix.lower() == ".mrg":
-                sentences.extend([normalize(w) for w in s.words] for s in read_gold(str(file)))
+                sentences.extend(list(s.words) for s in read_gold(str(file)))
             else:
                 with file.open(encoding="utf-8-sig") as lines:
                     try:
                         for line in lines:
                             tokens = tokenize(line)
-                            words = [normalize(tokens[i]) for i in word_positions(tokens)]
+                            words = [tokens[i] for i in word_positions(tokens)]
                             if words:
                                 sentences.append(words)
                     except UnicodeDecodeError as err:
                         raise TreebankError(f"{file}: not UTF-8 text ({err.reason} after {len(sentences):,} sentences)") from None
-    return sentences
+    return [words for words in sentences if words]
+
+
+def read_corpus(paths: list[str]) -> list[list[str]]:
+    """``read_sentences`` normalized as the model reads them."""
+    return [[normalize(w) for w in words] for words in read_sentences(paths)]
 
 
 def stream(sentences: list[list[str]], vocab: Vocabulary) -> torch.Tensor:
@@ -129,74 +139,156 @@ class RunState:
     update: int = 0
     train_seconds: float = 0.0
     tokens_seen: int = 0
-    best_dev_ppl: float = float("inf")
+    best: float | None = None  # the best value of the run's selection figure so far
     history: list[dict] = field(default_factory=list)
 
 
 @dataclass
 class Step:
-    """One update done."""
+    """One update done; ``parts`` names the objective's terms (``lm``, ``rank``) where it has several."""
 
     loss: float
     tokens: int
     seconds: float
+    parts: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass
 class Evaluation:
-    """Dev figures taken at a point of the run; ``best`` when its dev perplexity is the lowest so far."""
+    """Dev figures taken at a point of the run; ``best`` when its selection figure is the best so far."""
 
     record: dict
     best: bool
     epoch_end: bool
 
 
-class Trainer:
-    """A run in memory (model, optimizer, data, position); ``steps()`` is the training loop."""
+class Objective(Protocol):
+    """What a run minimises and how it cuts its data into updates."""
 
-    def __init__(self, config: TrainConfig, checkpoint: dict | None = None, evaluate: Evaluator | None = None):
+    batches_per_epoch: int
+    dropout: bool  # whether the model trains with its dropout on
+
+    def loss(self, model: LanguageModel, epoch: int, batch: int, dtype: torch.dtype) -> tuple[torch.Tensor, int, dict[str, float]]:
+        """The loss of one update, the tokens it predicts, and its terms by name."""
+
+    def new_epoch(self) -> None:
+        """Called as each epoch ends."""
+
+    def state(self) -> list:
+        """What a checkpoint must keep besides weights (a carried hidden state)."""
+
+    def restore(self, state: list, device: torch.device) -> None:
+        """Take back what ``state`` gave."""
+
+
+class LanguageModelObjective:
+    """Next-word cross-entropy over bptt segments of one stream, the hidden state carried from segment to segment."""
+
+    dropout = True
+
+    def __init__(self, data: torch.Tensor, bptt: int):
+        self.data, self.bptt = data, bptt
+        self.batches_per_epoch = n_segments(data, bptt)
+        self.hidden: State | None = None
+
+    def loss(self, model: LanguageModel, epoch: int, batch: int, dtype: torch.dtype) -> tuple[torch.Tensor, int, dict[str, float]]:
+        inputs, targets = segment(self.data, self.bptt, batch)
+        output, hidden, _ = model(inputs, detach(self.hidden), dtype)
+        self.hidden = detach(hidden)
+        return model.loss(output, targets, dtype), targets.numel(), {}
+
+    def new_epoch(self) -> None:
+        self.hidden = None
+
+    def state(self) -> list:
+        return [(h.cpu(), c.cpu()) for h, c in self.hidden or []]
+
+    def restore(self, state: list, device: torch.device) -> None:
+        self.hidden = [(h.to(device), c.to(device)) for h, c in state] or None
+
+
+@dataclass
+class Setup:
+    """What a run trains: the model, its vocabulary, the objective, the dev stream and the figures measured at each evaluation."""
+
+    model: LanguageModel
+    vocab: Vocabulary
+    objective: Objective
+    dev_data: torch.Tensor | None
+    measures: dict[str, Measure] = field(default_factory=dict)
+
+
+def dev_stream(config: TrainConfig, vocab: Vocabulary, device: torch.device) -> torch.Tensor | None:
+    """The dev corpus cut into DEV_STREAMS columns for perplexity; ValueError before training when it is too short."""
+    if not config.dev:
+        return None
+    dev = stream(read_corpus([config.dev]), vocab)
+    if dev.numel() < 2 * DEV_STREAMS:
+        raise ValueError(f"the dev corpus {config.dev} holds {dev.numel()} words with their <eos>: "
+                         f"at least {2 * DEV_STREAMS} are needed")
+    return batchify(dev, DEV_STREAMS).to(device)
+
+
+def language_model_setup(config: TrainConfig, checkpoint: dict | None, work_dir: Path | None) -> Setup:
+    """A language model from random weights (decoder bias at the unigram distribution) and its vocabulary from the corpus."""
+    device = torch.device(config.device)
+    sentences = read_corpus(config.train)
+    if not sentences:
+        raise ValueError("the training corpus holds no sentences")
+    vocab = Vocabulary(checkpoint["vocab"]) if checkpoint else Vocabulary.build(sentences, config.model.vocab_size)
+    data = batchify(stream(sentences, vocab), config.batch_size).to(device)
+    if data.size(0) < 2:
+        raise ValueError(f"the training corpus is too small for one batch of {config.batch_size} streams")
+    dev = dev_stream(config, vocab, device)
+    torch.manual_seed(config.seed)
+    model = LanguageModel(replace(config.model, vocab_size=len(vocab))).to(device)
+    if not checkpoint:
+        unigram = Counter(data.flatten().tolist())
+        counts = torch.tensor([unigram.get(i, 0) + 1.0 for i in range(len(vocab))], device=device)
+        with torch.no_grad():  # start from the unigram distribution, not a uniform one
+            model.decoder_bias.copy_(torch.log(counts / counts.sum()))
+    return Setup(model, vocab, LanguageModelObjective(data, config.bptt), dev)
+
+
+class Trainer:
+    """A run in memory (model, optimizer, objective, position); ``steps()`` is the training loop.
+
+    ``work_dir`` is where an objective keeps what it derives once per run (a
+    distillation's teacher trees); ``measures`` add figures to each evaluation.
+    """
+
+    def __init__(self, config: TrainConfig, checkpoint: dict | None = None, measures: dict[str, Measure] | None = None,
+                 work_dir: Path | None = None):
+        if config.selection not in SELECTIONS:
+            raise ValueError(f"select_by must be one of {', '.join(SELECTIONS)}, not {config.selection!r}")
         self.config = config
-        self.evaluate = evaluate
         self.dtype = compute_dtype(config.dtype)
         self.device = torch.device(config.device)
-        sentences = read_corpus(config.train)
-        if not sentences:
-            raise ValueError("the training corpus holds no sentences")
-        self.vocab = Vocabulary(checkpoint["vocab"]) if checkpoint else Vocabulary.build(sentences, config.model.vocab_size)
-        self.train_data = batchify(stream(sentences, self.vocab), config.batch_size).to(self.device)
-        if self.train_data.size(0) < 2:
-            raise ValueError(f"the training corpus is too small for one batch of {config.batch_size} streams")
-        dev = stream(read_corpus([config.dev]), self.vocab) if config.dev else None
-        if dev is not None and dev.numel() < 2 * DEV_STREAMS:  # found before training, not after the first epoch
-            raise ValueError(f"the dev corpus {config.dev} holds {dev.numel()} words with their <eos>: "
-                             f"at least {2 * DEV_STREAMS} are needed")
-        self.dev_data = batchify(dev, DEV_STREAMS).to(self.device) if dev is not None else None
-        self.batches_per_epoch = n_segments(self.train_data, config.bptt)
+        if config.distill:
+            from onparse.distill import distillation_setup
 
-        torch.manual_seed(config.seed)
-        self.model = LanguageModel(replace(config.model, vocab_size=len(self.vocab))).to(self.device)
+            setup = distillation_setup(config, checkpoint, work_dir)
+        else:
+            setup = language_model_setup(config, checkpoint, work_dir)
+        self.model, self.vocab, self.objective, self.dev_data = setup.model, setup.vocab, setup.objective, setup.dev_data
+        self.measures = {**setup.measures, **(measures or {})}
+        if config.selection == "dev_f1" and "dev_f1_per_layer" not in self.measures:
+            raise ValueError("choosing the model by dev F1 needs gold dev trees (--dev-gold)")
+        if config.default_layer != MEAN and not 1 <= config.default_layer <= self.model.config.n_layers:
+            raise ValueError(f"layer {config.default_layer} does not exist in a model of {self.model.config.n_layers} layers")
+        self.batches_per_epoch = self.objective.batches_per_epoch
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
         self.run = RunState()
-        self.state: State | None = None  # the hidden state carried from one segment to the next
         if checkpoint:
             try:
                 self.model.load_state_dict(checkpoint["model"])
                 self.optimizer.load_state_dict(checkpoint["optimizer"])
                 self.run = RunState(**checkpoint["run"])
-                self.state = [(h.to(self.device), c.to(self.device)) for h, c in checkpoint["state"]] or None
+                self.objective.restore(checkpoint["state"], self.device)
                 torch.set_rng_state(checkpoint["rng"])
             except (KeyError, TypeError, ValueError, RuntimeError) as err:
                 reason = str(err).splitlines()[0][:160] if str(err) else type(err).__name__
                 raise RunFolderError(f"the checkpoint does not fit the run's config.json ({reason})") from None
-        else:
-            unigram = Counter(self.train_data.flatten().tolist())
-            counts = torch.tensor([unigram.get(i, 0) + 1.0 for i in range(len(self.vocab))], device=self.device)
-            with torch.no_grad():  # start from the unigram distribution, not a uniform one
-                self.model.decoder_bias.copy_(torch.log(counts / counts.sum()))
-
-    @property
-    def default_layer(self) -> int:
-        return min(self.config.default_layer, self.config.model.n_layers)
 
     def checkpoint(self) -> dict:
         """Everything ``Trainer(config, checkpoint)`` needs to continue exactly from here."""
@@ -206,7 +298,7 @@ class Trainer:
             "model": self.model.state_dict(),
             "optimizer": self.optimizer.state_dict(),
             "run": asdict(self.run),
-            "state": [(h.cpu(), c.cpu()) for h, c in self.state or []],
+            "state": self.objective.state(),
             "rng": torch.get_rng_state(),
         }
 
@@ -217,36 +309,34 @@ class Trainer:
 
     def steps(self) -> Iterator[Step | Evaluation]:
         """Train to the end of the schedule from wherever the run is, yielding each update and evaluation."""
-        config, run, model = self.config, self.run, self.model
+        config, run, model, objective = self.config, self.run, self.model, self.objective
         total_updates = self.batches_per_epoch * config.epochs
         points = self._evaluation_points()
-        model.train()
+        model.train(objective.dropout)
         while run.epoch < config.epochs:
             while run.batch < self.batches_per_epoch:
                 started = time.monotonic()
-                inputs, targets = segment(self.train_data, config.bptt, run.batch)
                 for group in self.optimizer.param_groups:
                     group["lr"] = learning_rate(config, run.update, total_updates)
-                output, state, _ = model(inputs, detach(self.state), self.dtype)
-                loss = model.loss(output, targets, self.dtype)
+                loss, tokens, parts = objective.loss(model, run.epoch, run.batch, self.dtype)
                 self.optimizer.zero_grad(set_to_none=True)
                 loss.backward()
                 torch.nn.utils.clip_grad_norm_(model.parameters(), config.clip)
                 self.optimizer.step()
-                self.state = detach(state)
                 seconds = time.monotonic() - started
                 run.train_seconds += seconds
-                run.tokens_seen += targets.numel()
+                run.tokens_seen += tokens
                 run.update += 1
                 run.batch += 1
-                yield Step(loss.item(), targets.numel(), seconds)
+                yield Step(loss.item(), tokens, seconds, parts)
                 if run.batch in points and run.batch < self.batches_per_epoch:
                     yield self._evaluate(epoch_end=False)
-            run.epoch, run.batch, self.state = run.epoch + 1, 0, None
+            run.epoch, run.batch = run.epoch + 1, 0
+            objective.new_epoch()
             yield self._evaluate(epoch_end=True)
 
     def _evaluate(self, epoch_end: bool) -> Evaluation:
-        run = self.run
+        run, config = self.run, self.config
         epoch = run.epoch + run.batch / self.batches_per_epoch
         # enough decimals that no two evaluation points share a folder: epoch-00.25 at 4 a epoch, epoch-00.010 at 100
         decimals = max(2, len(str(len(self._evaluation_points()))))
@@ -254,16 +344,39 @@ class Trainer:
                   "update": run.update,
                   "tokens_seen": run.tokens_seen, "train_minutes": round(run.train_seconds / 60, 2),
                   "lr": self.optimizer.param_groups[0]["lr"]}
+        self.model.eval()
         if self.dev_data is not None:
-            record["dev_ppl"], record["dev_mean_abs_cell"] = perplexity(self.model, self.dev_data, self.config.bptt, self.dtype)
-        if self.evaluate:
-            self.model.eval()
-            record["dev_f1_per_layer"] = self.evaluate(self.model, self.vocab)
-            self.model.train()
-        best = record.get("dev_ppl", 0.0) <= run.best_dev_ppl
-        run.best_dev_ppl = min(run.best_dev_ppl, record.get("dev_ppl", 0.0))
+            record["dev_ppl"], record["dev_mean_abs_cell"] = perplexity(self.model, self.dev_data, config.bptt, self.dtype)
+        for name, measure in self.measures.items():
+            record[name] = measure(self.model, self.vocab)
+        self.model.train(self.objective.dropout)
+        value = selection_value(record, config)
+        higher = SELECTIONS[config.selection]
+        best = value is None or run.best is None or (value >= run.best if higher else value <= run.best)
+        if value is not None and best:
+            run.best = value
         run.history.append(record)
         return Evaluation(record, best, epoch_end)
+
+
+def selection_value(record: dict, config: TrainConfig) -> float | None:
+    """The figure of an evaluation that the run's selection rule compares; None without a dev corpus."""
+    if config.selection == "dev_f1":
+        return record["dev_f1_per_layer"][str(config.default_layer)]
+    return record.get(config.selection)
+
+
+def selection_rule(config: TrainConfig) -> str:
+    """What a run's model/ is, in words, for its card."""
+    if not config.dev and config.selection != "dev_f1":
+        return "the last evaluation point (no dev corpus to choose by)"
+    return {
+        "dev_ppl": "the evaluation point with the lowest dev perplexity (no gold trees)",
+        "teacher_agreement": "the evaluation point whose trees agree best with the teacher's on the dev text "
+                             "(sentence F1 against the teacher's trees; no gold trees)",
+        "dev_f1": f"the evaluation point with the best dev sentence F1 of layer {config.default_layer} "
+                  "(gold dev trees: the original ON-LSTM protocol, not unsupervised; Shi et al., 2020)",
+    }[config.selection]
 
 
 class Interrupted(Exception):
@@ -376,11 +489,12 @@ def train(
     out_dir: Path,
     resume: bool = False,
     max_minutes: float | None = None,
-    evaluate: Evaluator | None = None,
+    measures: dict[str, Measure] | None = None,
     checkpoint_minutes: float = 10.0,
     console: Console | None = None,
+    title: str = "train",
 ) -> RunState:
-    """Train (or resume) a model into ``out_dir``; ``out_dir/model`` is the best by dev perplexity.
+    """Train (or resume) a model into ``out_dir``; ``out_dir/model`` is the best point by the run's selection rule.
 
     On SIGINT or SIGTERM the run writes a checkpoint after the update in
     flight and raises ``Interrupted``; resuming continues exactly from there.
@@ -389,11 +503,13 @@ def train(
     (one line per evaluation), a model directory per evaluation
     (``epoch-EE.FF``), ``model/`` and ``checkpoint.pt``. Resuming continues
     the checkpoint with ``config``, whose epochs may be more than the run's
-    (the cosine schedule then stretches to the new end).
+    (the cosine schedule then stretches to the new end). The run is done when
+    ``run.epoch == config.epochs``; a time limit returns earlier.
     """
     console = console or Console(stderr=True)
     out_dir.mkdir(parents=True, exist_ok=True)
-    trainer = Trainer(config, read_checkpoint(out_dir) if resume else None, evaluate)
+    trainer = Trainer(config, read_checkpoint(out_dir) if resume else None, measures, out_dir)
+    layer = config.default_layer
     with replacing_file(out_dir / "config.json") as file:
         file.write(json.dumps(config.to_dict(), indent=2) + "\n")
     run = trainer.run
@@ -401,7 +517,7 @@ def train(
     if resume:
         console.print(f"resumed from {out_dir / 'checkpoint.pt'}: epoch {run.epoch + 1}, batch {run.batch}")
     else:
-        modeldir.save(out_dir / "epoch-00.00", trainer.model, trainer.vocab, trainer.default_layer, {"epoch": 0, "untrained": True})
+        modeldir.save(out_dir / "epoch-00.00", trainer.model, trainer.vocab, layer, {"epoch": 0, "untrained": True})
 
     def save_checkpoint() -> None:
         temporary = out_dir / "checkpoint.tmp"
@@ -410,7 +526,7 @@ def train(
 
     deadline = time.monotonic() + 60 * max_minutes if max_minutes else None
     last_checkpoint = time.monotonic()
-    columns = (TextColumn("epoch {task.fields[epoch]}"), BarColumn(), MofNCompleteColumn(),
+    columns = (TextColumn(f"{title} epoch {{task.fields[epoch]}}"), BarColumn(), MofNCompleteColumn(),
                TextColumn("{task.fields[speed]} tok/s  loss {task.fields[loss]}"), TimeElapsedColumn(), TimeRemainingColumn())
     with deferred_signals() as received, Progress(*columns, console=console) as progress:
         task = progress.add_task("train", total=trainer.batches_per_epoch, completed=run.batch, epoch=run.epoch + 1,
@@ -420,7 +536,7 @@ def train(
                 progress.update(task, completed=run.batch, epoch=run.epoch + 1,
                                 speed=f"{event.tokens / event.seconds:,.0f}", loss=f"{event.loss:.3f}")
                 if not console.is_terminal and run.update % 50 == 0:  # logs get a line where a terminal gets the bar
-                    console.print(f"epoch {run.epoch + 1} batch {run.batch}/{trainer.batches_per_epoch} loss {event.loss:.3f} "
+                    console.print(f"{title} epoch {run.epoch + 1} batch {run.batch}/{trainer.batches_per_epoch} loss {event.loss:.3f} "
                                   f"{run.tokens_seen / run.train_seconds:,.0f} tok/s")
                 if received:
                     save_checkpoint()
@@ -436,10 +552,11 @@ def train(
                 continue
             console.print(json.dumps(event.record))
             write_history(out_dir, run.history)
-            card = {"config": config.to_dict(), "hardware": describe(config.device), **asdict(run)}
-            modeldir.save(out_dir / event.record["model_dir"], trainer.model, trainer.vocab, trainer.default_layer, card)
+            card = {"config": config.to_dict(), "hardware": describe(config.device), "model_selection": selection_rule(config),
+                    "selected": event.record, **asdict(run)}
+            modeldir.save(out_dir / event.record["model_dir"], trainer.model, trainer.vocab, layer, card)
             if event.best:
-                modeldir.save(out_dir / "model", trainer.model, trainer.vocab, trainer.default_layer, card)
+                modeldir.save(out_dir / "model", trainer.model, trainer.vocab, layer, card)
             save_checkpoint()
             last_checkpoint = time.monotonic()
             if event.epoch_end and run.epoch < config.epochs:

@@ -1,12 +1,13 @@
 """Distillation targets, the ranking loss, and that training moves a model toward a teacher's trees."""
 
 import numpy as np
+import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from nltk import Tree
 
-from onparse.distill import Example, examples, n_updates, ranking_loss, split_spans, updates
+from onparse.distill import DistillationObjective, Example, examples, ranking_loss, split_spans
 from onparse.model import LanguageModel
 from onparse.trees import build_tree, right_branching, spans
 
@@ -52,24 +53,30 @@ def test_ranking_loss_ignores_padding():
     assert ranking_loss(distances, lo, hi, torch.tensor([3]), margin=0.1).item() == 0.0
 
 
-def test_training_pulls_a_model_toward_the_teachers_trees():
+def test_the_objective_pulls_a_model_toward_the_teachers_trees():
     model, vocab = tiny_model(3)
     sentences = [["the", "cat", "sat", "on", "the", "mat"], ["a", "dog", "sat"], ["the", "dog", "sat", "on", "a", "mat"]]
     teacher = [spans(right_branching(len(s))) for s in sentences]
     data = examples(sentences, teacher, vocab)
     assert isinstance(data[0], Example) and data[0].ids[:2] == vocab.ids(["the", "cat"])
+    objective = DistillationObjective(data, vocab, 2, batch_size=2, rank_weight=20.0, margin=0.05, seed=0)
+    assert objective.batches_per_epoch == 2 and sorted(i for b in objective.batches(0) for i in b) == [0, 1, 2]
+    assert objective.batches(1) == DistillationObjective(data, vocab, 2, 2, 20.0, 0.05, seed=0).batches(1)  # resumable
 
-    def rank_loss(found: list) -> float:
-        return float(np.mean([losses.ranking for losses in found]))
+    def rank_loss() -> float:
+        with torch.no_grad():
+            return float(np.mean([objective.loss(model, 0, b, torch.float32)[2]["rank"] for b in range(2)]))
 
-    torch.manual_seed(0)
-    settings_ = dict(batch_size=2, rank_weight=20.0, margin=0.05, dtype=torch.float32, seed=0)
-    first = list(updates(model, data, vocab, 2, lr=0.0, **settings_))
-    trained = list(updates(model, data, vocab, 2, lr=0.02, passes=30, **settings_))
-    after = list(updates(model, data, vocab, 2, lr=0.0, **settings_))
-    assert len(first) == n_updates(3, 2) == 2 and len(trained) == n_updates(3, 2, 30)
-    assert rank_loss(after) < 0.5 * rank_loss(first)
-    assert not model.training  # left in the mode it was given in (eval, from tiny_model)
+    before = rank_loss()
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.02)
+    for epoch in range(30):
+        for batch in range(objective.batches_per_epoch):
+            loss, tokens, parts = objective.loss(model, epoch, batch, torch.float32)
+            assert tokens > 0 and loss.item() == pytest.approx(parts["lm"] + 20.0 * parts["rank"], rel=1e-4)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+    assert rank_loss() < 0.5 * before
 
 
 def test_packed_training_gradients_equal_one_sentence_at_a_time():
