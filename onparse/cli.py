@@ -425,18 +425,34 @@ def _print_scores(result: dict, pred: str | None) -> None:
     console.print(result["protocol"], style="dim")
 
 
+def run_options(command):
+    """Options of the commands that train into a run folder (train, distill)."""
+    for option in reversed([
+        click.option("--train", "train_paths", multiple=True,
+                     help=".mrg file, folder or glob, or a text file (one sentence a line); repeatable."),
+        click.option("--dev", help="Dev text (.mrg or one sentence a line): perplexity at each evaluation, and what model/ is chosen on."),
+        click.option("--dev-gold", help="Gold trees: dev F1 per layer at each evaluation, for the record (chooses nothing unless --select-by-gold)."),
+        click.option("--select-by-gold", "select_by", flag_value="dev_f1", default=None,
+                     help="Keep as model/ the point of best dev F1 on --dev-gold (the original ON-LSTM protocol: not unsupervised)."),
+        click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
+                     help="Run folder: config, history, checkpoint, a model per evaluation, model/ (the best point; its card says by what)."),
+        click.option("--resume", is_flag=True, help="Continue the run in --out from its checkpoint, with its own settings."),
+        click.option("--overwrite", is_flag=True, help="Start afresh in an --out that already holds a run, deleting it."),
+        click.option("--max-minutes", type=click.FloatRange(min=0, min_open=True), help="Stop (with a checkpoint) after this much wall time."),
+        click.option("--seed", type=int, default=TrainConfig.seed, show_default=True),
+        click.option("--dtype", type=click.Choice(list(COMPUTE_DTYPES)), default=TrainConfig.dtype, show_default=True),
+        click.option("--device", default=TrainConfig.device, show_default=True, help="torch device, e.g. cuda."),
+        click.option("--threads", type=Positive, help=THREADS_HELP),
+    ]):
+        command = option(command)
+    return command
+
+
 @main.command()
-@click.option("--train", "train_paths", multiple=True, help=".mrg file, folder or glob, or a text file (one sentence a line); repeatable.")
-@click.option("--dev", help="Dev corpus for perplexity (model selection).")
-@click.option("--dev-gold", help="Gold trees for dev F1 per layer at each evaluation.")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
-              help="Run folder: config, history, checkpoint, a model per evaluation, model/ (best by dev perplexity).")
-@click.option("--resume", is_flag=True, help="Continue the run in --out from its checkpoint, with its own settings.")
-@click.option("--overwrite", is_flag=True, help="Start afresh in an --out that already holds a run, deleting it.")
+@run_options
 @click.option("--epochs", type=Positive, help=f"Epochs in the schedule  [default: {TrainConfig.epochs}; with --resume, the run's own].")
 @click.option("--evals-per-epoch", type=Positive, default=TrainConfig.evals_per_epoch, show_default=True,
               help="Dev evaluations (perplexity, F1, a saved model) per epoch, evenly spread.")
-@click.option("--max-minutes", type=click.FloatRange(min=0, min_open=True), help="Stop (with a checkpoint) after this much wall time.")
 @click.option("--embedding-size", type=Positive, default=ModelConfig.embedding_size, show_default=True)
 @click.option("--hidden-size", type=Positive, default=ModelConfig.hidden_size, show_default=True)
 @click.option("--layers", "n_layers", type=Positive, default=ModelConfig.n_layers, show_default=True)
@@ -445,12 +461,9 @@ def _print_scores(result: dict, pred: str | None) -> None:
 @click.option("--batch-size", type=Positive, default=TrainConfig.batch_size, show_default=True)
 @click.option("--bptt", type=Positive, default=TrainConfig.bptt, show_default=True)
 @click.option("--lr", type=click.FloatRange(min=0, min_open=True), default=TrainConfig.lr, show_default=True)
-@click.option("--seed", type=int, default=TrainConfig.seed, show_default=True)
-@click.option("--dtype", type=click.Choice(list(COMPUTE_DTYPES)), default=TrainConfig.dtype, show_default=True)
-@click.option("--device", default=TrainConfig.device, show_default=True, help="torch device, e.g. cuda.")
-@click.option("--threads", type=Positive, help=THREADS_HELP)
+@click.option("--layer", type=LayerType(), help="The layer its model directories parse with  [default: 2, the paper's, or the top of a smaller model].")
 def train(train_paths, dev, dev_gold, out_dir, resume, overwrite, epochs, max_minutes, embedding_size, hidden_size,
-          n_layers, chunk_size, vocab_size, threads, **settings) -> None:
+          n_layers, chunk_size, vocab_size, threads, layer, select_by, **settings) -> None:
     """Train an ON-LSTM language model and write a model directory.
 
     \b
@@ -459,8 +472,24 @@ def train(train_paths, dev, dev_gold, out_dir, resume, overwrite, epochs, max_mi
           --train ../shared/data/ptb/wsj/20 --dev ../shared/data/ptb/wsj/22 --out runs/wsj
       onparse train --out runs/wsj --resume --epochs 12
     """
+    def new_config() -> TrainConfig:
+        if not train_paths:
+            fail("give the training corpus with --train")
+        model = ModelConfig(vocab_size=vocab_size, embedding_size=embedding_size, hidden_size=hidden_size,
+                            n_layers=n_layers, chunk_size=chunk_size)
+        return TrainConfig(train=list(train_paths), dev=dev, dev_gold=dev_gold, model=model,
+                           epochs=epochs or TrainConfig.epochs, default_layer=layer or min(TrainConfig.default_layer, n_layers),
+                           select_by=select_by, **settings)
+
+    run_training(out_dir, resume, overwrite, epochs, max_minutes, threads, new_config, "train")
+
+
+def run_training(out_dir: Path, resume: bool, overwrite: bool, epochs: int | None, max_minutes: float | None,
+                 threads: int | None, new_config, command: str) -> None:
+    """What ``train`` and ``distill`` share: the run folder (lock, resume, overwrite), measures, errors, the last line."""
     import_nltk_quickly()
     from onparse import train as training
+    from onparse.modeldir import ModelDirError
     from onparse.treebank import TreebankError
 
     set_threads(threads)
@@ -472,17 +501,12 @@ def train(train_paths, dev, dev_gold, out_dir, resume, overwrite, epochs, max_mi
                 if epochs:
                     config.epochs = epochs
             else:
-                if not train_paths:
-                    fail("give the training corpus with --train")
+                config = new_config()
                 if training.run_contents(out_dir):
                     if not overwrite:
                         fail(f"{out_dir} already holds a run: continue it with --resume, or start afresh with --overwrite")
                     for path in training.run_contents(out_dir):
                         shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
-                model = ModelConfig(vocab_size=vocab_size, embedding_size=embedding_size, hidden_size=hidden_size,
-                                    n_layers=n_layers, chunk_size=chunk_size)
-                config = TrainConfig(train=list(train_paths), dev=dev, dev_gold=dev_gold, model=model,
-                                     epochs=epochs or TrainConfig.epochs, **settings)
             check_device(config.device)
             measures = {}
             if config.dev_gold:
@@ -491,17 +515,222 @@ def train(train_paths, dev, dev_gold, out_dir, resume, overwrite, epochs, max_mi
                 measures["dev_f1_per_layer"] = dev_f1(config.dev_gold)
             run = training.train(config, out_dir, resume=resume, max_minutes=max_minutes, measures=measures)
     except training.Interrupted as stop:
-        fail(f"interrupted by {stop}; continue with: onparse train --out {out_dir} --resume", 130)
-    except training.RunFolderError as err:
+        fail(f"interrupted by {stop}; continue with: onparse {command} --out {out_dir} --resume", 130)
+    except (training.RunFolderError, ModelDirError) as err:
         fail(str(err))
     except (TreebankError, ValueError, OSError) as err:
         fail(str(err), 1)
     done = f"trained {run.epoch} epochs, {run.tokens_seen:,} tokens, {run.train_seconds / 60:.1f} min"
     if run.history:
-        click.echo(f"{done}; best model in {out_dir / 'model'}")
+        click.echo(f"{done}; best model ({training.selection_rule(config)}) in {out_dir / 'model'}")
     else:
         click.echo(f"{done}; stopped before the first evaluation, so no model yet: "
-                   f"continue with onparse train --out {out_dir} --resume")
+                   f"continue with onparse {command} --out {out_dir} --resume")
+
+
+@main.command()
+@run_options
+@click.option("--teacher", metavar="PATH", help="Model or ensemble whose trees of the training text are learnt  [default: the shipped model].")
+@click.option("--student", metavar="PATH", required=False, help="Model directory to fine-tune (with --from-scratch: whose shape and vocabulary to use).")
+@click.option("--from-scratch", is_flag=True, help="Start from fresh weights (drawn with --seed) instead of the student's.")
+@click.option("--passes", "epochs", type=Positive, help="Passes over the teacher's trees  [default: 1; with --resume, the run's own].")
+@click.option("--evals-per-pass", "evals_per_epoch", type=Positive, default=4, show_default=True,
+              help="Dev evaluations (perplexity, agreement with the teacher, a saved model) per pass.")
+@click.option("--sentences", type=Positive, default=40000, show_default=True, help="Training sentences the teacher parses (a seeded sample).")
+@click.option("--batch-size", type=Positive, default=32, show_default=True, help="Sentences per update.")
+@click.option("--lr", type=click.FloatRange(min=0, min_open=True), default=5e-4, show_default=True)
+@click.option("--rank-weight", type=click.FloatRange(min=0), default=20.0, show_default=True, help="Weight of the distance-ranking loss beside the language-model loss.")
+@click.option("--margin", type=click.FloatRange(min=0), default=0.05, show_default=True, help="Hinge margin between distances.")
+@click.option("--layer", type=LayerType(), help="The student's layer that learns the trees and parses  [default: the student's own].")
+def distill(train_paths, dev, dev_gold, select_by, out_dir, resume, overwrite, max_minutes, threads, teacher, student,
+            from_scratch, epochs, sentences, rank_weight, margin, layer, **settings) -> None:
+    """Teach a student ON-LSTM a teacher's trees (distillation; no gold trees).
+
+    The teacher parses a sample of the training text; the student learns its
+    language model and, through a ranking loss on its distances, the
+    teacher's trees. model/ is the point whose trees agree best with the
+    teacher's on the dev text (--select-by-gold: best dev F1 instead).
+
+    \b
+    Examples:
+      onparse distill --teacher models/onlstm-wsj-gpu-r4 --student runs/wsj/model \\
+          --train corpus.txt --dev dev.txt --out runs/student
+      onparse distill --teacher runs/fit/ensemble-2 --student runs/wsj/model --from-scratch \\
+          --passes 2 --lr 2e-3 --train corpus.txt --dev dev.txt --out runs/scratch
+    """
+    from onparse.config import DistillConfig
+
+    def new_config() -> TrainConfig:
+        from onparse.modeldir import ModelDirError, load, locate
+
+        if not train_paths or not student:
+            fail("give the training text with --train and the student with --student")
+        try:
+            bundle = load(student)
+        except ModelDirError as err:
+            fail(str(err))
+        spec = DistillConfig(teacher=str(locate(teacher)), start=student, from_scratch=from_scratch, sentences=sentences,
+                             rank_weight=rank_weight, margin=margin)
+        return TrainConfig(train=list(train_paths), dev=dev, dev_gold=dev_gold, model=bundle.model.config,
+                           epochs=epochs or 1, default_layer=layer or bundle.default_layer, distill=spec,
+                           select_by=select_by, **settings)
+
+    run_training(out_dir, resume, overwrite, epochs, max_minutes, threads, new_config, "distill")
+
+
+@main.command()
+@click.argument("members", nargs=-1, required=True)
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True, help="The ensemble directory to write.")
+@click.option("--right-branching-voter", is_flag=True,
+              help="A right-branching tree votes too: a prior for right-branching languages (English), not learnt.")
+@click.option("--link", is_flag=True, help="Name the members where they stand instead of copying them into OUT/members.")
+@click.option("--dev-gold", help="Gold trees: print the ensemble's figures (with and without the voter) beside each member's.")
+@click.option("--overwrite", is_flag=True, help="Replace an ensemble already at --out.")
+@click.option("--threads", type=Positive, help=THREADS_HELP)
+def ensemble(members, out_dir, right_branching_voter, link, dev_gold, overwrite, threads) -> None:
+    """Make an ensemble: model directories or training runs (their model/) whose trees vote.
+
+    Every member parses with its own layer; the binary tree with the most
+    span votes over the members' trees wins (tree averaging).
+
+    \b
+    Examples:
+      onparse ensemble runs/seed1 runs/seed2 runs/seed3 --out models/mine
+      onparse ensemble runs/seed1 runs/seed2 --out models/mine --right-branching-voter --dev-gold wsj/22
+    """
+    import_nltk_quickly()
+    from onparse.ensemble import make_ensemble
+    from onparse.modeldir import ModelDirError
+    from onparse.treebank import TreebankError
+
+    if out_dir.exists() and any(out_dir.iterdir()) and not overwrite:
+        fail(f"{out_dir} exists: choose another --out, or --overwrite")
+    set_threads(threads)
+    command = "onparse ensemble " + " ".join(members) + f" --out {out_dir}" + (" --right-branching-voter" if right_branching_voter else "")
+    try:
+        make_ensemble(out_dir, list(members), right_branching_voter, copy=not link, card={"command": command})
+        if dev_gold:
+            from onparse.treebank import read_gold
+
+            result = _evaluate_model(str(out_dir), None, {"device": "cpu", "dtype": "fp32", "batch_size": ParseConfig.batch_size,
+                                                          "max_words": MAX_SENTENCE_WORDS}, list(read_gold(dev_gold)), untrained=False)
+            result.update(gold=dev_gold, max_length=None)
+            _print_scores(result, None)
+    except ModelDirError as err:
+        fail(str(err))
+    except (TreebankError, ValueError, OSError) as err:
+        fail(str(err), 1)
+    click.echo(f"ensemble of {len(members)} in {out_dir}" + (" with a right-branching voter" if right_branching_voter else ""))
+
+
+@main.command()
+@click.argument("model", metavar="MODEL")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True, help="The int8 model directory to write.")
+@click.option("--gold", help="Gold trees: score both precisions and record the F1 change in the card.")
+@click.option("--threads", type=Positive, help=THREADS_HELP)
+def quantize(model, out_dir, gold, threads) -> None:
+    """Store a model's weight matrices as int8 rows (a scale each): a quarter of fp32, half of bf16.
+
+    \b
+    Examples:
+      onparse quantize runs/wsj/model --out models/wsj-int8
+      onparse quantize runs/wsj/model --out models/wsj-int8 --gold ../shared/data/ptb/wsj/22
+    """
+    import_nltk_quickly()
+    from onparse.modeldir import ModelDirError, quantized_copy
+    from onparse.treebank import TreebankError
+
+    if out_dir.exists():
+        fail(f"{out_dir} exists: choose another --out")
+    set_threads(threads)
+    try:
+        change = quantized_copy(model, out_dir, gold)
+    except ModelDirError as err:
+        fail(str(err))
+    except (TreebankError, ValueError, OSError) as err:
+        fail(str(err), 1)
+    click.echo(f"int8 model in {out_dir}" + (f"; sentence F1 {change['before']:.2f} -> {change['after']:.2f} "
+                                             f"({change['after'] - change['before']:+.2f}) on {gold}" if change else ""))
+
+
+@main.command()
+@click.option("--train", "train_paths", multiple=True, help="Training text (.mrg, or one sentence a line); repeatable.")
+@click.option("--dev", help="Dev text: perplexity and agreement with each teacher choose every checkpoint.")
+@click.option("--dev-gold", help="Gold trees: scored at every stage for the record; they choose nothing unless --select-by-gold.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="Fit folder: a run folder or ensemble per stage, fit.json, and model/ (the parser).")
+@click.option("--resume", is_flag=True, help="Continue the fit in --out where it stopped, with its own settings.")
+@click.option("--hours", type=click.FloatRange(min=0, min_open=True), help="Stop (recorded, resumable) after this much wall time.")
+@click.option("--members", type=Positive, default=4, show_default=True, help="Language models trained from random weights.")
+@click.option("--rounds", type=click.IntRange(min=0), default=2, show_default=True, help="Distillation rounds (each student learns the last ensemble).")
+@click.option("--member-epochs", type=Positive, default=1, show_default=True)
+@click.option("--embedding-size", type=Positive, default=200, show_default=True)
+@click.option("--hidden-size", type=Positive, default=600, show_default=True)
+@click.option("--layers", "n_layers", type=Positive, default=3, show_default=True)
+@click.option("--chunk-size", type=Positive, default=10, show_default=True)
+@click.option("--vocab-size", type=click.IntRange(min=3), default=10000, show_default=True)
+@click.option("--sentences", type=Positive, default=40000, show_default=True, help="Training sentences each teacher parses.")
+@click.option("--scratch-passes", type=Positive, default=2, show_default=True, help="Passes of the student from scratch.")
+@click.option("--evals-per-epoch", type=Positive, default=4, show_default=True)
+@click.option("--right-branching-voter", is_flag=True,
+              help="A right-branching tree votes in every ensemble: a prior for right-branching languages (English), not learnt.")
+@click.option("--select-by-gold", is_flag=True,
+              help="Choose checkpoints and the voter on --dev-gold (the original ON-LSTM protocol: not unsupervised; the card says so).")
+@click.option("--seed", type=int, default=1111, show_default=True)
+@click.option("--dtype", type=click.Choice(list(COMPUTE_DTYPES)), default="bf16", show_default=True)
+@click.option("--device", default="cpu", show_default=True, help="torch device, e.g. cuda.")
+@click.option("--threads", type=Positive, help=THREADS_HELP)
+def fit(train_paths, dev, dev_gold, out_dir, resume, hours, members, rounds, member_epochs, embedding_size, hidden_size,
+        n_layers, chunk_size, vocab_size, sentences, scratch_passes, evals_per_epoch, right_branching_voter, select_by_gold,
+        seed, dtype, device, threads) -> None:
+    """Train a full parser on raw text, no gold trees: members, ensembles, distillation rounds, a student from scratch.
+
+    Each stage is recorded in OUT/fit.json as it ends; an interrupted or
+    time-limited fit continues with --resume. The parser is OUT/model.
+
+    \b
+    Examples:
+      onparse fit --train corpus.txt --dev dev.txt --out runs/fit --hours 3
+      onparse fit --out runs/fit --resume
+      onparse fit --train '../shared/data/ptb/wsj/[01][0-9]' --train ../shared/data/ptb/wsj/20 \\
+          --dev ../shared/data/ptb/wsj/22 --dev-gold ../shared/data/ptb/wsj/22 --out runs/fit-wsj
+      onparse --model runs/fit/model "The cat sat on the mat."
+    """
+    import_nltk_quickly()
+    from onparse import recipe
+    from onparse import train as training
+    from onparse.modeldir import ModelDirError
+    from onparse.treebank import TreebankError
+
+    set_threads(threads)
+    plan = None
+    if not resume:
+        if not train_paths or not dev:
+            fail("give the training text with --train and dev text with --dev")
+        model = ModelConfig(vocab_size=vocab_size, embedding_size=embedding_size, hidden_size=hidden_size,
+                            n_layers=n_layers, chunk_size=chunk_size)
+        plan = recipe.FitPlan(train=list(train_paths), dev=dev, dev_gold=dev_gold, members=members, rounds=rounds,
+                              member_model=model, member_epochs=member_epochs, sentences=sentences,
+                              scratch_passes=scratch_passes, evals_per_epoch=evals_per_epoch,
+                              right_branching_voter=right_branching_voter, select_by_gold=select_by_gold, seed=seed,
+                              dtype=dtype, device=device)
+    try:
+        with training.locked_run(out_dir):
+            if resume and not (out_dir / recipe.RECORD).is_file():
+                fail(f"{out_dir}: no {recipe.RECORD} to resume from")
+            if not resume and training.run_contents(out_dir):
+                fail(f"{out_dir} already holds a fit: continue it with --resume, or choose another --out")
+            check_device(device if plan else recipe.read_record(out_dir)["plan"]["device"])
+            recipe.fit(plan, out_dir, resume=resume, hours=hours, command=" ".join(["onparse", "fit", *sys.argv[2:]]))
+    except recipe.TimeUp as stop:
+        fail(f"time limit reached in stage {stop}: continue with onparse fit --out {out_dir} --resume", 3)
+    except training.Interrupted as stop:
+        fail(f"interrupted by {stop}; continue with: onparse fit --out {out_dir} --resume", 130)
+    except (training.RunFolderError, ModelDirError) as err:
+        fail(str(err))
+    except (TreebankError, ValueError, OSError) as err:
+        fail(str(err), 1)
+    click.echo(f"fit done: the parser is {out_dir / 'model'} (its card.md lists every stage)")
 
 
 def entry_point() -> NoReturn:

@@ -1,14 +1,14 @@
 """Distillation: train one ON-LSTM whose distances rebuild a teacher's trees.
 
 The teacher (an ensemble, Shayegh et al., ICLR 2024) parses the training
-sentences; no gold trees are used. Distillation is the one training loop
-(``onparse.train.Trainer``) with ``DistillationObjective``; its run keeps as
-``model/`` the point whose trees agree best with the teacher's on dev text. The student keeps its language-model loss
+sentences; no gold trees are used. The student keeps its language-model loss
 and adds a ranking loss on its syntactic distances (Shen et al., 2018,
 "Straight to the Tree"): wherever the greedy builder (``trees.build_tree``)
 must pick word ``k`` as the largest distance of a span to rebuild the
 teacher's tree, ``d_k`` should exceed every other distance of that span by a
-margin.
+margin. Distillation is the one training loop (``onparse.train.Trainer``)
+with ``DistillationObjective``; its run keeps as ``model/`` the point whose
+trees agree best with the teacher's on dev text.
 
 The builder cannot produce every binary tree (a right child whose own left
 child has two or more words is out of its reach), so the targets are those
@@ -18,20 +18,22 @@ span in which it must win.
 
 from __future__ import annotations
 
+import json
 import random
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import torch
 from torch import Tensor
 from torch.nn.utils.rnn import pack_sequence, pad_packed_sequence
 
-from onparse.model import LanguageModel
 from onparse.builder import tree_row
-from onparse.config import Layer
+from onparse.config import Layer, TrainConfig
+from onparse.model import LanguageModel
 from onparse.tokenize import normalize
-from onparse.trees import Span
+from onparse.trees import Span, spans
 from onparse.vocabulary import Vocabulary
 
 

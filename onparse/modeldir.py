@@ -227,3 +227,29 @@ def load(path: Path | str | None = None) -> ModelBundle:
         raise ModelDirError(f"{path}: weights.pt holds NaN or infinite values (first in {not_finite}): the model is damaged")
     model = LanguageModel.from_weights(model_config, dequantize(state) if precision == "int8" else state).eval()
     return ModelBundle(model, vocab, layer, path, card)
+
+
+def quantized_copy(source: Path | str, out: Path, gold: str | None = None) -> dict | None:
+    """Write ``source`` (a single model) to ``out`` with int8 weights; with ``gold``, both precisions' sentence F1.
+
+    The card records the change, so a user sees what int8 cost before shipping it.
+    """
+    if read_ensemble(source) is not None:
+        raise ModelDirError(f"{source} is an ensemble: quantize each member (its config.json lists them)")
+    bundle = load(source)
+    change = None
+    if gold:
+        from onparse.evaluate import evaluate_parser
+        from onparse.parse import Parser
+        from onparse.treebank import read_gold
+
+        sentences = list(read_gold(gold))
+        figures = lambda model: round(evaluate_parser(Parser(model), sentences, untrained_seed=None)["sentence_f1"], 2)  # noqa: E731
+        change = {"gold": gold, "before": figures(bundle)}
+    card = {**bundle.card, "weights": "int8", "quantized_from": str(bundle.path)}
+    save(Path(out), bundle.model, bundle.vocab, bundle.default_layer, card, precision="int8")
+    if change:
+        change["after"] = figures(load(out))
+        card["int8_change"] = change
+        (Path(out) / "card.json").write_text(json.dumps(card, indent=2) + "\n")
+    return change

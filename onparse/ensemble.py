@@ -1,0 +1,79 @@
+"""Making an ensemble directory: members (model directories or training runs) whose trees vote, and its card.
+
+An ensemble is a config naming its members and whether a right-branching
+tree votes too (``modeldir.save_ensemble``); how its trees are built is
+``onparse.builder``'s business. Members are copied into the ensemble's
+``members/`` folder by default, so the ensemble stands alone and rewriting a
+model elsewhere never changes it; ``copy=False`` names them where they stand.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from onparse import modeldir
+from onparse.atomic import replacing_folder
+
+
+@dataclass
+class MemberSource:
+    """Where a member comes from: a model directory, or a run folder's ``model/``."""
+
+    name: str
+    model: Path
+
+
+def member_source(path: Path | str) -> MemberSource:
+    """The model a path means: a training run stands for its ``model/``; ModelDirError when it holds none."""
+    path = Path(path)
+    if (path / "model" / "config.json").is_file() and (path / "history.jsonl").is_file():
+        return MemberSource(path.name, path / "model")
+    if modeldir.read_ensemble(path) is not None:
+        raise modeldir.ModelDirError(f"{path} is an ensemble: give its members (its config.json lists them)")
+    modeldir.load(path)  # checked whole now, not when the ensemble is first used
+    return MemberSource(path.name if path.name != "model" else path.parent.name, path)
+
+
+def member_summary(source: MemberSource, stored: Path, ensemble: Path) -> dict:
+    """What the ensemble's card says of a member: where it came from, its layer, how it was chosen, its command."""
+    bundle_card = modeldir.read_json(source.model / "card.json") if (source.model / "card.json").is_file() else {}
+    config = modeldir.read_json(source.model / "config.json")
+    summary = {"name": source.name, "path": os.path.relpath(stored.resolve(), ensemble.resolve()), "from": str(source.model),
+               "layer": config["default_layer"]}
+    for key in ("model_selection", "selected", "command", "train_seconds", "tokens_seen"):
+        if key in bundle_card:
+            summary[key] = bundle_card[key]
+    return summary
+
+
+def make_ensemble(out: Path, members: list[Path | str], right_branching_voter: bool = False, copy: bool = True,
+                  card: dict | None = None) -> dict:
+    """Write an ensemble directory at ``out`` (replacing one there only when complete); returns its card.
+
+    ``members`` are model directories or run folders (their ``model/``).
+    Copied members go to ``out/members/NAME`` (names made unique with a number).
+    """
+    sources = [member_source(member) for member in members]
+    if not sources:
+        raise ValueError("an ensemble needs at least one member")
+    out = Path(out)
+    names: list[str] = []
+    for source in sources:
+        name, k = source.name, 2
+        while name in names:
+            name, k = f"{source.name}-{k}", k + 1
+        names.append(name)
+    with replacing_folder(out) as folder:  # a sibling of out, so relative names from it hold for out too
+        placed = []
+        for source, name in zip(sources, names):
+            if copy:
+                shutil.copytree(source.model, folder / "members" / name)
+            placed.append(folder / "members" / name if copy else source.model.resolve())
+        summaries = [member_summary(source, path, folder) for source, path in zip(sources, placed)]
+        written = {"members": summaries, "right_branching_voter": right_branching_voter, **(card or {})}
+        modeldir.save_ensemble(folder, placed, right_branching_voter, written)
+    modeldir.read_ensemble(out)  # what was written reads back
+    return written

@@ -1,0 +1,260 @@
+"""The whole recipe as one resumable run: members, ensembles, distillation rounds, a student from scratch.
+
+``fit`` turns raw text into a parser without gold trees:
+
+1. ``member-K``: language models trained from random weights (seeds differ),
+   each keeping its point of lowest dev perplexity;
+2. ``ensemble-1``: their trees vote (tree averaging);
+3. ``round-R-K``: each model of the last ensemble is fine-tuned on that
+   ensemble's trees of the training text (distillation), keeping its point
+   that agrees best with the teacher on dev text; ``ensemble-R+1`` votes
+   over the students;
+4. ``scratch``: a student from random weights learns the last ensemble's trees;
+5. ``model``: the scratch student and the last round's students vote: the
+   fit's model directory, ready for ``--model``.
+
+Every tree is built at one fixed layer rule (``plan.layer``, the mean of the
+layers by default) and the right-branching voter joins only when asked for.
+Gold dev trees, when given, are scored at every stage for the record; they
+choose nothing unless ``select_by_gold`` asks for the original protocol,
+which the card then says. Each stage is recorded in ``fit.json`` as it ends;
+a stopped fit resumes at the stage it was in, mid-run from that run's checkpoint.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from rich.console import Console
+
+from onparse.atomic import replacing_file
+from onparse.config import MEAN, DistillConfig, Layer, ModelConfig, TrainConfig
+from onparse.hardware import describe
+
+# The members' architecture: small enough that four train in well under an hour on two cores.
+MEMBER_MODEL = ModelConfig(embedding_size=200, hidden_size=600, n_layers=3, chunk_size=10)
+RECORD = "fit.json"
+
+
+@dataclass
+class FitPlan:
+    """Every choice of a fit, recorded in ``fit.json`` and the model's card."""
+
+    train: list[str]
+    dev: str
+    dev_gold: str | None = None  # scored at every stage; chooses nothing unless select_by_gold
+    members: int = 4
+    rounds: int = 2
+    member_model: ModelConfig = field(default_factory=lambda: ModelConfig(**asdict(MEMBER_MODEL)))
+    member_epochs: int = 1
+    evals_per_epoch: int = 4
+    batch_size: int = 64  # language-model streams of the members
+    sentences: int = 40000  # training sentences each teacher parses
+    student_batch_size: int = 32  # sentences per distillation update
+    finetune_passes: int = 1
+    finetune_lr: float = 5e-4
+    scratch_passes: int = 2
+    scratch_lr: float = 2e-3
+    rank_weight: float = 20.0
+    margin: float = 0.05
+    layer: Layer = MEAN  # the fixed layer rule of every model
+    right_branching_voter: bool = False  # a prior for right-branching languages, never chosen on gold unless asked
+    select_by_gold: bool = False  # the original ON-LSTM protocol: checkpoints and the voter chosen on dev_gold
+    seed: int = 1111
+    dtype: str = "bf16"
+    device: str = "cpu"
+
+    @classmethod
+    def from_dict(cls, values: dict) -> "FitPlan":
+        return cls(**{**values, "member_model": ModelConfig(**values["member_model"])})
+
+    def check(self) -> None:
+        """ValueError for a plan that cannot run."""
+        if self.select_by_gold and not self.dev_gold:
+            raise ValueError("choosing on gold trees needs them: give --dev-gold")
+        if min(self.members, self.member_epochs, self.evals_per_epoch, self.sentences, self.scratch_passes) < 1 or self.rounds < 0:
+            raise ValueError("members, epochs, evaluations, sentences and passes must be at least 1, rounds at least 0")
+        self.member_model.check()
+
+
+@dataclass
+class Stage:
+    """One step of the recipe: a training run (``config``) or an ensemble of earlier stages (``members``)."""
+
+    name: str
+    config: TrainConfig | None = None
+    members: list[str] = field(default_factory=list)
+
+
+def stages(plan: FitPlan, out: Path) -> list[Stage]:
+    """The recipe's stages in order, each a run folder or ensemble directory under ``out``."""
+    select = "dev_f1" if plan.select_by_gold else None
+    common = dict(train=plan.train, dev=plan.dev, dev_gold=plan.dev_gold, default_layer=plan.layer,
+                  dtype=plan.dtype, device=plan.device, evals_per_epoch=plan.evals_per_epoch, select_by=select)
+    found = [Stage(f"member-{k}", TrainConfig(model=plan.member_model, epochs=plan.member_epochs, batch_size=plan.batch_size,
+                                              seed=plan.seed + k - 1, **common))
+             for k in range(1, plan.members + 1)]
+    found.append(Stage("ensemble-1", members=[s.name for s in found]))
+    previous = found[-1].members
+    for r in range(1, plan.rounds + 1):
+        teacher = str(out / f"ensemble-{r}")
+        students = []
+        for k, start in enumerate(previous, 1):
+            distill = DistillConfig(teacher=teacher, start=str(out / start / "model"), sentences=plan.sentences,
+                                    rank_weight=plan.rank_weight, margin=plan.margin)
+            found.append(Stage(f"round-{r}-{k}", TrainConfig(
+                model=plan.member_model, epochs=plan.finetune_passes, lr=plan.finetune_lr, batch_size=plan.student_batch_size,
+                seed=plan.seed + k - 1, distill=distill, **common)))
+            students.append(found[-1].name)
+        found.append(Stage(f"ensemble-{r + 1}", members=students))
+        previous = students
+    distill = DistillConfig(teacher=str(out / f"ensemble-{plan.rounds + 1}"), start=str(out / "member-1" / "model"),
+                            from_scratch=True, sentences=plan.sentences, rank_weight=plan.rank_weight, margin=plan.margin)
+    found.append(Stage("scratch", TrainConfig(model=plan.member_model, epochs=plan.scratch_passes, lr=plan.scratch_lr,
+                                              batch_size=plan.student_batch_size, seed=plan.seed, distill=distill, **common)))
+    found.append(Stage("model", members=["scratch", *previous]))
+    return found
+
+
+class TimeUp(Exception):
+    """The fit's time ran out; what was done is recorded and a resume continues."""
+
+
+def read_record(out: Path) -> dict:
+    """The fit's record: its plan and the stages done so far."""
+    from onparse.modeldir import read_json
+
+    return read_json(out / RECORD)
+
+
+def write_record(out: Path, record: dict) -> None:
+    with replacing_file(out / RECORD) as file:
+        file.write(json.dumps(record, indent=2) + "\n")
+
+
+def gold_figures(path: Path, gold_path: str, settings: dict) -> dict:
+    """Dev gold F1 of a model or ensemble, for the record only (chooses nothing unless the plan says so)."""
+    from onparse.evaluate import evaluate_parser
+    from onparse.parse import Parser
+    from onparse.treebank import read_gold
+
+    result = evaluate_parser(Parser.load(path, **settings), list(read_gold(gold_path)), untrained_seed=None)
+    brief = {"sentence_f1": round(result["sentence_f1"], 2), "corpus_f1": round(result["corpus_f1"], 2)}
+    if "members" in result:
+        brief["members"] = {k: round(v["sentence_f1"], 2) for k, v in result["members"].items()}
+        brief["with_right_branching_voter"] = round(result["ensemble_right_branching"]["sentence_f1"], 2)
+        brief["without_right_branching_voter"] = round(result["ensemble"]["sentence_f1"], 2)
+    return brief
+
+
+def run_stage(stage: Stage, plan: FitPlan, out: Path, deadline: float | None, console: Console) -> dict:
+    """Run one stage to its end and return what the record keeps of it; TimeUp when the deadline comes first."""
+    from onparse import train as training
+    from onparse.ensemble import make_ensemble
+
+    settings = {"device": plan.device, "dtype": plan.dtype}
+    path = out / stage.name
+    if stage.config is None:
+        voter = plan.right_branching_voter
+        final = stage.name == "model"
+        members = [out / name for name in stage.members]
+        make_ensemble(path, members, voter, copy=final)  # the fit's model stands alone; the steps between link
+        figures = {}
+        if plan.dev_gold:
+            figures["dev_gold"] = gold_figures(path, plan.dev_gold, settings)
+            if plan.select_by_gold:  # the voter chosen on gold trees: labelled in the record
+                voter = figures["dev_gold"]["with_right_branching_voter"] > figures["dev_gold"]["without_right_branching_voter"]
+                make_ensemble(path, members, voter, copy=final)
+                figures["voter_chosen_on_gold"] = voter
+        return {"right_branching_voter": voter, **figures}
+    measures = {}
+    if plan.dev_gold:
+        from onparse.evaluate import dev_f1
+
+        measures["dev_f1_per_layer"] = dev_f1(plan.dev_gold)
+    resume = (path / "checkpoint.pt").is_file()
+    if not resume and path.exists():  # stopped before its first checkpoint: start it again
+        shutil.rmtree(path)
+    remaining = None if deadline is None else max((deadline - time.monotonic()) / 60, 1e-3)
+    with training.locked_run(path):
+        run = training.train(stage.config, path, resume=resume, max_minutes=remaining, measures=measures,
+                             console=console, title=stage.name)
+    if run.epoch < stage.config.epochs:
+        raise TimeUp(stage.name)
+    selected = json.loads((path / "model" / "card.json").read_text())["selected"]
+    kept = {key: selected[key] for key in ("epoch", "dev_ppl", "teacher_agreement", "dev_f1_per_layer") if key in selected}
+    return {"train_minutes": round(run.train_seconds / 60, 2), "tokens_seen": run.tokens_seen, "selected": kept,
+            "model_selection": training.selection_rule(stage.config)}
+
+
+def fit(plan: FitPlan | None, out: Path, resume: bool = False, hours: float | None = None, console: Console | None = None,
+        command: str = "", stage_done: Callable[[str], None] | None = None) -> dict:
+    """Run (or resume, with the plan recorded in ``out``) the recipe into ``out``; returns the record. ``out/model`` is the parser.
+
+    ``hours`` limits this call: the stage in flight checkpoints and TimeUp is
+    raised; ``resume`` continues. ``stage_done`` is told each stage's name as
+    it is recorded.
+    """
+    console = console or Console(stderr=True)
+    deadline = time.monotonic() + 3600 * hours if hours else None
+    if resume:
+        record = read_record(out)
+        plan = FitPlan.from_dict(record["plan"])
+    else:
+        plan.check()
+        out.mkdir(parents=True, exist_ok=True)
+        record = {"plan": asdict(plan), "command": command, "hardware": describe(plan.device), "stages": []}
+        write_record(out, record)
+    done = {entry["name"] for entry in record["stages"]}
+    todo = stages(plan, out)
+    for number, stage in enumerate(todo, 1):
+        if stage.name in done:
+            continue
+        console.print(f"[bold]stage {number}/{len(todo)}: {stage.name}[/bold]"
+                      + (f" (ensemble of {', '.join(stage.members)})" if stage.members else ""))
+        started = time.monotonic()
+        entry = {"name": stage.name, **run_stage(stage, plan, out, deadline, console)}
+        entry["wall_minutes"] = round((time.monotonic() - started) / 60, 2)
+        record["stages"].append(entry)
+        write_record(out, record)
+        console.print(json.dumps(entry))
+        if stage_done:
+            stage_done(stage.name)
+    write_card(out / "model", record)
+    return record
+
+
+def write_card(model: Path, record: dict) -> None:
+    """The fit's model card: its plan, every stage with its time and figures, and how each choice was made."""
+    from onparse.modeldir import read_json
+
+    card = {**read_json(model / "card.json"), "fit": record}
+    (model / "card.json").write_text(json.dumps(card, indent=2) + "\n")
+    plan = record["plan"]
+    gold_rule = ("checkpoints and the right-branching voter chosen on gold dev trees (the original ON-LSTM protocol: "
+                 "not unsupervised)" if plan["select_by_gold"] else
+                 "no gold trees: members kept at their lowest dev perplexity, students at their best agreement with "
+                 "the teacher on dev text" + ("; gold dev trees scored for the record only" if plan["dev_gold"] else ""))
+    lines = [f"# {model.parent.name}: a parser fitted by `onparse fit`", "",
+             f"Command: `{record.get('command') or 'onparse fit'}`", "",
+             f"Selection: {gold_rule}. Every tree is built from layer {plan['layer']!r} "
+             f"(a fixed rule); the right-branching voter is {'on' if card['right_branching_voter'] else 'off'}"
+             + (" (asked for: a prior for right-branching languages)" if plan["right_branching_voter"] else "") + ".",
+             f"Hardware: {record['hardware']}.", "",
+             "| stage | training minutes | wall minutes | selected point | dev F1 (gold, scored only) |",
+             "| --- | ---: | ---: | --- | ---: |"]
+    for entry in record["stages"]:
+        selected = entry.get("selected", {})
+        point = ", ".join(f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v}" for k, v in selected.items()
+                          if k != "dev_f1_per_layer")
+        gold = selected.get("dev_f1_per_layer", {}).get(str(plan["layer"])) or entry.get("dev_gold", {}).get("sentence_f1")
+        lines.append(f"| {entry['name']} | {entry.get('train_minutes', 0):.1f} | {entry['wall_minutes']:.1f} | {point or '-'} | "
+                     f"{'-' if gold is None else f'{gold:.1f}'} |")
+    lines += ["", f"Total: {sum(e['wall_minutes'] for e in record['stages']):.0f} wall minutes over {len(record['stages'])} stages "
+              "(a resumed stage counts the call that finished it).", ""]
+    (model / "card.md").write_text("\n".join(lines))
