@@ -313,6 +313,9 @@ class Trainer:
         total_updates = self.batches_per_epoch * config.epochs
         points = self._evaluation_points()
         model.train(objective.dropout)
+        evaluated = run.history and run.history[-1]["update"] == run.update
+        if run.batch in points and run.batch < self.batches_per_epoch and not evaluated:  # stopped between an update and its evaluation
+            yield self._evaluate(epoch_end=False)
         while run.epoch < config.epochs:
             while run.batch < self.batches_per_epoch:
                 started = time.monotonic()

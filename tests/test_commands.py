@@ -1,0 +1,91 @@
+"""onparse ensemble, distill and quantize on tiny models: what they write, and their one-line refusals."""
+
+import json
+from pathlib import Path
+
+import torch
+from click.testing import CliRunner
+
+from onparse import modeldir
+from onparse.cli import main
+from onparse.parse import Parser
+
+from conftest import FIXTURES, tiny_model
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+def run(*arguments: str):
+    return CliRunner().invoke(main, [str(a) for a in arguments])
+
+
+def tiny_members(tmp_path: Path) -> list[Path]:
+    paths = []
+    for seed in range(2):
+        model, vocab = tiny_model(seed)
+        paths.append(tmp_path / f"m{seed}")
+        modeldir.save(paths[-1], model, vocab, default_layer=3, card={"command": f"made with seed {seed}"})
+    return paths
+
+
+def test_ensemble_copies_its_members_so_it_stands_alone(tmp_path):
+    members = tiny_members(tmp_path)
+    made = run("ensemble", *members, "--out", tmp_path / "e", "--right-branching-voter")
+    assert made.exit_code == 0, made.output
+    ensemble = modeldir.read_ensemble(tmp_path / "e")
+    assert [p.name for p in ensemble.members] == ["m0", "m1"] and ensemble.right_branching_voter
+    assert all((tmp_path / "e" / "members" / name / "weights.pt").is_file() for name in ("m0", "m1"))
+    card = json.loads((tmp_path / "e" / "card.json").read_text())
+    assert [m["command"] for m in card["members"]] == ["made with seed 0", "made with seed 1"]
+    modeldir.save(members[0], *tiny_model(9), default_layer=1)  # rewriting a source leaves the ensemble as it was
+    assert Parser.load(tmp_path / "e").builder.layers == (3, 3)
+
+
+def test_ensemble_links_members_in_place_when_asked_and_refuses_what_it_cannot_use(tmp_path):
+    members = tiny_members(tmp_path)
+    assert run("ensemble", *members, "--out", tmp_path / "e", "--link").exit_code == 0
+    assert json.loads((tmp_path / "e" / "config.json").read_text())["ensemble"]["members"] == ["../m0", "../m1"]
+    again = run("ensemble", *members, "--out", tmp_path / "e")
+    assert again.exit_code == 2 and "exists" in again.stderr
+    nested = run("ensemble", tmp_path / "e", members[0], "--out", tmp_path / "f")
+    assert nested.exit_code == 2 and "is an ensemble" in nested.stderr and not (tmp_path / "f").exists()
+    missing = run("ensemble", tmp_path / "nope", "--out", tmp_path / "g")
+    assert missing.exit_code == 2 and "no such model directory" in missing.stderr
+
+
+def test_ensemble_reports_gold_figures_when_given_them(tmp_path):
+    made = run("ensemble", *tiny_members(tmp_path), "--out", tmp_path / "e", "--dev-gold", FIXTURES / "ldc_style.mrg")
+    assert made.exit_code == 0 and "ensemble + right-branching voter" in made.stdout and "member 2" in made.stdout
+
+
+def test_quantize_writes_int8_rows_and_the_f1_change(tmp_path):
+    source = tiny_members(tmp_path)[0]
+    done = run("quantize", source, "--out", tmp_path / "q", "--gold", FIXTURES / "ldc_style.mrg")
+    assert done.exit_code == 0, done.output
+    assert json.loads((tmp_path / "q" / "config.json").read_text())["weights"] == "int8"
+    change = json.loads((tmp_path / "q" / "card.json").read_text())["int8_change"]
+    assert set(change) == {"gold", "before", "after"} and f"{change['before']:.2f} -> {change['after']:.2f}" in done.stdout
+    weights = torch.load(tmp_path / "q" / "weights.pt", weights_only=True)
+    assert any(t.dtype == torch.int8 for t in weights.values())
+    modeldir.save_ensemble(tmp_path / "e", [source])
+    refused = run("quantize", tmp_path / "e", "--out", tmp_path / "q2")
+    assert refused.exit_code == 2 and "quantize each member" in refused.stderr
+
+
+def test_distill_teaches_a_student_and_keeps_its_best_agreement(tmp_path, tiny_ensemble_dir, tiny_model_dir):
+    base = ["distill", "--teacher", tiny_ensemble_dir, "--student", tiny_model_dir, "--train", EXAMPLES / "corpus.txt",
+            "--dev", EXAMPLES / "dev.txt", "--out", tmp_path / "s", "--sentences", "50", "--evals-per-pass", "2",
+            "--dtype", "fp32"]
+    done = run(*base, "--max-minutes", "0.00001")
+    assert done.exit_code == 0 and "stopped before the first evaluation" in done.stdout
+    resumed = run("distill", "--out", tmp_path / "s", "--resume")
+    assert resumed.exit_code == 0, resumed.output
+    history = [json.loads(line) for line in (tmp_path / "s" / "history.jsonl").read_text().splitlines()]
+    assert len(history) == 2 and all(0 <= h["teacher_agreement"] <= 100 for h in history)
+    card = json.loads((tmp_path / "s" / "model" / "card.json").read_text())
+    assert "agree best with the teacher" in card["model_selection"]
+    assert card["selected"]["teacher_agreement"] == max(h["teacher_agreement"] for h in history)
+    teacher = (tmp_path / "s" / "teacher.jsonl").read_text().splitlines()
+    assert len(teacher) == 51 and json.loads(teacher[0])["sentences"] == 50  # the settings, then one tree a line
+    no_student = run("distill", "--train", EXAMPLES / "corpus.txt", "--out", tmp_path / "t")
+    assert no_student.exit_code == 2 and "--student" in no_student.stderr

@@ -1,0 +1,108 @@
+"""onparse fit: the whole recipe at tiny sizes, end to end, resumed at every stage boundary and mid-stage."""
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from onparse.cli import main
+from onparse.config import ModelConfig
+from onparse.formats import bracket
+from onparse.parse import Parser
+from onparse.recipe import FitPlan, TimeUp, fit, stages
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+FIXTURES = Path(__file__).parent / "fixtures"
+STAGES = ["member-1", "member-2", "ensemble-1", "round-1-1", "round-1-2", "ensemble-2", "scratch", "model"]
+DEV = [line for line in (EXAMPLES / "dev.txt").read_text().splitlines() if line.strip()]
+
+
+def tiny_plan(**changes) -> FitPlan:
+    settings = dict(train=[str(EXAMPLES / "corpus.txt")], dev=str(EXAMPLES / "dev.txt"), members=2, rounds=1,
+                    member_model=ModelConfig(vocab_size=60, embedding_size=16, hidden_size=24, n_layers=3, chunk_size=4),
+                    sentences=200, evals_per_epoch=2, dtype="fp32")
+    return FitPlan(**{**settings, **changes})
+
+
+def trees(model: Path) -> list[str]:
+    return [bracket(parse) for parse in Parser.load(model).parse(DEV)]
+
+
+@pytest.fixture(scope="module")
+def fitted(tmp_path_factory) -> tuple[Path, dict]:
+    out = tmp_path_factory.mktemp("fit") / "tiny"
+    return out, fit(tiny_plan(), out)
+
+
+def test_a_tiny_fit_runs_every_stage_and_leaves_a_parser_that_stands_alone(fitted):
+    out, record = fitted
+    assert [entry["name"] for entry in record["stages"]] == STAGES
+    parser = Parser.load(out / "model")
+    assert len(parser.members) == 3 and parser.builder.layers == ("mean",) * 3 and not parser.right_branching_voter
+    config = json.loads((out / "model" / "config.json").read_text())["ensemble"]
+    assert config["members"] == ["members/scratch", "members/round-1-1", "members/round-1-2"]  # copied: no link out
+    card = (out / "model" / "card.md").read_text()
+    assert all(f"| {name} |" in card for name in STAGES) and "no gold trees" in card
+    rules = [entry["model_selection"] for entry in record["stages"] if "model_selection" in entry]
+    assert rules[:2] == [rules[0]] * 2 and "lowest dev perplexity" in rules[0]
+    assert all("agree best with the teacher" in rule for rule in rules[2:]) and all("no gold trees" in r for r in rules)
+    assert len(trees(out / "model")) == len(DEV)
+
+
+def test_a_fit_interrupted_after_every_stage_resumes_to_the_same_parser(fitted, tmp_path):
+    class Stop(Exception):
+        pass
+
+    def stop(name: str) -> None:
+        raise Stop(name)
+
+    out, calls = tmp_path / "stopped", 0
+    plan: FitPlan | None = tiny_plan()
+    while True:
+        calls += 1
+        try:
+            fit(plan, out, resume=plan is None, stage_done=stop)
+            break
+        except Stop as stopped:
+            assert json.loads((out / "fit.json").read_text())["stages"][-1]["name"] == str(stopped)
+            plan = None
+    assert calls == len(STAGES) + 1  # stopped after each stage, and a last call with nothing left but the card
+    assert trees(out / "model") == trees(fitted[0] / "model")
+
+
+def test_a_fit_stopped_by_its_time_limit_mid_stage_resumes_from_the_checkpoint(fitted, tmp_path):
+    out = tmp_path / "timed"
+    with pytest.raises(TimeUp, match="member-1"):
+        fit(tiny_plan(), out, hours=1e-9)
+    assert (out / "member-1" / "checkpoint.pt").is_file() and not json.loads((out / "fit.json").read_text())["stages"]
+    fit(None, out, resume=True)
+    assert trees(out / "model") == trees(fitted[0] / "model")
+
+
+def test_gold_trees_choose_nothing_unless_asked_and_then_the_plan_says_so(tmp_path):
+    gold = str(FIXTURES / "ldc_style.mrg")
+    free = [s.config for s in stages(tiny_plan(dev_gold=gold), tmp_path) if s.config]
+    assert {c.selection for c in free} == {"dev_ppl", "teacher_agreement"} and all(c.dev_gold == gold for c in free)
+    chosen = [s.config for s in stages(tiny_plan(dev_gold=gold, select_by_gold=True), tmp_path) if s.config]
+    assert {c.selection for c in chosen} == {"dev_f1"}
+    with pytest.raises(ValueError, match="--dev-gold"):
+        tiny_plan(select_by_gold=True).check()
+
+
+def test_the_command_fits_and_resumes_with_one_line_errors(tmp_path):
+    out = tmp_path / "cli"
+    tiny = ["--members", "1", "--rounds", "0", "--embedding-size", "16", "--hidden-size", "24", "--chunk-size", "4",
+            "--vocab-size", "60", "--sentences", "100", "--evals-per-epoch", "1", "--scratch-passes", "1", "--dtype", "fp32"]
+    missing = CliRunner().invoke(main, ["fit", "--train", str(EXAMPLES / "corpus.txt"), "--out", str(out)])
+    assert missing.exit_code == 2 and "--dev" in missing.stderr and len(missing.stderr.splitlines()) == 1
+    nothing = CliRunner().invoke(main, ["fit", "--out", str(tmp_path / "none"), "--resume"])
+    assert nothing.exit_code == 2 and "no fit.json" in nothing.stderr
+    base = ["fit", "--train", str(EXAMPLES / "corpus.txt"), "--dev", str(EXAMPLES / "dev.txt"), "--out", str(out), *tiny]
+    stopped = CliRunner().invoke(main, [*base, "--hours", "0.0000001"])
+    assert stopped.exit_code == 3 and f"onparse fit --out {out} --resume" in stopped.stderr
+    again = CliRunner().invoke(main, base)
+    assert again.exit_code == 2 and "already holds a fit" in again.stderr
+    done = CliRunner().invoke(main, ["fit", "--out", str(out), "--resume"])
+    assert done.exit_code == 0, done.output
+    assert Parser.load(out / "model").builder.layers == ("mean", "mean")  # the scratch student and the member
