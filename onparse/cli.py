@@ -600,11 +600,14 @@ def ensemble(members, out_dir, right_branching_voter, link, dev_gold, overwrite,
     """
     import_nltk_quickly()
     from onparse.ensemble import make_ensemble
-    from onparse.modeldir import ModelDirError
+    from onparse.modeldir import ModelDirError, pointing_at
     from onparse.treebank import TreebankError
 
     if out_dir.exists() and any(out_dir.iterdir()) and not overwrite:
         fail(f"{out_dir} exists: choose another --out, or --overwrite")
+    holder = pointing_at(out_dir)
+    if holder:
+        fail(f"{out_dir} holds a member of {holder}: rewriting it would change that model; choose another --out")
     set_threads(threads)
     command = "onparse ensemble " + " ".join(members) + f" --out {out_dir}" + (" --right-branching-voter" if right_branching_voter else "")
     try:

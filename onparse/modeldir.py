@@ -118,6 +118,17 @@ def save_ensemble(path: Path, members: list[Path], right_branching_voter: bool =
         (path / "card.json").write_text(json.dumps(card, indent=2) + "\n")
 
 
+def pointing_at(target: Path | str, models: Path = MODELS) -> Path | None:
+    """A shipped ensemble (a folder of ``models``) holding a member at or inside ``target``, which rewriting would change."""
+    target = Path(target).resolve()
+    for folder in sorted(models.iterdir()) if models.is_dir() else []:
+        ensemble = read_ensemble(folder) if (folder / "config.json").is_file() else None
+        if ensemble and folder.resolve() != target and any(
+                member.resolve() == target or target in member.resolve().parents for member in ensemble.members):
+            return folder
+    return None
+
+
 def locate(model: Path | str | None = None) -> Path:
     """A model's directory: a path, the name of a shipped model (a folder of models/), or the default."""
     if model is None:

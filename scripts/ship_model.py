@@ -20,20 +20,19 @@ import shutil
 from pathlib import Path
 
 from onparse.evaluate import evaluate_parser
-from onparse.modeldir import MODELS, load, read_ensemble, set_default_layer
+from onparse.modeldir import MODELS, load, pointing_at, read_ensemble, set_default_layer
 from onparse.parse import Parser
 from onparse.scoring import PROTOCOL
 from onparse.treebank import read_gold
 
 
-def refuse_shipped_ensembles(target: Path) -> None:
-    """SystemExit where writing ``target`` would change an ensemble: it is one, or a shipped one lists it."""
+def refuse_shipped_ensembles(target: Path, models: Path = MODELS) -> None:
+    """SystemExit where writing ``target`` would change an ensemble: it is one, or a shipped one has a member there."""
     if target.exists() and read_ensemble(target) is not None:
-        raise SystemExit(f"{target} is an ensemble: build ensembles with scripts/build_ensemble.py")
-    for folder in sorted(MODELS.iterdir()):
-        ensemble = read_ensemble(folder) if (folder / "config.json").is_file() else None
-        if ensemble and any(member.resolve() == target.resolve() for member in ensemble.members):
-            raise SystemExit(f"{target} is a member of {folder}: write the run to a new folder instead")
+        raise SystemExit(f"{target} is an ensemble: make ensembles with onparse ensemble")
+    holder = pointing_at(target, models)
+    if holder:
+        raise SystemExit(f"{target} holds a member of {holder}: write the run to a new folder instead")
 
 
 def main() -> None:

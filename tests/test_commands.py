@@ -89,3 +89,28 @@ def test_distill_teaches_a_student_and_keeps_its_best_agreement(tmp_path, tiny_e
     assert len(teacher) == 51 and json.loads(teacher[0])["sentences"] == 50  # the settings, then one tree a line
     no_student = run("distill", "--train", EXAMPLES / "corpus.txt", "--out", tmp_path / "t")
     assert no_student.exit_code == 2 and "--student" in no_student.stderr
+
+
+def test_nothing_rewrites_a_model_that_a_shipped_ensemble_points_at(tmp_path):
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+    from ship_model import refuse_shipped_ensembles
+
+    models = tmp_path / "models"
+    members = tiny_members(models / "holder")
+    modeldir.save_ensemble(models / "ensemble", members)
+    assert modeldir.pointing_at(members[0], models) == models / "ensemble"
+    assert modeldir.pointing_at(models / "holder", models) == models / "ensemble"  # a folder holding a member
+    assert modeldir.pointing_at(tmp_path / "elsewhere", models) is None
+    for target in (members[0], models / "holder", models / "ensemble"):
+        try:
+            refuse_shipped_ensembles(target, models)
+        except SystemExit as refused:
+            assert "ensemble" in str(refused)
+        else:
+            raise AssertionError(f"{target} was not refused")
+    refuse_shipped_ensembles(tmp_path / "new-model", models)  # a new folder is fine
+    shipped = modeldir.MODELS / "onlstm-wsj-distilled-r2"  # the default holds one of its members
+    refused = run("ensemble", members[0], "--out", shipped, "--overwrite")
+    assert refused.exit_code == 2 and "holds a member of" in refused.stderr and (shipped / "config.json").is_file()
