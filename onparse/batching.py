@@ -7,7 +7,6 @@ Pure Python: the parser, the command line and evaluation all batch through
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from itertools import islice
 from typing import TypeVar
 
 Item = TypeVar("Item")

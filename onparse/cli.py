@@ -9,7 +9,8 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-from contextlib import nullcontext
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import NoReturn
 
@@ -484,42 +485,49 @@ def train(train_paths, dev, dev_gold, out_dir, resume, overwrite, epochs, max_mi
     run_training(out_dir, resume, overwrite, epochs, max_minutes, threads, new_config, "train")
 
 
-def run_training(out_dir: Path, resume: bool, overwrite: bool, epochs: int | None, max_minutes: float | None,
-                 threads: int | None, new_config, command: str) -> None:
-    """What ``train`` and ``distill`` share: the run folder (lock, resume, overwrite), measures, errors, the last line."""
-    import_nltk_quickly()
+@contextmanager
+def training_errors(command: str, out_dir: Path) -> Iterator[None]:
+    """What every training command says when it stops early: one line, the way to continue, an exit code."""
+    from onparse import recipe
     from onparse import train as training
     from onparse.modeldir import ModelDirError
     from onparse.treebank import TreebankError
 
-    set_threads(threads)
+    resume = f"onparse {command} --out {out_dir} --resume"
     try:
-        with training.locked_run(out_dir):
-            if resume:
-                config = training.saved_config(out_dir)
-                training.read_checkpoint(out_dir)  # refused now, with its reason, rather than after reading the corpus
-                if epochs:
-                    config.epochs = epochs
-            else:
-                config = new_config()
-                if training.run_contents(out_dir):
-                    if not overwrite:
-                        fail(f"{out_dir} already holds a run: continue it with --resume, or start afresh with --overwrite")
-                    for path in training.run_contents(out_dir):
-                        shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
-            check_device(config.device)
-            measures = {}
-            if config.dev_gold:
-                from onparse.evaluate import dev_f1
-
-                measures["dev_f1_per_layer"] = dev_f1(config.dev_gold)
-            run = training.train(config, out_dir, resume=resume, max_minutes=max_minutes, measures=measures)
+        yield
+    except recipe.TimeUp as stop:
+        fail(f"time limit reached in stage {stop}: continue with {resume}", 3)
     except training.Interrupted as stop:
-        fail(f"interrupted by {stop}; continue with: onparse {command} --out {out_dir} --resume", 130)
+        fail(f"interrupted by {stop}; continue with: {resume}", 130)
     except (training.RunFolderError, ModelDirError) as err:
         fail(str(err))
     except (TreebankError, ValueError, OSError) as err:
         fail(str(err), 1)
+
+
+def run_training(out_dir: Path, resume: bool, overwrite: bool, epochs: int | None, max_minutes: float | None,
+                 threads: int | None, new_config, command: str) -> None:
+    """What ``train`` and ``distill`` share: the run folder (lock, resume, overwrite), errors, the last line."""
+    import_nltk_quickly()
+    from onparse import train as training
+
+    set_threads(threads)
+    with training_errors(command, out_dir), training.locked_run(out_dir):
+        if resume:
+            config = training.saved_config(out_dir)
+            training.read_checkpoint(out_dir)  # refused now, with its reason, rather than after reading the corpus
+            if epochs:
+                config.epochs = epochs
+        else:
+            config = new_config()
+            if training.run_contents(out_dir):
+                if not overwrite:
+                    fail(f"{out_dir} already holds a run: continue it with --resume, or start afresh with --overwrite")
+                for path in training.run_contents(out_dir):
+                    shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
+        check_device(config.device)
+        run = training.train(config, out_dir, resume=resume, max_minutes=max_minutes)
     done = f"trained {run.epoch} epochs, {run.tokens_seen:,} tokens, {run.train_seconds / 60:.1f} min"
     if run.history:
         click.echo(f"{done}; best model ({training.selection_rule(config)}) in {out_dir / 'model'}")
@@ -702,8 +710,6 @@ def fit(train_paths, dev, dev_gold, out_dir, resume, hours, members, rounds, mem
     import_nltk_quickly()
     from onparse import recipe
     from onparse import train as training
-    from onparse.modeldir import ModelDirError
-    from onparse.treebank import TreebankError
 
     set_threads(threads)
     plan = None
@@ -717,22 +723,13 @@ def fit(train_paths, dev, dev_gold, out_dir, resume, hours, members, rounds, mem
                               scratch_passes=scratch_passes, evals_per_epoch=evals_per_epoch,
                               right_branching_voter=right_branching_voter, select_by_gold=select_by_gold, seed=seed,
                               dtype=dtype, device=device)
-    try:
-        with training.locked_run(out_dir):
-            if resume and not (out_dir / recipe.RECORD).is_file():
-                fail(f"{out_dir}: no {recipe.RECORD} to resume from")
-            if not resume and training.run_contents(out_dir):
-                fail(f"{out_dir} already holds a fit: continue it with --resume, or choose another --out")
-            check_device(device if plan else recipe.read_record(out_dir)["plan"]["device"])
-            recipe.fit(plan, out_dir, resume=resume, hours=hours, command=" ".join(["onparse", "fit", *sys.argv[2:]]))
-    except recipe.TimeUp as stop:
-        fail(f"time limit reached in stage {stop}: continue with onparse fit --out {out_dir} --resume", 3)
-    except training.Interrupted as stop:
-        fail(f"interrupted by {stop}; continue with: onparse fit --out {out_dir} --resume", 130)
-    except (training.RunFolderError, ModelDirError) as err:
-        fail(str(err))
-    except (TreebankError, ValueError, OSError) as err:
-        fail(str(err), 1)
+    with training_errors("fit", out_dir), training.locked_run(out_dir):
+        if resume and not (out_dir / recipe.RECORD).is_file():
+            fail(f"{out_dir}: no {recipe.RECORD} to resume from")
+        if not resume and training.run_contents(out_dir):
+            fail(f"{out_dir} already holds a fit: continue it with --resume, or choose another --out")
+        check_device(device if plan else recipe.read_record(out_dir)["plan"]["device"])
+        recipe.fit(plan, out_dir, resume=resume, hours=hours, command=" ".join(["onparse", "fit", *sys.argv[2:]]))
     click.echo(f"fit done: the parser is {out_dir / 'model'} (its card.md lists every stage)")
 
 

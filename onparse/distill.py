@@ -160,11 +160,20 @@ class DistillationObjective:
 
 
 def teacher_spans(teacher: str, sentences: list[list[str]], settings: dict) -> list[list[Span]]:
-    """The teacher's tree over each sentence (words as written), as sorted spans over its words."""
+    """The teacher's tree over each sentence (words as written), as sorted spans over its words, with a progress bar."""
+    from rich.console import Console
+    from rich.progress import Progress
+
     from onparse.parse import Parser
 
     parser = Parser.load(teacher, **settings)
-    return [sorted(spans(built.tree)) for built in map(parser.build, parser.distances(sentences))]
+    found = []
+    with Progress(console=Console(stderr=True), transient=True) as progress:
+        task = progress.add_task(f"teacher parses {len(sentences):,} sentences", total=len(sentences))
+        for distances in parser.distances(sentences):
+            found.append(sorted(spans(parser.build(distances).tree)))
+            progress.advance(task)
+    return found
 
 
 def teacher_trees(config: TrainConfig, work_dir: Path | None) -> tuple[list[list[str]], list[list[Span]]]:

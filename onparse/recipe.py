@@ -172,17 +172,12 @@ def run_stage(stage: Stage, plan: FitPlan, out: Path, deadline: float | None, co
                 make_ensemble(path, members, voter, copy=final)
                 figures["voter_chosen_on_gold"] = voter
         return {"right_branching_voter": voter, **figures}
-    measures = {}
-    if plan.dev_gold:
-        from onparse.evaluate import dev_f1
-
-        measures["dev_f1_per_layer"] = dev_f1(plan.dev_gold)
     resume = (path / "checkpoint.pt").is_file()
     if not resume and path.exists():  # stopped before its first checkpoint: start it again
         shutil.rmtree(path)
     remaining = None if deadline is None else max((deadline - time.monotonic()) / 60, 1e-3)
     with training.locked_run(path):
-        run = training.train(stage.config, path, resume=resume, max_minutes=remaining, measures=measures,
+        run = training.train(stage.config, path, resume=resume, max_minutes=remaining,
                              console=console, title=stage.name)
     if run.epoch < stage.config.epochs:
         raise TimeUp(stage.name)

@@ -254,7 +254,8 @@ class Trainer:
     """A run in memory (model, optimizer, objective, position); ``steps()`` is the training loop.
 
     ``work_dir`` is where an objective keeps what it derives once per run (a
-    distillation's teacher trees); ``measures`` add figures to each evaluation.
+    distillation's teacher trees); ``measures`` add figures to each evaluation,
+    as ``config.dev_gold`` adds dev F1 per layer.
     """
 
     def __init__(self, config: TrainConfig, checkpoint: dict | None = None, measures: dict[str, Measure] | None = None,
@@ -272,6 +273,10 @@ class Trainer:
             setup = language_model_setup(config, checkpoint, work_dir)
         self.model, self.vocab, self.objective, self.dev_data = setup.model, setup.vocab, setup.objective, setup.dev_data
         self.measures = {**setup.measures, **(measures or {})}
+        if config.dev_gold:  # for the record; it chooses model/ only under select_by="dev_f1"
+            from onparse.evaluate import dev_f1
+
+            self.measures["dev_f1_per_layer"] = dev_f1(config.dev_gold)
         if config.selection == "dev_f1" and "dev_f1_per_layer" not in self.measures:
             raise ValueError("choosing the model by dev F1 needs gold dev trees (--dev-gold)")
         if config.default_layer != MEAN and not 1 <= config.default_layer <= self.model.config.n_layers:
