@@ -60,6 +60,7 @@ def main() -> None:
       cat sentences.txt | onparse --format mrg > trees.mrg
       onparse eval --gold treebank_3/parsed/mrg/wsj/23/
       onparse train --train wsj/00 --dev wsj/22 --out runs/wsj
+      onparse fit --train corpus.txt --dev dev.txt --out runs/fit --hours 3
     """
 
 
@@ -156,7 +157,7 @@ THREADS_HELP = ("CPU threads for torch (default: one per core, or the cores othe
 def model_options(command):
     """Options shared by the commands that run the model; defaults are onparse.config.ParseConfig's."""
     for option in reversed([
-        click.option("--model", "model", metavar="PATH", help="Model or ensemble directory, or a shipped model's name (default: models/onlstm-wsj-distilled-r3)."),
+        click.option("--model", "model", metavar="PATH", help="Model or ensemble directory, or a shipped model's name (default: models/onlstm-wsj-gpu-r4)."),
         click.option("--layer", type=LayerType(), help="Layer whose distances build the tree, or 'mean' of all layers (default: the model's own)."),
         click.option("--device", default=ParseConfig.device, show_default=True, help="torch device, e.g. cuda."),
         click.option("--dtype", type=click.Choice(list(COMPUTE_DTYPES)), default=ParseConfig.dtype, show_default=True,

@@ -28,3 +28,11 @@ def test_shipped_models_are_found_by_name(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "onlstm-wsj").mkdir()  # a folder of that name here wins: paths come first
     assert modeldir.locate("onlstm-wsj") == tmp_path.joinpath("onlstm-wsj").relative_to(tmp_path)
+
+
+def test_the_help_names_the_default_model():
+    from click.testing import CliRunner
+
+    from onparse.cli import main
+
+    assert f"models/{DEFAULT_MODEL.name}" in CliRunner().invoke(main, ["parse", "--help"]).output
