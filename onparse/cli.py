@@ -17,7 +17,7 @@ from typing import NoReturn
 import click
 
 from onparse import __version__
-from onparse.config import COMPUTE_DTYPES, LINE_BYTES_PER_WORD, MAX_SENTENCE_WORDS, ModelConfig, ParseConfig, TrainConfig
+from onparse.config import COMPUTE_DTYPES, LINE_BYTES_PER_WORD, MAX_SENTENCE_WORDS, MEAN, ModelConfig, ParseConfig, TrainConfig
 
 
 class ParseByDefault(click.Group):
@@ -74,7 +74,7 @@ class LayerType(click.ParamType):
     name = "LAYER|mean"
 
     def convert(self, value, param, ctx):
-        if isinstance(value, int) or value == "mean":
+        if isinstance(value, int) or value == MEAN:
             return value
         if isinstance(value, str) and value.isdigit() and int(value) >= 1:
             return int(value)
@@ -389,7 +389,7 @@ def _evaluate_raw(model: str | None, layer, settings: dict, gold: str, max_lengt
 def _model_rows(result: dict) -> list[tuple[str, dict]]:
     """Table rows for a model's figures: its layers, or an ensemble's members and votes."""
     if "per_layer" in result:
-        return [(("ON-LSTM mean of layers" if k == "mean" else f"ON-LSTM layer {k}") + (" (chosen)" if k == result["chosen"] else ""),
+        return [(("ON-LSTM mean of layers" if k == MEAN else f"ON-LSTM layer {k}") + (" (chosen)" if k == result["chosen"] else ""),
                  figures) for k, figures in result["per_layer"].items()]
     rows = [(f"member {k} (layer {layer})", figures)
             for (k, figures), layer in zip(result["members"].items(), result["layers"])]
@@ -595,8 +595,9 @@ def distill(train_paths, dev, dev_gold, select_by, out_dir, resume, overwrite, m
 @click.option("--link", is_flag=True, help="Name the members where they stand instead of copying them into OUT/members.")
 @click.option("--dev-gold", help="Gold trees: print the ensemble's figures (with and without the voter) beside each member's.")
 @click.option("--overwrite", is_flag=True, help="Replace an ensemble already at --out.")
+@click.option("--device", default=ParseConfig.device, show_default=True, help="torch device for --dev-gold, e.g. cuda.")
 @click.option("--threads", type=Positive, help=THREADS_HELP)
-def ensemble(members, out_dir, right_branching_voter, link, dev_gold, overwrite, threads) -> None:
+def ensemble(members, out_dir, right_branching_voter, link, dev_gold, overwrite, device, threads) -> None:
     """Make an ensemble: model directories or training runs (their model/) whose trees vote.
 
     Every member parses with its own layer; the binary tree with the most
@@ -624,8 +625,10 @@ def ensemble(members, out_dir, right_branching_voter, link, dev_gold, overwrite,
         if dev_gold:
             from onparse.treebank import read_gold
 
-            result = _evaluate_model(str(out_dir), None, {"device": "cpu", "dtype": "fp32", "batch_size": ParseConfig.batch_size,
-                                                          "max_words": MAX_SENTENCE_WORDS}, list(read_gold(dev_gold)), untrained=False)
+            check_device(device)
+            settings = {"device": device, "dtype": ParseConfig.dtype, "batch_size": ParseConfig.batch_size,
+                        "max_words": MAX_SENTENCE_WORDS}
+            result = _evaluate_model(str(out_dir), None, settings, list(read_gold(dev_gold)), untrained=False)
             result.update(gold=dev_gold, max_length=None)
             _print_scores(result, None)
     except ModelDirError as err:
@@ -639,8 +642,9 @@ def ensemble(members, out_dir, right_branching_voter, link, dev_gold, overwrite,
 @click.argument("model", metavar="MODEL")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True, help="The int8 model directory to write.")
 @click.option("--gold", help="Gold trees: score both precisions and record the F1 change in the card.")
+@click.option("--device", default=ParseConfig.device, show_default=True, help="torch device for --gold, e.g. cuda.")
 @click.option("--threads", type=Positive, help=THREADS_HELP)
-def quantize(model, out_dir, gold, threads) -> None:
+def quantize(model, out_dir, gold, device, threads) -> None:
     """Store a model's weight matrices as int8 rows (a scale each): a quarter of fp32, half of bf16.
 
     \b
@@ -656,7 +660,9 @@ def quantize(model, out_dir, gold, threads) -> None:
         fail(f"{out_dir} exists: choose another --out")
     set_threads(threads)
     try:
-        change = quantized_copy(model, out_dir, gold)
+        if gold:
+            check_device(device)
+        change = quantized_copy(model, out_dir, gold, device)
     except ModelDirError as err:
         fail(str(err))
     except (TreebankError, ValueError, OSError) as err:

@@ -240,7 +240,7 @@ def load(path: Path | str | None = None) -> ModelBundle:
     return ModelBundle(model, vocab, layer, path, card)
 
 
-def quantized_copy(source: Path | str, out: Path, gold: str | None = None) -> dict | None:
+def quantized_copy(source: Path | str, out: Path, gold: str | None = None, device: str = "cpu") -> dict | None:
     """Write ``source`` (a single model) to ``out`` with int8 weights; with ``gold``, both precisions' sentence F1.
 
     The card records the change, so a user sees what int8 cost before shipping it.
@@ -255,7 +255,7 @@ def quantized_copy(source: Path | str, out: Path, gold: str | None = None) -> di
         from onparse.treebank import read_gold
 
         sentences = list(read_gold(gold))
-        figures = lambda model: round(evaluate_parser(Parser(model), sentences, untrained_seed=None)["sentence_f1"], 2)  # noqa: E731
+        figures = lambda model: round(evaluate_parser(Parser(model, device=device), sentences, untrained_seed=None)["sentence_f1"], 2)  # noqa: E731
         change = {"gold": gold, "before": figures(bundle)}
     card = {**bundle.card, "weights": "int8", "quantized_from": str(bundle.path)}
     save(Path(out), bundle.model, bundle.vocab, bundle.default_layer, card, precision="int8")
