@@ -138,18 +138,15 @@ def write_record(out: Path, record: dict) -> None:
 
 
 def gold_figures(path: Path, gold_path: str, settings: dict) -> dict:
-    """Dev gold F1 of a model or ensemble, for the record only (chooses nothing unless the plan says so)."""
+    """Dev gold sentence F1 of an ensemble's members and of its vote with and without the right-branching voter."""
     from onparse.evaluate import evaluate_parser
     from onparse.parse import Parser
     from onparse.treebank import read_gold
 
     result = evaluate_parser(Parser.load(path, **settings), list(read_gold(gold_path)), untrained_seed=None)
-    brief = {"sentence_f1": round(result["sentence_f1"], 2), "corpus_f1": round(result["corpus_f1"], 2)}
-    if "members" in result:
-        brief["members"] = {k: round(v["sentence_f1"], 2) for k, v in result["members"].items()}
-        brief["with_right_branching_voter"] = round(result["ensemble_right_branching"]["sentence_f1"], 2)
-        brief["without_right_branching_voter"] = round(result["ensemble"]["sentence_f1"], 2)
-    return brief
+    return {"members": {k: round(v["sentence_f1"], 2) for k, v in result["members"].items()},
+            "without_voter": round(result["ensemble"]["sentence_f1"], 2),
+            "with_voter": round(result["ensemble_right_branching"]["sentence_f1"], 2)}
 
 
 def run_stage(stage: Stage, plan: FitPlan, out: Path, deadline: float | None, console: Console) -> dict:
@@ -160,18 +157,18 @@ def run_stage(stage: Stage, plan: FitPlan, out: Path, deadline: float | None, co
     settings = {"device": plan.device, "dtype": plan.dtype}
     path = out / stage.name
     if stage.config is None:
-        voter = plan.right_branching_voter
-        final = stage.name == "model"
+        final = stage.name == "model"  # the fit's model stands alone; the ensembles between name their members in place
         members = [out / name for name in stage.members]
-        make_ensemble(path, members, voter, copy=final)  # the fit's model stands alone; the steps between link
-        figures = {}
-        if plan.dev_gold:
-            figures["dev_gold"] = gold_figures(path, plan.dev_gold, settings)
-            if plan.select_by_gold:  # the voter chosen on gold trees: labelled in the record
-                voter = figures["dev_gold"]["with_right_branching_voter"] > figures["dev_gold"]["without_right_branching_voter"]
-                make_ensemble(path, members, voter, copy=final)
-                figures["voter_chosen_on_gold"] = voter
-        return {"right_branching_voter": voter, **figures}
+        make_ensemble(path, members, plan.right_branching_voter, copy=final)
+        if not plan.dev_gold:
+            return {"right_branching_voter": plan.right_branching_voter}
+        gold = gold_figures(path, plan.dev_gold, settings)
+        voter = plan.right_branching_voter
+        if plan.select_by_gold:  # the voter chosen on gold trees: the record says so
+            voter = gold["with_voter"] > gold["without_voter"]
+            make_ensemble(path, members, voter, copy=final)
+        return {"right_branching_voter": voter, "voter_chosen_on_gold": plan.select_by_gold,
+                "dev_f1": gold["with_voter" if voter else "without_voter"], "dev_gold": gold}
     resume = (path / "checkpoint.pt").is_file()
     if not resume and path.exists():  # stopped before its first checkpoint: start it again
         shutil.rmtree(path)
@@ -182,9 +179,10 @@ def run_stage(stage: Stage, plan: FitPlan, out: Path, deadline: float | None, co
     if run.epoch < stage.config.epochs:
         raise TimeUp(stage.name)
     selected = json.loads((path / "model" / "card.json").read_text())["selected"]
-    kept = {key: selected[key] for key in ("epoch", "dev_ppl", "teacher_agreement", "dev_f1_per_layer") if key in selected}
+    kept = {key: selected[key] for key in ("epoch", "dev_ppl", "teacher_agreement") if key in selected}
+    figures = {"dev_f1": round(selected["dev_f1_per_layer"][str(plan.layer)], 2)} if "dev_f1_per_layer" in selected else {}
     return {"train_minutes": round(run.train_seconds / 60, 2), "tokens_seen": run.tokens_seen, "selected": kept,
-            "model_selection": training.selection_rule(stage.config)}
+            "model_selection": training.selection_rule(stage.config), **figures}
 
 
 def fit(plan: FitPlan | None, out: Path, resume: bool = False, hours: float | None = None, console: Console | None = None,
@@ -245,9 +243,8 @@ def write_card(model: Path, record: dict) -> None:
              "| --- | ---: | ---: | --- | ---: |"]
     for entry in record["stages"]:
         selected = entry.get("selected", {})
-        point = ", ".join(f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v}" for k, v in selected.items()
-                          if k != "dev_f1_per_layer")
-        gold = selected.get("dev_f1_per_layer", {}).get(str(plan["layer"])) or entry.get("dev_gold", {}).get("sentence_f1")
+        point = ", ".join(f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v}" for k, v in selected.items())
+        gold = entry.get("dev_f1")
         lines.append(f"| {entry['name']} | {entry.get('train_minutes', 0):.1f} | {entry['wall_minutes']:.1f} | {point or '-'} | "
                      f"{'-' if gold is None else f'{gold:.1f}'} |")
     lines += ["", f"Total: {sum(e['wall_minutes'] for e in record['stages']):.0f} wall minutes over {len(record['stages'])} stages "

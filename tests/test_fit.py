@@ -106,3 +106,21 @@ def test_the_command_fits_and_resumes_with_one_line_errors(tmp_path):
     done = CliRunner().invoke(main, ["fit", "--out", str(out), "--resume"])
     assert done.exit_code == 0, done.output
     assert Parser.load(out / "model").builder.layers == ("mean", "mean")  # the scratch student and the member
+
+
+def test_gold_trees_are_scored_at_every_stage_and_choose_only_when_asked(tmp_path):
+    gold = str(FIXTURES / "ldc_style.mrg")
+    small = dict(members=2, rounds=0, scratch_passes=1, evals_per_epoch=1, dev_gold=gold)
+    scored = fit(tiny_plan(**small), tmp_path / "scored")
+    assert all(isinstance(entry["dev_f1"], float) for entry in scored["stages"])
+    assert not any(entry.get("voter_chosen_on_gold") for entry in scored["stages"])
+    assert "gold dev trees scored for the record only" in (tmp_path / "scored" / "model" / "card.md").read_text()
+    chosen = fit(tiny_plan(**small, select_by_gold=True), tmp_path / "chosen")
+    ensembles = [entry for entry in chosen["stages"] if "voter_chosen_on_gold" in entry]
+    assert [e["name"] for e in ensembles] == ["ensemble-1", "model"] and all(e["voter_chosen_on_gold"] for e in ensembles)
+    for entry in ensembles:
+        wins = entry["dev_gold"]["with_voter"] > entry["dev_gold"]["without_voter"]
+        assert entry["right_branching_voter"] == wins
+        assert entry["dev_f1"] == max(entry["dev_gold"]["with_voter"], entry["dev_gold"]["without_voter"])
+    assert all("not unsupervised" in e["model_selection"] for e in chosen["stages"] if "model_selection" in e)
+    assert "not unsupervised" in (tmp_path / "chosen" / "model" / "card.md").read_text()
