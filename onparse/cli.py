@@ -286,8 +286,12 @@ def parse(sentences, input_path, output_path, fmt, no_punct, tokenized, model, l
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
 @click.option("--no-untrained", is_flag=True, help="Skip the untrained-model control (halves the time).")
 @click.option("--raw", is_flag=True, help="Score the raw-text path: each gold sentence typed back as text, tokenized and parsed as user input.")
+@click.option("--words", "word_rule", metavar="RULE",
+              help="Which gold leaves are words: ptb, ctb, negra, unicode, or tags:TAG,TAG (the punctuation tags)  "
+                   "[default: recognised from the treebank's tags, and named under the table].")
+@click.option("--encoding", default="UTF-8", show_default=True, help="The encoding of the gold (and --pred) files (NEGRA: latin-1).")
 @model_options
-def evaluate(gold, pred, max_length, as_json, no_untrained, raw, model, layer, **settings) -> None:
+def evaluate(gold, pred, max_length, as_json, no_untrained, raw, word_rule, encoding, model, layer, **settings) -> None:
     """Score the parser against gold trees with unlabeled F1 (ON-LSTM protocol).
 
     Prints every layer of the model beside left-branching, right-branching,
@@ -299,33 +303,38 @@ def evaluate(gold, pred, max_length, as_json, no_untrained, raw, model, layer, *
       onparse eval --gold treebank_3/parsed/mrg/wsj/23/
       onparse eval --gold '../shared/data/ptb/wsj/2[2]' --max-length 10 --json
       onparse eval --gold gold.mrg --pred other_parser_trees.txt
+      onparse eval --gold negra/valid.penn --encoding latin-1 --model onlstm-negra
     """
     import_nltk_quickly()
-    from onparse.treebank import TreebankError, collector_paused, read_gold
+    from onparse.scoring import PROTOCOL, protocol
+    from onparse.treebank import TreebankError, collector_paused, named_rule, read_gold
 
     try:
         with collector_paused():  # reading and scoring files of trees builds millions of acyclic objects
-            every_sentence = list(read_gold(gold))
-            kept = [max_length is None or len(s.words) <= max_length for s in every_sentence]
+            reader = read_gold(gold, named_rule(word_rule) if word_rule else None, encoding)
+            every_sentence = list(reader)
+            # a tree with no words under the rule (punctuation alone) is no sentence to score
+            kept = [0 < len(s.words) <= (max_length or len(s.words)) for s in every_sentence]
             sentences = [s for s, keep in zip(every_sentence, kept) if keep]
             if not sentences:
                 fail(f"{gold}: no gold sentences" + (f" of at most {max_length} words" if max_length else ""), 1)
             if pred:
-                result = _score_predictions(pred, every_sentence, kept)
+                result = _score_predictions(pred, every_sentence, kept, encoding)
         if raw and not pred:
-            result = _evaluate_raw(model, layer, settings, gold, max_length)
+            result = _evaluate_raw(model, layer, settings, gold, max_length, reader.rule, encoding)
         elif not pred:
             result = _evaluate_model(model, layer, settings, sentences, untrained=not no_untrained)
     except (TreebankError, ValueError) as err:
         fail(str(err), 1)
-    result.update(gold=gold, max_length=max_length)
+    result.update(gold=gold, max_length=max_length, words=reader.rule.name,
+                  protocol=result["protocol"].replace(PROTOCOL, protocol(reader.rule), 1))
     if as_json:
         click.echo(__import__("json").dumps(result, indent=2))
     else:
         _print_scores(result, pred)
 
 
-def _score_predictions(pred: str, every_sentence: list, kept: list[bool]) -> dict:
+def _score_predictions(pred: str, every_sentence: list, kept: list[bool], encoding: str) -> dict:
     """Another parser's trees (one per gold sentence, read as a stream) scored; the length filter drops the same positions."""
     from onparse import scoring
     from onparse.treebank import read_each
@@ -342,7 +351,7 @@ def _score_predictions(pred: str, every_sentence: list, kept: list[bool]) -> dic
         except ValueError as err:  # reported after the count, which says more when files are misaligned
             mismatches.append(err)
 
-    found = list(read_each(pred, spans_of))
+    found = list(read_each(pred, spans_of, encoding))
     if len(found) != len(every_sentence):
         fail(f"{pred}: {len(found)} trees for {len(every_sentence)} gold sentences", 1)
     if mismatches:
@@ -367,7 +376,7 @@ def _evaluate_model(model: str | None, layer: int | None, settings: dict, senten
     return result
 
 
-def _evaluate_raw(model: str | None, layer, settings: dict, gold: str, max_length: int | None) -> dict:
+def _evaluate_raw(model: str | None, layer, settings: dict, gold: str, max_length: int | None, rule, encoding: str) -> dict:
     """The raw-text path's figures, with a progress bar on stderr."""
     from rich.console import Console
     from rich.progress import Progress
@@ -376,7 +385,7 @@ def _evaluate_raw(model: str | None, layer, settings: dict, gold: str, max_lengt
     from onparse.scoring import baseline_scores
     from onparse.treebank import gold_sentence, read_trees, tree_files
 
-    pairs = [(gold_sentence(tree, source), tree) for file in tree_files(gold) for tree, source in read_trees(file)]
+    pairs = [(gold_sentence(tree, source, rule), tree) for file in tree_files(gold) for tree, source in read_trees(file, encoding)]
     pairs = [(s, t) for s, t in pairs if max_length is None or len(s.words) <= max_length]
     parser = load_parser(model, layer, **settings)
     with Progress(console=Console(stderr=True), transient=True) as progress:

@@ -11,10 +11,15 @@ from dataclasses import dataclass, field
 
 from nltk import Tree
 
-from onparse.treebank import GoldSentence
+from onparse.treebank import RULES, GoldSentence, WordRule
 from onparse.trees import Span, baseline_spans, labeled_spans
 
 REPORTED_LABELS = ("NP", "VP", "PP", "SBAR", "ADJP", "ADVP")
+
+def protocol(rule: WordRule) -> str:
+    """The protocol line under every table, naming the treebank's word rule."""
+    return PROTOCOL.replace(RULES["ptb"].description, rule.description, 1)
+
 
 PROTOCOL = (
     "Protocol (Shen et al. 2019, ON-LSTM): words are the leaves whose POS tag is a word tag "

@@ -1,9 +1,17 @@
-"""Reading gold trees: LDC .mrg files, folders of them, globs, or one-tree-per-line files.
+"""Reading gold trees as treebanks release them: LDC .mrg files, folders of them, globs, one-tree-per-line files.
 
 Every top-level bracketed expression is one tree, so the multi-line LDC layout
 (each tree wrapped in an unlabeled outer bracket) and one-tree-per-line files
-read alike. Words are the leaves whose POS tag is a word tag, as in the ON-LSTM
-paper: punctuation, ``$``, ``#`` and ``-NONE-`` empty elements are dropped.
+read alike; between trees, document markup lines (``<DOC>``, ``<S ID=2>``,
+``<DATE> ... </DATE>``) and ``%%`` comment lines are skipped, and files are
+read in a stated encoding (UTF-8 by default).
+
+Which leaves are words is the treebank's own rule (``WordRule``): the Penn
+Treebank's word tags for English, everything but ``PU`` for the Chinese
+Treebank, everything but the ``$`` tags for NEGRA and TIGER, or, for other
+treebanks, named punctuation tags and a fallback on the Unicode categories of
+the leaves themselves. ``-NONE-`` empty elements are never words. The rule is
+recognised from a file's tags unless given, and named in the protocol line.
 """
 
 from __future__ import annotations
@@ -11,6 +19,8 @@ from __future__ import annotations
 import gc
 import glob
 import re
+import unicodedata
+from collections import Counter
 from functools import lru_cache
 from typing import TypeVar
 from collections.abc import Callable, Iterator
@@ -29,9 +39,73 @@ WORD_TAGS = frozenset(
     "RBS RP SYM TO UH VB VBD VBG VBN VBP VBZ WDT WP WP$ WRB".split()
 )
 
+# Tags of the Penn Treebank's non-words: a file whose tags are nearly all Penn tags follows the Penn rule.
+PTB_OTHER_TAGS = frozenset(", . : `` '' -LRB- -RRB- -LCB- -RCB- # $ -NONE- NFP HYPH AFX ADD XX".split())
+EMPTY = "-NONE-"
+
+
+@dataclass(frozen=True)
+class WordRule:
+    """Which leaves of a treebank are words; the others (punctuation, empty elements) are left out of scoring.
+
+    Tags are compared without function labels (``$,-NK`` as ``$,``). With
+    ``word_tags`` only those tags are words; otherwise a leaf is a word unless
+    its tag is a punctuation tag or starts with ``punctuation_prefix``; with
+    neither, unless it is made only of Unicode punctuation and symbols.
+    """
+
+    name: str
+    description: str  # for the protocol line
+    word_tags: frozenset[str] | None = None
+    punctuation_tags: frozenset[str] = frozenset()
+    punctuation_prefix: str = ""
+
+    def is_word(self, tag: str, leaf: str) -> bool:
+        tag = _bare_label(tag)
+        if tag == EMPTY:
+            return False
+        if self.word_tags is not None:
+            return tag in self.word_tags
+        if self.punctuation_tags or self.punctuation_prefix:
+            return tag not in self.punctuation_tags and not (self.punctuation_prefix and tag.startswith(self.punctuation_prefix))
+        return not all(unicodedata.category(c)[0] in "PS" for c in leaf)
+
+
+RULES = {
+    "ptb": WordRule("ptb", "words are the leaves whose POS tag is a word tag (punctuation, $, # and -NONE- dropped)",
+                    word_tags=WORD_TAGS),
+    "ctb": WordRule("ctb", "words are the leaves not tagged PU or -NONE- (the Chinese Treebank's rule)",
+                    punctuation_tags=frozenset({"PU"})),
+    "negra": WordRule("negra", "words are the leaves not tagged -NONE- or with a tag starting with $ (NEGRA and TIGER's rule)",
+                      punctuation_prefix="$"),
+    "unicode": WordRule("unicode", "words are the leaves not tagged -NONE- and not made only of Unicode punctuation "
+                                   "and symbols (no rule was named for this treebank's tags)"),
+}
+
+
+def punctuation_rule(tags: list[str]) -> WordRule:
+    """A rule naming a treebank's punctuation tags: every other leaf (but -NONE-) is a word."""
+    named = frozenset(_bare_label(tag) for tag in tags)
+    return WordRule("tags", f"words are the leaves not tagged -NONE- or {', '.join(sorted(named))} (punctuation tags as named)",
+                    punctuation_tags=named)
+
+
+def detect_rule(trees: list[Tree]) -> WordRule:
+    """The word rule a treebank's tags call for: CTB's PU, NEGRA's $-tags, Penn tags, or the Unicode fallback."""
+    tags = Counter(_bare_label(parent.label()) for tree in trees for _, parent in leaf_parents(tree))
+    if tags["PU"]:
+        return RULES["ctb"]
+    if any(tag.startswith("$") and len(tag) > 1 for tag in tags):
+        return RULES["negra"]
+    penn = sum(count for tag, count in tags.items() if tag in WORD_TAGS or tag in PTB_OTHER_TAGS)
+    return RULES["ptb"] if penn >= 0.9 * sum(tags.values()) else RULES["unicode"]
+
+
 # An opening bracket with its label (empty when another bracket follows), a closing one, or a leaf.
 _TOKENS = re.compile(r"\(\s*[^\s()]*|\)|[^\s()]+")
 _CHUNK = 2000  # trees read and converted per pause of the garbage collector
+# A line of document markup (<DOC>, <S ID=2>, <DATE> 2000 </DATE>) or a %% comment, skipped between trees.
+_MARKUP = re.compile(r"\s*(<.*>\s*$|%%)")
 Converted = TypeVar("Converted")
 
 
@@ -71,7 +145,7 @@ def _folder_files(folder: Path, path: str) -> list[Path]:
     return files
 
 
-def read_trees(path: Path) -> Iterator[tuple[Tree, str]]:
+def read_trees(path: Path, encoding: str = "UTF-8") -> Iterator[tuple[Tree, str]]:
     """Each tree in one file with the ``file:line`` where it starts.
 
     Brackets and words are split line by line and every tree is built on a
@@ -81,11 +155,11 @@ def read_trees(path: Path) -> Iterator[tuple[Tree, str]]:
     (empty when another bracket follows at once), and an unlabeled outer
     bracket around a single tree (the LDC layout) is removed.
     """
-    for chunk in _chunks(path, lambda tree, source: (tree, source)):
+    for chunk in _chunks(path, lambda tree, source: (tree, source), encoding):
         yield from chunk
 
 
-def read_each(path: str, convert: Callable[[Tree, str], Converted]) -> Iterator[Converted]:
+def read_each(path: str, convert: Callable[[Tree, str], Converted], encoding: str = "UTF-8") -> Iterator[Converted]:
     """``convert(tree, source)`` for every tree of every file PATH names, in file order.
 
     Trees are read and converted a few thousand at a time with the cyclic
@@ -94,7 +168,7 @@ def read_each(path: str, convert: Callable[[Tree, str], Converted]) -> Iterator[
     nothing (it halves the time to read 100,000 trees).
     """
     for file in tree_files(path):
-        for chunk in _chunks(file, convert):
+        for chunk in _chunks(file, convert, encoding):
             yield from chunk
 
 
@@ -114,11 +188,13 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _chunks(path: Path, convert: Callable[[Tree, str], Converted]) -> Iterator[list[Converted]]:
+def _chunks(path: Path, convert: Callable[[Tree, str], Converted], encoding: str = "UTF-8") -> Iterator[list[Converted]]:
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        text = path.read_bytes().decode("utf-8-sig" if encoding.lower().replace("_", "-") in ("utf-8", "utf8") else encoding)
     except UnicodeDecodeError as err:
-        raise TreebankError(f"{path}: not UTF-8 text (byte {err.start})") from None
+        raise TreebankError(f"{path}: not {encoding} text (byte {err.start}); name the file's encoding with --encoding") from None
+    except LookupError:
+        raise TreebankError(f"{encoding!r} is not an encoding Python knows (latin-1, gb18030, utf-8, ...)") from None
     except OSError as err:
         raise TreebankError(f"{path}: {err.strerror}") from None
     lines = enumerate(text.splitlines(), 1)
@@ -154,6 +230,8 @@ class _ReadState:
         found: list[tuple[Tree, str]] = []
         open_nodes = self.open_nodes
         for number, line in lines:
+            if not open_nodes and _MARKUP.match(line):  # document markup or a comment between trees
+                continue
             for token in _TOKENS.findall(line):
                 if token[0] == "(":
                     node = _new_node(Tree)  # Tree.__init__ only checks its children, and we have none yet
@@ -189,11 +267,11 @@ def _unwrapped(tree: Tree, source: str) -> Tree:
     return tree
 
 
-def gold_sentence(tree: Tree, source: str = "") -> GoldSentence:
+def gold_sentence(tree: Tree, source: str = "", rule: WordRule = RULES["ptb"]) -> GoldSentence:
     """Words and constituents of a gold tree under the paper's protocol, in one walk of the tree.
 
-    A part-of-speech node (one bracket around one leaf) whose tag is a word
-    tag adds a word; every other node adds its label over the words below it
+    A part-of-speech node (one bracket around one leaf) that ``rule`` calls a
+    word adds a word; every other node adds its label over the words below it
     when they are two or more. A leaf anywhere else (a bare word among a
     node's subtrees) has no tag to say whether it is a word, so the tree is
     refused (TreebankError naming its file and line) rather than scored with
@@ -211,7 +289,7 @@ def gold_sentence(tree: Tree, source: str = "") -> GoldSentence:
         if len(node) == 1:
             (only,) = node
             if not isinstance(only, Tree):
-                if node.label() in WORD_TAGS:
+                if rule.is_word(node.label(), only):
                     words.append(only)
                 continue
         pending.append((node, len(words)))
@@ -231,6 +309,43 @@ def _bare_label(label: str) -> str:
     return re.split(r"[-=]", label, maxsplit=1)[0]
 
 
-def read_gold(path: str) -> Iterator[GoldSentence]:
-    """Every gold sentence under PATH, in file order."""
-    return read_each(path, gold_sentence)
+def named_rule(words: str) -> WordRule:
+    """A word rule by name (a key of ``RULES``) or by the treebank's punctuation tags (``"tags:PU,$,"``)."""
+    if words in RULES:
+        return RULES[words]
+    if words.startswith("tags:") and words[5:].strip(","):
+        return punctuation_rule([tag for tag in words[5:].split(",") if tag])
+    raise TreebankError(f"unknown word rule {words!r}: one of {', '.join(RULES)}, or tags:TAG,TAG,...")
+
+
+class GoldReader:
+    """Every gold sentence under PATH, in file order, read once (pipes too); ``rule`` says which leaves are words.
+
+    Without a rule, the first trees' tags choose one (``detect_rule``); it is
+    in ``rule`` once they are read. A treebank of which the rule makes most
+    leaves non-words is an error (its tags are not the rule's), never a table
+    of perfect scores.
+    """
+
+    def __init__(self, path: str, rule: WordRule | None = None, encoding: str = "UTF-8"):
+        self.path, self.rule, self.encoding = path, rule, encoding
+
+    def __iter__(self) -> Iterator[GoldSentence]:
+        leaves = words = 0
+        for file in tree_files(self.path):
+            for chunk in _chunks(file, lambda tree, source: (tree, source), self.encoding):
+                if self.rule is None and chunk:
+                    self.rule = detect_rule([tree for tree, _ in chunk])
+                with collector_paused():
+                    sentences = [gold_sentence(tree, source, self.rule) for tree, source in chunk]
+                leaves += sum(parent.label() != EMPTY for tree, _ in chunk for _, parent in leaf_parents(tree))
+                words += sum(len(sentence.words) for sentence in sentences)
+                yield from sentences
+        if words < leaves / 2:  # punctuation is a fraction of a treebank's leaves, never most of them
+            raise TreebankError(f"{self.path}: only {words:,} of {leaves:,} leaves are words under the {self.rule.name} rule "
+                                f"({self.rule.description}): name the treebank's rule or punctuation tags with --words")
+
+
+def read_gold(path: str, rule: WordRule | None = None, encoding: str = "UTF-8") -> GoldReader:
+    """Every gold sentence under PATH (see ``GoldReader``)."""
+    return GoldReader(path, rule, encoding)

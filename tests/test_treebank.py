@@ -108,3 +108,60 @@ def test_a_dangling_link_is_named(tmp_path):
     (tmp_path / "gone.mrg").symlink_to(tmp_path / "missing.mrg")
     with pytest.raises(TreebankError, match="symbolic link to nothing"):
         tree_files(str(tmp_path / "gone.mrg"))
+
+
+def test_a_ctb_file_with_document_markup_reads_with_the_ctb_word_rule():
+    reader = read_gold(str(FIXTURES / "ctb_style.mrg"))
+    first, second = reader
+    assert reader.rule.name == "ctb"
+    assert first.words == ("猫", "坐", "在", "垫子", "上") and second.words == ("跑", "了")  # PU and -NONE- dropped
+    assert set(first.labeled) == {("IP", 0, 5), ("VP", 1, 5), ("PP", 2, 5), ("NP", 3, 5)}
+    assert first.source.endswith("ctb_style.mrg:6")
+
+
+def test_a_negra_file_in_latin1_with_comments_reads_with_the_dollar_tag_rule():
+    with pytest.raises(TreebankError, match="not UTF-8 text .*--encoding"):
+        list(read_gold(str(FIXTURES / "negra_style.penn")))
+    reader = read_gold(str(FIXTURES / "negra_style.penn"), encoding="latin-1")
+    first, second = reader
+    assert reader.rule.name == "negra"
+    assert first.words == ("Die", "Mäuse", "laufen", "über", "die", "Straße") and second.words == ("große", "Häuser")
+    assert ("NP", 0, 2) in first.labeled and ("PP", 3, 6) in first.labeled
+
+
+def test_a_treebank_whose_tags_the_rule_does_not_know_is_an_error_not_perfect_scores(tmp_path):
+    from onparse.treebank import named_rule
+
+    negra = FIXTURES / "negra_style.penn"
+    with pytest.raises(TreebankError, match="only 3 of 11 leaves are words under the ptb rule"):
+        list(read_gold(str(negra), named_rule("ptb"), encoding="latin-1"))
+    tagged = named_rule("tags:$.,$*LRB*")
+    assert [len(s.words) for s in read_gold(str(negra), tagged, encoding="latin-1")] == [6, 2]
+    with pytest.raises(TreebankError, match="unknown word rule"):
+        named_rule("klingon")
+
+
+def test_the_unicode_fallback_keeps_words_and_drops_punctuation_and_symbols():
+    from onparse.treebank import RULES
+
+    rule = RULES["unicode"]
+    assert rule.is_word("X", "Haus") and rule.is_word("X", "N2") and rule.is_word("X", "—a")
+    assert not rule.is_word("X", "«") and not rule.is_word("X", "。") and not rule.is_word("X", "€")
+    assert not rule.is_word("-NONE-", "*pro*")
+
+
+def test_eval_names_the_rule_and_scores_other_treebanks():
+    import json
+
+    from click.testing import CliRunner
+
+    from onparse.cli import main
+
+    result = CliRunner().invoke(main, ["eval", "--gold", str(FIXTURES / "negra_style.penn"), "--encoding", "latin-1",
+                                       "--pred", str(FIXTURES / "negra_style.penn"), "--json"])
+    assert result.exit_code == 0, result.output
+    figures = json.loads(result.output)
+    assert figures["words"] == "negra" and "tag starting with $" in figures["protocol"] and figures["sentence_f1"] == 100.0
+    refused = CliRunner().invoke(main, ["eval", "--gold", str(FIXTURES / "negra_style.penn"), "--encoding", "latin-1",
+                                        "--words", "ptb", "--pred", str(FIXTURES / "negra_style.penn")])
+    assert refused.exit_code == 1 and "leaves are words under the ptb rule" in refused.stderr
