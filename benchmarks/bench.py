@@ -27,7 +27,6 @@ from onparse.hardware import describe
 from onparse.kernels import linear
 from onparse.modeldir import ModelBundle
 from onparse.parse import Parser
-from onparse.trees import build_tree
 from onparse.treebank import read_gold
 
 
