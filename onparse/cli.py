@@ -602,11 +602,13 @@ def distill(train_paths, dev, dev_gold, select_by, out_dir, resume, overwrite, m
 @click.option("--right-branching-voter", is_flag=True,
               help="A right-branching tree votes too: a prior for right-branching languages (English), not learnt.")
 @click.option("--link", is_flag=True, help="Name the members where they stand instead of copying them into OUT/members.")
+@click.option("--layers-by-agreement", "agree_on", metavar="TEXT",
+              help="Give each member the layer (or mean) whose trees agree best with the others' vote on this text (no gold trees).")
 @click.option("--dev-gold", help="Gold trees: print the ensemble's figures (with and without the voter) beside each member's.")
 @click.option("--overwrite", is_flag=True, help="Replace an ensemble already at --out.")
 @click.option("--device", default=ParseConfig.device, show_default=True, help="torch device for --dev-gold, e.g. cuda.")
 @click.option("--threads", type=Positive, help=THREADS_HELP)
-def ensemble(members, out_dir, right_branching_voter, link, dev_gold, overwrite, device, threads) -> None:
+def ensemble(members, out_dir, right_branching_voter, link, agree_on, dev_gold, overwrite, device, threads) -> None:
     """Make an ensemble: model directories or training runs (their model/) whose trees vote.
 
     Every member parses with its own layer; the binary tree with the most
@@ -616,9 +618,10 @@ def ensemble(members, out_dir, right_branching_voter, link, dev_gold, overwrite,
     Examples:
       onparse ensemble runs/seed1 runs/seed2 runs/seed3 --out models/mine
       onparse ensemble runs/seed1 runs/seed2 --out models/mine --right-branching-voter --dev-gold wsj/22
+      onparse ensemble runs/seed1 runs/seed2 runs/seed3 --out models/mine --layers-by-agreement dev.txt
     """
     import_nltk_quickly()
-    from onparse.ensemble import make_ensemble
+    from onparse.ensemble import layers_by_agreement, make_ensemble
     from onparse.modeldir import ModelDirError, pointing_at
     from onparse.treebank import TreebankError
 
@@ -630,7 +633,14 @@ def ensemble(members, out_dir, right_branching_voter, link, dev_gold, overwrite,
     set_threads(threads)
     command = "onparse ensemble " + " ".join(members) + f" --out {out_dir}" + (" --right-branching-voter" if right_branching_voter else "")
     try:
-        make_ensemble(out_dir, list(members), right_branching_voter, copy=not link, card={"command": command})
+        layers = None
+        if agree_on:
+            from onparse.train import read_sentences
+
+            check_device(device)
+            layers, _ = layers_by_agreement(list(members), read_sentences([agree_on]), {"device": device})
+            command += f" --layers-by-agreement {agree_on}"
+        make_ensemble(out_dir, list(members), right_branching_voter, copy=not link, card={"command": command}, layers=layers)
         if dev_gold:
             from onparse.treebank import read_gold
 
@@ -644,7 +654,8 @@ def ensemble(members, out_dir, right_branching_voter, link, dev_gold, overwrite,
         fail(str(err))
     except (TreebankError, ValueError, OSError) as err:
         fail(str(err), 1)
-    click.echo(f"ensemble of {len(members)} in {out_dir}" + (" with a right-branching voter" if right_branching_voter else ""))
+    click.echo(f"ensemble of {len(members)} in {out_dir}" + (" with a right-branching voter" if right_branching_voter else "")
+               + (f"; layers {', '.join(map(str, layers))} by agreement on {agree_on}" if layers else ""))
 
 
 @main.command()
@@ -701,6 +712,8 @@ def quantize(model, out_dir, gold, device, threads) -> None:
 @click.option("--evals-per-epoch", type=Positive, default=4, show_default=True)
 @click.option("--right-branching-voter", is_flag=True,
               help="A right-branching tree votes in every ensemble: a prior for right-branching languages (English), not learnt.")
+@click.option("--layer-rule", type=click.Choice(["agreement", "fixed"]), default="agreement", show_default=True,
+              help="agreement: each ensemble gives each member the layer agreeing best with the others on --dev; fixed: the mean of the layers.")
 @click.option("--select-by-gold", is_flag=True,
               help="Choose checkpoints and the voter on --dev-gold (the original ON-LSTM protocol: not unsupervised; the card says so).")
 @click.option("--seed", type=int, default=1111, show_default=True)
@@ -708,8 +721,8 @@ def quantize(model, out_dir, gold, device, threads) -> None:
 @click.option("--device", default="cpu", show_default=True, help="torch device, e.g. cuda.")
 @click.option("--threads", type=Positive, help=THREADS_HELP)
 def fit(train_paths, dev, dev_gold, out_dir, resume, hours, members, rounds, member_epochs, embedding_size, hidden_size,
-        n_layers, chunk_size, vocab_size, sentences, scratch_passes, evals_per_epoch, right_branching_voter, select_by_gold,
-        seed, dtype, device, threads) -> None:
+        n_layers, chunk_size, vocab_size, sentences, scratch_passes, evals_per_epoch, right_branching_voter, layer_rule,
+        select_by_gold, seed, dtype, device, threads) -> None:
     """Train a full parser on raw text, no gold trees: members, ensembles, distillation rounds, a student from scratch.
 
     Each stage is recorded in OUT/fit.json as it ends; an interrupted or
@@ -737,7 +750,8 @@ def fit(train_paths, dev, dev_gold, out_dir, resume, hours, members, rounds, mem
         plan = recipe.FitPlan(train=list(train_paths), dev=dev, dev_gold=dev_gold, members=members, rounds=rounds,
                               member_model=model, member_epochs=member_epochs, sentences=sentences,
                               scratch_passes=scratch_passes, evals_per_epoch=evals_per_epoch,
-                              right_branching_voter=right_branching_voter, select_by_gold=select_by_gold, seed=seed,
+                              right_branching_voter=right_branching_voter, layer_rule=layer_rule,
+                              select_by_gold=select_by_gold, seed=seed,
                               dtype=dtype, device=device)
     with training_errors("fit", out_dir), training.locked_run(out_dir):
         if resume and not (out_dir / recipe.RECORD).is_file():

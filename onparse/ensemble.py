@@ -1,5 +1,10 @@
 """Making an ensemble directory: members (model directories or training runs) whose trees vote, and its card.
 
+Each member parses with its own layer, or with the layer the ensemble chose
+for it: ``layers_by_agreement`` picks, without gold trees, the layer (or the
+mean of the layers) whose trees agree best with the vote of the other
+members' trees on unlabelled text.
+
 An ensemble is a config naming its members and whether a right-branching
 tree votes too (``modeldir.save_ensemble``); how its trees are built is
 ``onparse.builder``'s business. Members are copied into the ensemble's
@@ -16,6 +21,7 @@ from pathlib import Path
 
 from onparse import modeldir
 from onparse.atomic import replacing_folder
+from onparse.config import MEAN, Layer
 
 
 @dataclass
@@ -49,12 +55,49 @@ def member_summary(source: MemberSource, stored: Path, ensemble: Path) -> dict:
     return summary
 
 
+def layers_by_agreement(models: list[Path | str], sentences: list[list[str]], settings: dict, sweeps: int = 2
+                        ) -> tuple[list[Layer], list[dict[str, float]]]:
+    """Each model's layer (or the mean) whose trees agree best with the vote of the others' trees; no gold trees.
+
+    ``models`` are model directories or runs. Starting from the mean of every
+    model's layers, each model in turn takes the candidate with the highest
+    sentence F1 against the tree the others vote for (``TreeBuilder``, at
+    their layers as they stand) on ``sentences``; ``sweeps`` passes over the
+    models. Returns the layers and, per model, each candidate's agreement in
+    the last pass.
+    """
+    from onparse.builder import TreeBuilder
+    from onparse.parse import Parser
+    from onparse.scoring import score
+    from onparse.treebank import GoldSentence
+    from onparse.trees import spans
+
+    parsers = [Parser(modeldir.load(member_source(model).model), **settings) for model in models]
+    distances = [[found for (found,) in parser.distances(sentences)] for parser in parsers]  # per model, sentence: layers x words
+    candidates = [[*range(1, parser.members[0].n_layers + 1), MEAN] for parser in parsers]
+    layers: list[Layer] = [MEAN] * len(models)
+    agreement: list[dict[str, float]] = [{} for _ in models]
+    if len(models) < 2:
+        return layers, agreement
+    for _ in range(sweeps):
+        for m in range(len(models)):
+            others = [k for k in range(len(models)) if k != m]
+            vote = TreeBuilder(tuple(layers[k] for k in others))
+            reference = [GoldSentence(tuple(words), frozenset(spans(vote.build([distances[k][i] for k in others]).tree)), (),
+                                      "the other members' vote") for i, words in enumerate(sentences)]
+            agreement[m] = {str(layer): round(score([spans(TreeBuilder((layer,)).build([d]).tree) for d in distances[m]],
+                                                    reference)["sentence_f1"], 2) for layer in candidates[m]}
+            layers[m] = max(candidates[m], key=lambda layer: agreement[m][str(layer)])  # ties: the first candidate
+    return layers, agreement
+
+
 def make_ensemble(out: Path, members: list[Path | str], right_branching_voter: bool = False, copy: bool = True,
-                  card: dict | None = None) -> dict:
+                  card: dict | None = None, layers: list[Layer] | None = None) -> dict:
     """Write an ensemble directory at ``out`` (replacing one there only when complete); returns its card.
 
     ``members`` are model directories or run folders (their ``model/``).
     Copied members go to ``out/members/NAME`` (names made unique with a number).
+    ``layers``, where given, is each member's layer in this ensemble.
     """
     sources = [member_source(member) for member in members]
     if not sources:
@@ -73,7 +116,10 @@ def make_ensemble(out: Path, members: list[Path | str], right_branching_voter: b
                 shutil.copytree(source.model, folder / "members" / name)
             placed.append(folder / "members" / name if copy else source.model.resolve())
         summaries = [member_summary(source, path, folder) for source, path in zip(sources, placed)]
+        if layers is not None:
+            for summary, layer in zip(summaries, layers):
+                summary["layer"] = layer
         written = {"members": summaries, "right_branching_voter": right_branching_voter, **(card or {})}
-        modeldir.save_ensemble(folder, placed, right_branching_voter, written)
+        modeldir.save_ensemble(folder, placed, right_branching_voter, written, layers)
     modeldir.read_ensemble(out)  # what was written reads back
     return written

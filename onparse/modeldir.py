@@ -106,13 +106,16 @@ class EnsembleDir:
     members: list[Path]
     right_branching_voter: bool = False
     card: dict = field(default_factory=dict)
+    layers: list[Layer] | None = None  # each member's layer where the ensemble chose it; else the member's own
 
 
-def save_ensemble(path: Path, members: list[Path], right_branching_voter: bool = False, card: dict | None = None) -> None:
-    """Write an ensemble directory naming ``members`` relative to it."""
+def save_ensemble(path: Path, members: list[Path], right_branching_voter: bool = False, card: dict | None = None,
+                  layers: list[Layer] | None = None) -> None:
+    """Write an ensemble directory naming ``members`` relative to it (and, where given, each one's layer)."""
     path.mkdir(parents=True, exist_ok=True)
     names = [os.path.relpath(Path(member).resolve(), path.resolve()) for member in members]
-    ensemble = {"ensemble": {"members": names, "right_branching_voter": right_branching_voter}}
+    ensemble = {"ensemble": {"members": names, "right_branching_voter": right_branching_voter,
+                             **({"layers": layers} if layers is not None else {})}}
     (path / "config.json").write_text(json.dumps(ensemble, indent=2) + "\n")
     if card is not None:
         (path / "card.json").write_text(json.dumps(card, indent=2) + "\n")
@@ -161,15 +164,19 @@ def read_ensemble(path: Path | str | None = None) -> EnsembleDir | None:
         return None
     spec = config["ensemble"]
     members = spec.get("members") if isinstance(spec, dict) else None
-    if set(config) != {"ensemble"} or not isinstance(spec, dict) or set(spec) - {"members", "right_branching_voter"}:
+    if set(config) != {"ensemble"} or not isinstance(spec, dict) or set(spec) - {"members", "right_branching_voter", "layers"}:
         raise ModelDirError(f"{path / 'config.json'}: an ensemble's config holds only "
-                            '{"ensemble": {"members": [...], "right_branching_voter": true or false}}')
+                            '{"ensemble": {"members": [...], "right_branching_voter": true or false, "layers": [...]}}')
     if not isinstance(members, list) or not members or not all(isinstance(m, str) and m for m in members):
         raise ModelDirError(f"{path / 'config.json'}: the ensemble's members must be a non-empty list of folder names")
     voter = spec.get("right_branching_voter", False)
     if not isinstance(voter, bool):
         raise ModelDirError(f"{path / 'config.json'}: right_branching_voter must be true or false, not {voter!r}")
-    return EnsembleDir(path, [path / member for member in members], voter, _card(path))
+    layers = spec.get("layers")
+    if layers is not None and not (isinstance(layers, list) and len(layers) == len(members) and all(
+            layer == MEAN or (type(layer) is int and layer >= 1) for layer in layers)):
+        raise ModelDirError(f"{path / 'config.json'}: layers must list one layer (1, 2, ... or {MEAN!r}) per member")
+    return EnsembleDir(path, [path / member for member in members], voter, _card(path), layers)
 
 
 def _card(path: Path) -> dict:

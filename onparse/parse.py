@@ -147,6 +147,11 @@ class Parser:
         if ensemble is None:
             return cls(modeldir.load(model), layer, **settings)
         bundles = [modeldir.load(member) for member in ensemble.members]
+        for bundle, chosen in zip(bundles, ensemble.layers or []):  # the ensemble's choice of each member's layer
+            if chosen != MEAN and chosen > bundle.model.config.n_layers:
+                raise modeldir.ModelDirError(f"{ensemble.path / 'config.json'}: layer {chosen} for {bundle.path}, "
+                                             f"which has {bundle.model.config.n_layers}")
+            bundle.default_layer = chosen
         return cls(bundles, layer, right_branching_voter=ensemble.right_branching_voter, path=ensemble.path, **settings)
 
     @property

@@ -13,8 +13,11 @@
 5. ``model``: the scratch student and the last round's students vote: the
    fit's model directory, ready for ``--model``.
 
-Every tree is built at one fixed layer rule (``plan.layer``, the mean of the
-layers by default) and the right-branching voter joins only when asked for.
+Each ensemble gives each member the layer whose trees agree best with the
+other members' vote on the dev text (``ensemble.layers_by_agreement``; or,
+with ``layer_rule="fixed"``, ``plan.layer`` for all); students learn their
+teachers' trees at ``plan.layer`` (the mean of the layers by default). The
+right-branching voter joins only when asked for.
 Gold dev trees, when given, are scored at every stage for the record; they
 choose nothing unless ``select_by_gold`` asks for the original protocol,
 which the card then says. Each stage is recorded in ``fit.json`` as it ends;
@@ -62,9 +65,10 @@ class FitPlan:
     scratch_lr: float = 2e-3
     rank_weight: float = 20.0
     margin: float = 0.05
-    layer: Layer = MEAN  # the fixed layer rule of every model
+    layer: Layer = MEAN  # the layer students learn their teacher's trees at, and every model's layer under the fixed rule
+    layer_rule: str = "agreement"  # "agreement": each ensemble picks its members' layers by agreement on dev text; "fixed"
     right_branching_voter: bool = False  # a prior for right-branching languages, never chosen on gold unless asked
-    select_by_gold: bool = False  # the original ON-LSTM protocol: checkpoints and the voter chosen on dev_gold
+    select_by_gold: bool = False  # the original ON-LSTM protocol: checkpoints, layers and the voter chosen on dev_gold
     seed: int = 1111
     dtype: str = "bf16"
     device: str = "cpu"
@@ -77,6 +81,8 @@ class FitPlan:
         """ValueError for a plan that cannot run."""
         if self.select_by_gold and not self.dev_gold:
             raise ValueError("choosing on gold trees needs them: give --dev-gold")
+        if self.layer_rule not in ("agreement", "fixed"):
+            raise ValueError(f"the layer rule is agreement or fixed, not {self.layer_rule!r}")
         if min(self.members, self.member_epochs, self.evals_per_epoch, self.sentences, self.scratch_passes) < 1 or self.rounds < 0:
             raise ValueError("members, epochs, evaluations, sentences and passes must be at least 1, rounds at least 0")
         self.member_model.check()
@@ -149,25 +155,42 @@ def gold_figures(path: Path, gold_path: str, settings: dict) -> dict:
             "with_voter": round(result["ensemble_right_branching"]["sentence_f1"], 2)}
 
 
+def gold_layer(run: Path) -> Layer:
+    """The layer (or mean) of best dev F1 at the point a run kept (its gold figures were measured there)."""
+    from onparse.modeldir import read_json
+
+    figures = read_json(run / "model" / "card.json")["selected"]["dev_f1_per_layer"]
+    best = max(figures, key=figures.get)
+    return best if best == MEAN else int(best)
+
+
 def run_stage(stage: Stage, plan: FitPlan, out: Path, deadline: float | None, console: Console) -> dict:
     """Run one stage to its end and return what the record keeps of it; TimeUp when the deadline comes first."""
     from onparse import train as training
-    from onparse.ensemble import make_ensemble
+    from onparse.ensemble import layers_by_agreement, make_ensemble
 
     settings = {"device": plan.device, "dtype": plan.dtype}
     path = out / stage.name
     if stage.config is None:
         final = stage.name == "model"  # the fit's model stands alone; the ensembles between name their members in place
         members = [out / name for name in stage.members]
-        make_ensemble(path, members, plan.right_branching_voter, copy=final)
+        chosen: dict = {"layers": [plan.layer] * len(members)}
+        if plan.select_by_gold:  # the original protocol: each member's layer of best dev F1 at its kept point
+            chosen = {"layers": [gold_layer(member) for member in members], "layers_chosen_on_gold": True}
+        elif plan.layer_rule == "agreement":
+            from onparse.train import read_sentences
+
+            layers, agreement = layers_by_agreement(members, read_sentences([plan.dev]), settings)
+            chosen = {"layers": layers, "layer_agreement": agreement}
+        make_ensemble(path, members, plan.right_branching_voter, copy=final, layers=chosen["layers"])
         if not plan.dev_gold:
-            return {"right_branching_voter": plan.right_branching_voter}
+            return {"right_branching_voter": plan.right_branching_voter, **chosen}
         gold = gold_figures(path, plan.dev_gold, settings)
         voter = plan.right_branching_voter
         if plan.select_by_gold:  # the voter chosen on gold trees: the record says so
             voter = gold["with_voter"] > gold["without_voter"]
-            make_ensemble(path, members, voter, copy=final)
-        return {"right_branching_voter": voter, "voter_chosen_on_gold": plan.select_by_gold,
+            make_ensemble(path, members, voter, copy=final, layers=chosen["layers"])
+        return {"right_branching_voter": voter, "voter_chosen_on_gold": plan.select_by_gold, **chosen,
                 "dev_f1": gold["with_voter" if voter else "without_voter"], "dev_gold": gold}
     resume = (path / "checkpoint.pt").is_file()
     if not resume and path.exists():  # stopped before its first checkpoint: start it again
@@ -229,14 +252,19 @@ def write_card(model: Path, record: dict) -> None:
     card = {**read_json(model / "card.json"), "fit": record}
     (model / "card.json").write_text(json.dumps(card, indent=2) + "\n")
     plan = record["plan"]
-    gold_rule = ("checkpoints and the right-branching voter chosen on gold dev trees (the original ON-LSTM protocol: "
-                 "not unsupervised)" if plan["select_by_gold"] else
+    gold_rule = ("checkpoints, each member's layer and the right-branching voter chosen on gold dev trees (the original "
+                 "ON-LSTM protocol: not unsupervised)" if plan["select_by_gold"] else
                  "no gold trees: members kept at their lowest dev perplexity, students at their best agreement with "
                  "the teacher on dev text" + ("; gold dev trees scored for the record only" if plan["dev_gold"] else ""))
     lines = [f"# {model.parent.name}: a parser fitted by `onparse fit`", "",
              f"Command: `{record.get('command') or 'onparse fit'}`", "",
-             f"Selection: {gold_rule}. Every tree is built from layer {plan['layer']!r} "
-             f"(a fixed rule); the right-branching voter is {'on' if card['right_branching_voter'] else 'off'}"
+             f"Selection: {gold_rule}. "
+             + ("" if plan["select_by_gold"] else
+                "Each ensemble gives each member the layer (or mean of layers) whose trees agree best with the "
+                "other members' vote on the dev text (no gold trees); students learn their teachers' trees at "
+                f"layer {plan['layer']!r}" if plan.get("layer_rule") == "agreement" else
+                f"Every tree is built from layer {plan['layer']!r} (a fixed rule)")
+             + f"; the right-branching voter is {'on' if card['right_branching_voter'] else 'off'}"
              + (" (asked for: a prior for right-branching languages)" if plan["right_branching_voter"] else "") + ".",
              f"Hardware: {record['hardware']}.", "",
              "| stage | training minutes | wall minutes | selected point | dev F1 (gold, scored only) |",

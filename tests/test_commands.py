@@ -114,3 +114,26 @@ def test_nothing_rewrites_a_model_that_a_shipped_ensemble_points_at(tmp_path):
     shipped = modeldir.MODELS / "onlstm-wsj-distilled-r2"  # the default holds one of its members
     refused = run("ensemble", members[0], "--out", shipped, "--overwrite")
     assert refused.exit_code == 2 and "holds a member of" in refused.stderr and (shipped / "config.json").is_file()
+
+
+def test_layers_by_agreement_keeps_what_identical_members_agree_on_and_ensembles_record_layers(tmp_path):
+    from onparse.ensemble import layers_by_agreement, make_ensemble
+
+    model, vocab = tiny_model(4)
+    modeldir.save(tmp_path / "same", model, vocab, default_layer=1)
+    sentences = [line.split() for line in (EXAMPLES / "dev.txt").read_text().splitlines()[:10]]
+    layers, agreement = layers_by_agreement([tmp_path / "same"] * 3, sentences, {})
+    assert layers == ["mean"] * 3 and all(a["mean"] == 100.0 for a in agreement)
+    assert all(max(a.values()) == a["mean"] for a in agreement)
+    card = make_ensemble(tmp_path / "e", [tmp_path / "same"] * 2, layers=[3, "mean"])
+    assert Parser.load(tmp_path / "e").builder.layers == (3, "mean") and [m["layer"] for m in card["members"]] == [3, "mean"]
+    (tmp_path / "e" / "config.json").write_text(json.dumps({"ensemble": {"members": ["members/same"], "layers": [9]}}))
+    refused = run("--model", tmp_path / "e", "the cat")
+    assert refused.exit_code == 2 and "layer 9" in refused.stderr
+
+
+def test_ensemble_chooses_layers_by_agreement_on_text(tmp_path):
+    made = run("ensemble", *tiny_members(tmp_path), "--out", tmp_path / "e", "--layers-by-agreement", EXAMPLES / "dev.txt")
+    assert made.exit_code == 0, made.output
+    config = json.loads((tmp_path / "e" / "config.json").read_text())["ensemble"]
+    assert len(config["layers"]) == 2 and f"layers {config['layers'][0]}" in made.stdout

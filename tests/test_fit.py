@@ -39,7 +39,10 @@ def test_a_tiny_fit_runs_every_stage_and_leaves_a_parser_that_stands_alone(fitte
     out, record = fitted
     assert [entry["name"] for entry in record["stages"]] == STAGES
     parser = Parser.load(out / "model")
-    assert len(parser.members) == 3 and parser.builder.layers == ("mean",) * 3 and not parser.right_branching_voter
+    final = record["stages"][-1]
+    assert len(parser.members) == 3 and list(parser.builder.layers) == final["layers"] and not parser.right_branching_voter
+    for layer, agreement in zip(final["layers"], final["layer_agreement"]):  # each member's most agreeing candidate
+        assert agreement[str(layer)] == max(agreement.values())
     config = json.loads((out / "model" / "config.json").read_text())["ensemble"]
     assert config["members"] == ["members/scratch", "members/round-1-1", "members/round-1-2"]  # copied: no link out
     card = (out / "model" / "card.md").read_text()
@@ -105,7 +108,7 @@ def test_the_command_fits_and_resumes_with_one_line_errors(tmp_path):
     assert again.exit_code == 2 and "already holds a fit" in again.stderr
     done = CliRunner().invoke(main, ["fit", "--out", str(out), "--resume"])
     assert done.exit_code == 0, done.output
-    assert Parser.load(out / "model").builder.layers == ("mean", "mean")  # the scratch student and the member
+    assert len(Parser.load(out / "model").members) == 2  # the scratch student and the member
 
 
 def test_gold_trees_are_scored_at_every_stage_and_choose_only_when_asked(tmp_path):
@@ -123,4 +126,15 @@ def test_gold_trees_are_scored_at_every_stage_and_choose_only_when_asked(tmp_pat
         assert entry["right_branching_voter"] == wins
         assert entry["dev_f1"] == max(entry["dev_gold"]["with_voter"], entry["dev_gold"]["without_voter"])
     assert all("not unsupervised" in e["model_selection"] for e in chosen["stages"] if "model_selection" in e)
+    for entry in ensembles:  # each member's layer: its best on gold at the point it kept
+        assert entry["layers_chosen_on_gold"] and len(entry["layers"]) == len(entry["dev_gold"]["members"])
+    first = json.loads((tmp_path / "chosen" / "member-1" / "model" / "card.json").read_text())["selected"]["dev_f1_per_layer"]
+    assert str(ensembles[0]["layers"][0]) == max(first, key=first.get)
     assert "not unsupervised" in (tmp_path / "chosen" / "model" / "card.md").read_text()
+
+
+def test_the_fixed_layer_rule_builds_every_tree_from_the_plans_layer(tmp_path):
+    record = fit(tiny_plan(members=2, rounds=0, scratch_passes=1, evals_per_epoch=1, layer_rule="fixed", layer=2), tmp_path / "f")
+    assert [entry["layers"] for entry in record["stages"] if "layers" in entry] == [[2, 2], [2, 2, 2]]
+    assert Parser.load(tmp_path / "f" / "model").builder.layers == (2, 2, 2)
+    assert "built from layer 2 (a fixed rule)" in (tmp_path / "f" / "model" / "card.md").read_text()
