@@ -2,6 +2,7 @@
 
     python scripts/experiment_log.py runs/exp/NAME --note "what was tried"
     python scripts/experiment_log.py --table        # the markdown summary for docs/training.md
+    python scripts/experiment_log.py runs/fit/NAME/member-* --prefix fit-NAME/   # a fit's stages
 
 One JSON object a line in experiments/log.jsonl, keyed by run name (a run
 recorded again replaces its row): the run's settings, the machine, speed, and
@@ -19,7 +20,7 @@ from pathlib import Path
 LOG = Path(__file__).resolve().parent.parent / "experiments" / "log.jsonl"
 
 
-def row(run: Path, note: str) -> dict:
+def row(run: Path, note: str, prefix: str = "") -> dict:
     config = json.loads((run / "config.json").read_text())
     curve = [json.loads(line) for line in (run / "history.jsonl").read_text().splitlines()]
     cards = sorted(run.glob("epoch-*/card.json"))
@@ -28,7 +29,7 @@ def row(run: Path, note: str) -> dict:
     points = [(f1, layer, point["epoch"]) for point in curve for layer, f1 in point.get("dev_f1_per_layer", {}).items()]
     best_f1, best_layer, best_epoch = max(points) if points else (None, None, None)
     return {
-        "name": run.name,
+        "name": prefix + run.name,
         "recorded": datetime.date.today().isoformat(),
         "note": note,
         "config": config,
@@ -64,11 +65,13 @@ def main() -> None:
     options = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     options.add_argument("runs", nargs="*", type=Path)
     options.add_argument("--note", default="")
+    options.add_argument("--prefix", default="", help="put before each run's name (a fit's stages: --prefix fit-wsj/)")
     options.add_argument("--table", action="store_true")
     args = options.parse_args()
     rows = {r["name"]: r for r in read_log()}
     for run in args.runs:
-        rows[run.name] = row(run, args.note or rows.get(run.name, {}).get("note", ""))
+        name = args.prefix + run.name
+        rows[name] = row(run, args.note or rows.get(name, {}).get("note", ""), args.prefix)
     if args.runs:
         LOG.parent.mkdir(exist_ok=True)
         LOG.write_text("".join(json.dumps(r) + "\n" for r in rows.values()))
