@@ -79,6 +79,8 @@ class DistillConfig:
     start: str = ""  # model directory: the student's shape and vocabulary, and its weights unless from_scratch
     from_scratch: bool = False  # fresh weights (drawn with the run's seed) instead of start's
     sentences: int = 40000  # training sentences the teacher parses (a seeded sample)
+    sample_seed: int | None = None  # the sample's seed (default: the run's), so students of one teacher can share it
+    trees: str = ""  # the file the teacher's trees are kept in (default: teacher.jsonl in the run folder)
     rank_weight: float = 20.0  # weight of the distance-ranking loss beside the language-model loss
     margin: float = 0.05  # hinge margin between distances
 

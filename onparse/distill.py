@@ -177,28 +177,32 @@ def teacher_spans(teacher: str, sentences: list[list[str]], settings: dict) -> l
 
 
 def teacher_trees(config: TrainConfig, work_dir: Path | None) -> tuple[list[list[str]], list[list[Span]]]:
-    """A seeded sample of training sentences and the teacher's spans over them, kept in ``work_dir/teacher.jsonl``.
+    """A seeded sample of training sentences and the teacher's spans over them, kept in a file.
 
-    The file opens with the settings it was made with, so a resumed run reads
-    it back instead of parsing again, and a changed setting parses afresh.
+    The file (``distill.trees``, or ``work_dir/teacher.jsonl``) opens with the
+    settings it was made with, so a resumed run, or another student of the
+    same teacher and sample, reads it back instead of parsing again, and a
+    changed setting parses afresh. It is written whole or not at all.
     """
+    from onparse.atomic import replacing_file
     from onparse.train import read_sentences
 
     spec = config.distill
-    key = {"teacher": str(Path(spec.teacher).resolve()), "train": config.train, "sentences": spec.sentences,
-           "seed": config.seed}
-    cache = work_dir / "teacher.jsonl" if work_dir else None
+    seed = config.seed if spec.sample_seed is None else spec.sample_seed
+    key = {"teacher": str(Path(spec.teacher).resolve()), "train": config.train, "sentences": spec.sentences, "seed": seed}
+    cache = Path(spec.trees) if spec.trees else work_dir / "teacher.jsonl" if work_dir else None
     if cache and cache.is_file():
         lines = cache.read_text(encoding="utf-8").splitlines()
         if lines and json.loads(lines[0]) == key:
             found = [json.loads(line) for line in lines[1:]]
             return [f["words"] for f in found], [[tuple(s) for s in f["spans"]] for f in found]
     sentences = read_sentences(config.train)
-    random.Random(config.seed).shuffle(sentences)
+    random.Random(seed).shuffle(sentences)
     sentences = sentences[: spec.sentences]
     found = teacher_spans(spec.teacher, sentences, {"device": config.device, "dtype": config.dtype})
     if cache:
-        with cache.open("w", encoding="utf-8") as out:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        with replacing_file(cache) as out:
             out.write(json.dumps(key) + "\n")
             out.writelines(json.dumps({"words": w, "spans": s}) + "\n" for w, s in zip(sentences, found))
     return sentences, found

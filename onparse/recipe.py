@@ -6,9 +6,9 @@
    each keeping its point of lowest dev perplexity;
 2. ``ensemble-1``: their trees vote (tree averaging);
 3. ``round-R-K``: each model of the last ensemble is fine-tuned on that
-   ensemble's trees of the training text (distillation), keeping its point
-   that agrees best with the teacher on dev text; ``ensemble-R+1`` votes
-   over the students;
+   ensemble's trees of the training text (distillation; the teacher parses
+   one sample once, kept in ``teachers/``), keeping its point that agrees
+   best with the teacher on dev text; ``ensemble-R+1`` votes over the students;
 4. ``scratch``: a student from random weights learns the last ensemble's trees;
 5. ``model``: the scratch student and the last round's students vote: the
    fit's model directory, ready for ``--model``.
@@ -112,6 +112,7 @@ def stages(plan: FitPlan, out: Path) -> list[Stage]:
         students = []
         for k, start in enumerate(previous, 1):
             distill = DistillConfig(teacher=teacher, start=str(out / start / "model"), sentences=plan.sentences,
+                                    sample_seed=plan.seed, trees=str(out / "teachers" / f"ensemble-{r}.jsonl"),
                                     rank_weight=plan.rank_weight, margin=plan.margin)
             found.append(Stage(f"round-{r}-{k}", TrainConfig(
                 model=plan.member_model, epochs=plan.finetune_passes, lr=plan.finetune_lr, batch_size=plan.student_batch_size,
@@ -120,7 +121,9 @@ def stages(plan: FitPlan, out: Path) -> list[Stage]:
         found.append(Stage(f"ensemble-{r + 1}", members=students))
         previous = students
     distill = DistillConfig(teacher=str(out / f"ensemble-{plan.rounds + 1}"), start=str(out / "member-1" / "model"),
-                            from_scratch=True, sentences=plan.sentences, rank_weight=plan.rank_weight, margin=plan.margin)
+                            from_scratch=True, sentences=plan.sentences, sample_seed=plan.seed,
+                            trees=str(out / "teachers" / f"ensemble-{plan.rounds + 1}.jsonl"),
+                            rank_weight=plan.rank_weight, margin=plan.margin)
     found.append(Stage("scratch", TrainConfig(model=plan.member_model, epochs=plan.scratch_passes, lr=plan.scratch_lr,
                                               batch_size=plan.student_batch_size, seed=plan.seed, distill=distill, **common)))
     found.append(Stage("model", members=["scratch", *previous]))

@@ -138,3 +138,12 @@ def test_the_fixed_layer_rule_builds_every_tree_from_the_plans_layer(tmp_path):
     assert [entry["layers"] for entry in record["stages"] if "layers" in entry] == [[2, 2], [2, 2, 2]]
     assert Parser.load(tmp_path / "f" / "model").builder.layers == (2, 2, 2)
     assert "built from layer 2 (a fixed rule)" in (tmp_path / "f" / "model" / "card.md").read_text()
+
+
+def test_students_of_one_teacher_share_its_trees(fitted):
+    out, _ = fitted
+    kept = sorted(p.name for p in (out / "teachers").iterdir())
+    assert kept == ["ensemble-1.jsonl", "ensemble-2.jsonl"]  # round 1's two students, and the scratch student
+    assert not any((out / name / "teacher.jsonl").exists() for name in ("round-1-1", "round-1-2", "scratch"))
+    header = json.loads((out / "teachers" / "ensemble-1.jsonl").read_text().splitlines()[0])
+    assert header["seed"] == 1111 and header["sentences"] == 200
