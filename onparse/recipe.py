@@ -169,39 +169,50 @@ def gold_layer(run: Path) -> Layer:
 
 def run_stage(stage: Stage, plan: FitPlan, out: Path, deadline: float | None, console: Console) -> dict:
     """Run one stage to its end and return what the record keeps of it; TimeUp when the deadline comes first."""
-    from onparse import train as training
+    if stage.config is None:
+        return ensemble_stage(stage, plan, out)
+    return training_stage(stage, plan, out, deadline, console)
+
+
+def ensemble_stage(stage: Stage, plan: FitPlan, out: Path) -> dict:
+    """Vote over earlier stages' models, each member at the layer the plan's rule gives it."""
     from onparse.ensemble import layers_by_agreement, make_ensemble
 
     settings = {"device": plan.device, "dtype": plan.dtype}
     path = out / stage.name
-    if stage.config is None:
-        final = stage.name == "model"  # the fit's model stands alone; the ensembles between name their members in place
-        members = [out / name for name in stage.members]
-        chosen: dict = {"layers": [plan.layer] * len(members)}
-        if plan.select_by_gold:  # the original protocol: each member's layer of best dev F1 at its kept point
-            chosen = {"layers": [gold_layer(member) for member in members], "layers_chosen_on_gold": True}
-        elif plan.layer_rule == "agreement":
-            from onparse.train import read_sentences
+    final = stage.name == "model"  # the fit's model stands alone; the ensembles between name their members in place
+    members = [out / name for name in stage.members]
+    chosen: dict = {"layers": [plan.layer] * len(members)}
+    if plan.select_by_gold:  # the original protocol: each member's layer of best dev F1 at its kept point
+        chosen = {"layers": [gold_layer(member) for member in members], "layers_chosen_on_gold": True}
+    elif plan.layer_rule == "agreement":
+        from onparse.train import read_sentences
 
-            layers, agreement = layers_by_agreement(members, read_sentences([plan.dev]), settings)
-            chosen = {"layers": layers, "layer_agreement": agreement}
-        make_ensemble(path, members, plan.right_branching_voter, copy=final, layers=chosen["layers"])
-        if not plan.dev_gold:
-            return {"right_branching_voter": plan.right_branching_voter, **chosen}
-        gold = gold_figures(path, plan.dev_gold, settings)
-        voter = plan.right_branching_voter
-        if plan.select_by_gold:  # the voter chosen on gold trees: the record says so
-            voter = gold["with_voter"] > gold["without_voter"]
-            make_ensemble(path, members, voter, copy=final, layers=chosen["layers"])
-        return {"right_branching_voter": voter, "voter_chosen_on_gold": plan.select_by_gold, **chosen,
-                "dev_f1": gold["with_voter" if voter else "without_voter"], "dev_gold": gold}
+        layers, agreement = layers_by_agreement(members, read_sentences([plan.dev]), settings)
+        chosen = {"layers": layers, "layer_agreement": agreement}
+    make_ensemble(path, members, plan.right_branching_voter, copy=final, layers=chosen["layers"])
+    if not plan.dev_gold:
+        return {"right_branching_voter": plan.right_branching_voter, **chosen}
+    gold = gold_figures(path, plan.dev_gold, settings)
+    voter = plan.right_branching_voter
+    if plan.select_by_gold:  # the voter chosen on gold trees: the record says so
+        voter = gold["with_voter"] > gold["without_voter"]
+        make_ensemble(path, members, voter, copy=final, layers=chosen["layers"])
+    return {"right_branching_voter": voter, "voter_chosen_on_gold": plan.select_by_gold, **chosen,
+            "dev_f1": gold["with_voter" if voter else "without_voter"], "dev_gold": gold}
+
+
+def training_stage(stage: Stage, plan: FitPlan, out: Path, deadline: float | None, console: Console) -> dict:
+    """Train (or resume) a stage's run folder to the end of its schedule; its model/ is the point its rule kept."""
+    from onparse import train as training
+
+    path = out / stage.name
     resume = (path / "checkpoint.pt").is_file()
     if not resume and path.exists():  # stopped before its first checkpoint: start it again
         shutil.rmtree(path)
     remaining = None if deadline is None else max((deadline - time.monotonic()) / 60, 1e-3)
     with training.locked_run(path):
-        run = training.train(stage.config, path, resume=resume, max_minutes=remaining,
-                             console=console, title=stage.name)
+        run = training.train(stage.config, path, resume=resume, max_minutes=remaining, console=console, title=stage.name)
     if run.epoch < stage.config.epochs:
         raise TimeUp(stage.name)
     selected = json.loads((path / "model" / "card.json").read_text())["selected"]
