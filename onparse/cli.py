@@ -631,7 +631,8 @@ def ensemble(members, out_dir, right_branching_voter, link, agree_on, dev_gold, 
     if holder:
         fail(f"{out_dir} holds a member of {holder}: rewriting it would change that model; choose another --out")
     set_threads(threads)
-    command = "onparse ensemble " + " ".join(members) + f" --out {out_dir}" + (" --right-branching-voter" if right_branching_voter else "")
+    command = (f"onparse ensemble {' '.join(members)} --out {out_dir}" + (" --right-branching-voter" if right_branching_voter else "")
+               + (" --link" if link else ""))
     try:
         layers = None
         if agree_on:
