@@ -11,12 +11,11 @@ leaves are dropped, so raw-text punctuation is dropped the same way.
 from __future__ import annotations
 
 import re
-import string
+import unicodedata
 from collections.abc import Sequence
 
 from nltk.tokenize import TreebankWordTokenizer
 
-_PUNCT_CHARS = frozenset(string.punctuation)
 _BRACKET_TOKENS = {"-LRB-", "-RRB-", "-LCB-", "-RCB-", "-LSB-", "-RSB-"}
 # Symbols the Penn Treebank tags as words (% as NN, & as CC): the model was trained on them.
 _WORD_SYMBOLS = {"%", "&"}
@@ -137,10 +136,12 @@ def _split_periods(tokens: list[str]) -> list[str]:
 
 
 def is_punct(token: str) -> bool:
-    """True for tokens made only of punctuation or symbols ($, #, quotes, brackets), except the word symbols % and &."""
+    """True for tokens made only of punctuation or symbols in any script (``$``, ``#``, quotes, brackets, ``，``,
+    ``«``, ``–``), by Unicode category, except the word symbols % and &."""
     if token in _WORD_SYMBOLS:
         return False
-    return token in _BRACKET_TOKENS or all(ch in _PUNCT_CHARS for ch in token) or _CURRENCY.fullmatch(token) is not None
+    return (token in _BRACKET_TOKENS or all(unicodedata.category(ch)[0] in "PS" for ch in token)
+            or _CURRENCY.fullmatch(token) is not None)
 
 
 def word_positions(tokens: Sequence[str]) -> list[int]:

@@ -49,3 +49,10 @@ def test_a_period_the_treebank_writes_as_its_own_token_is_split_mid_sentence():
     assert tokenize("Agip S.p. A. and Birkel G.m.b. H. agreed") == [
         "Agip", "S.p", ".", "A.", "and", "Birkel", "G.m.b", ".", "H.", "agreed"]
     assert tokenize("Mr. Smith of Acme Corp. said so") == ["Mr.", "Smith", "of", "Acme", "Corp.", "said", "so"]
+
+
+def test_punctuation_of_every_script_is_punctuation_and_numbers_of_every_script_are_N():
+    assert all(is_punct(token) for token in ["，", "。", "、", "！", "„", "“", "«", "»", "–", "…"])
+    assert not any(is_punct(token) for token in ["%", "&", "Straße", "猫", "N2"])
+    assert [normalize(word) for word in ["２００８", "٣٤", "1,000.5", "Mäuse"]] == ["N", "N", "N", "mäuse"]
+    assert word_positions(["Die", "Mäuse", "„", "laufen", "“", "."]) == [0, 1, 3]
