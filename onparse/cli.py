@@ -202,7 +202,6 @@ def parse(sentences, input_path, output_path, fmt, no_punct, tokenized, model, l
     from onparse.atomic import replacing_file, same_file
     from onparse.formats import FORMATS, terminal_safe
     from onparse.lines import TooLong, read_lines
-    from onparse.tokenize import tokenize
 
     from_arguments = bool(sentences) and sentences != ("-",)
     if from_arguments and input_path:
@@ -228,6 +227,13 @@ def parse(sentences, input_path, output_path, fmt, no_punct, tokenized, model, l
     except OSError as err:
         fail(f"{err.filename}: {err.strerror}")
     parser = load_parser(model, layer, **settings)
+    if not tokenized:
+        from onparse.language import LanguageError, tokenizer
+
+        try:
+            tokenizer(parser.language)  # a missing tokenizer library is said once, before any line is read
+        except LanguageError as err:
+            fail(str(err))
     render = FORMATS[fmt]
     separator = "\n\n" if fmt == "pretty" else "\n"
     interactive = not from_arguments and input_path in (None, "-") and sys.stdin.isatty()
@@ -248,7 +254,7 @@ def parse(sentences, input_path, output_path, fmt, no_punct, tokenized, model, l
             else:
                 try:
                     line = raw.decode("utf-8")
-                    tokens = line.split() if tokenized else tokenize(line)
+                    tokens = line.split() if tokenized else parser.tokenize(line)
                 except UnicodeDecodeError:
                     report(position, "not UTF-8 text")
             yield tokens if tokens or from_arguments else None  # an empty line passes through as an empty line
@@ -473,6 +479,8 @@ def run_options(command):
 @click.option("--bptt", type=Positive, default=TrainConfig.bptt, show_default=True)
 @click.option("--lr", type=click.FloatRange(min=0, min_open=True), default=TrainConfig.lr, show_default=True)
 @click.option("--layer", type=LayerType(), help="The layer its model directories parse with  [default: 2, the paper's, or the top of a smaller model].")
+@click.option("--language", default=TrainConfig.language, show_default=True, metavar="CODE",
+              help="The text's language (en, de, zh, ...): how text files are tokenized, recorded in the model.")
 def train(train_paths, dev, dev_gold, out_dir, resume, overwrite, epochs, max_minutes, embedding_size, hidden_size,
           n_layers, chunk_size, vocab_size, threads, layer, select_by, **settings) -> None:
     """Train an ON-LSTM language model and write a model directory.
@@ -591,7 +599,7 @@ def distill(train_paths, dev, dev_gold, select_by, out_dir, resume, overwrite, m
                              rank_weight=rank_weight, margin=margin)
         return TrainConfig(train=list(train_paths), dev=dev, dev_gold=dev_gold, model=bundle.model.config,
                            epochs=epochs or 1, default_layer=layer or bundle.default_layer, distill=spec,
-                           select_by=select_by, **settings)
+                           select_by=select_by, language=bundle.language, **settings)
 
     run_training(out_dir, resume, overwrite, epochs, max_minutes, threads, new_config, "distill")
 
@@ -717,13 +725,15 @@ def quantize(model, out_dir, gold, device, threads) -> None:
               help="agreement: each ensemble gives each member the layer agreeing best with the others on --dev; fixed: the mean of the layers.")
 @click.option("--select-by-gold", is_flag=True,
               help="Choose checkpoints and the voter on --dev-gold (the original ON-LSTM protocol: not unsupervised; the card says so).")
+@click.option("--language", default="en", show_default=True, metavar="CODE",
+              help="The text's language (en, de, zh, ...): how text files are tokenized, recorded in every model.")
 @click.option("--seed", type=int, default=1111, show_default=True)
 @click.option("--dtype", type=click.Choice(list(COMPUTE_DTYPES)), default="bf16", show_default=True)
 @click.option("--device", default="cpu", show_default=True, help="torch device, e.g. cuda.")
 @click.option("--threads", type=Positive, help=THREADS_HELP)
 def fit(train_paths, dev, dev_gold, out_dir, resume, hours, members, rounds, member_epochs, embedding_size, hidden_size,
         n_layers, chunk_size, vocab_size, sentences, scratch_passes, evals_per_epoch, right_branching_voter, layer_rule,
-        select_by_gold, seed, dtype, device, threads) -> None:
+        select_by_gold, language, seed, dtype, device, threads) -> None:
     """Train a full parser on raw text, no gold trees: members, ensembles, distillation rounds, a student from scratch.
 
     Each stage is recorded in OUT/fit.json as it ends; an interrupted or
@@ -752,7 +762,7 @@ def fit(train_paths, dev, dev_gold, out_dir, resume, hours, members, rounds, mem
                               member_model=model, member_epochs=member_epochs, sentences=sentences,
                               scratch_passes=scratch_passes, evals_per_epoch=evals_per_epoch,
                               right_branching_voter=right_branching_voter, layer_rule=layer_rule,
-                              select_by_gold=select_by_gold, seed=seed,
+                              select_by_gold=select_by_gold, seed=seed, language=language,
                               dtype=dtype, device=device)
     with training_errors("fit", out_dir), training.locked_run(out_dir):
         if resume and not (out_dir / recipe.RECORD).is_file():

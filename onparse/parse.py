@@ -28,7 +28,8 @@ from onparse.model import compute_dtype
 from onparse.builder import Built, TreeBuilder
 from onparse.config import MEAN, Layer
 from onparse.modeldir import ModelBundle
-from onparse.tokenize import normalize, tokenize, word_positions
+from onparse.language import tokenizer
+from onparse.tokenize import normalize, word_positions
 from onparse.trees import attach_punctuation
 from onparse.vocabulary import UNK
 
@@ -138,6 +139,10 @@ class Parser:
         self.dtype = compute_dtype(self.settings.dtype)
         self.members = [Member(bundle, layer, self.device, self.dtype) for bundle in bundles]
         self.builder = TreeBuilder(tuple(member.layer for member in self.members), right_branching_voter)
+        languages = {bundle.language for bundle in bundles}
+        if len(languages) > 1:
+            raise InputError(f"an ensemble's members must read one language, not {', '.join(sorted(languages))}")
+        self.language = languages.pop()
         self.path = path if path is not None else bundles[0].path
 
     @classmethod
@@ -281,4 +286,8 @@ class Parser:
         """Parse raw sentences (one sentence per string)."""
         if isinstance(sentences, str):
             raise TypeError("parse takes a list of sentences: parse([text]) for one")
-        return self.parse_tokens([tokenize(text) for text in sentences])
+        return self.parse_tokens([self.tokenize(text) for text in sentences])
+
+    def tokenize(self, text: str) -> list[str]:
+        """One sentence as tokens, split as the model's training text was (``onparse.language``)."""
+        return tokenizer(self.language)(text)

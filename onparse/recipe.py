@@ -72,6 +72,7 @@ class FitPlan:
     seed: int = 1111
     dtype: str = "bf16"
     device: str = "cpu"
+    language: str = "en"  # how the text is tokenized (onparse.language)
 
     @classmethod
     def from_dict(cls, values: dict) -> "FitPlan":
@@ -100,7 +101,7 @@ class Stage:
 def stages(plan: FitPlan, out: Path) -> list[Stage]:
     """The recipe's stages in order, each a run folder or ensemble directory under ``out``."""
     select = "dev_f1" if plan.select_by_gold else None
-    common = dict(train=plan.train, dev=plan.dev, dev_gold=plan.dev_gold, default_layer=plan.layer,
+    common = dict(train=plan.train, dev=plan.dev, dev_gold=plan.dev_gold, default_layer=plan.layer, language=plan.language,
                   dtype=plan.dtype, device=plan.device, evals_per_epoch=plan.evals_per_epoch, select_by=select)
     found = [Stage(f"member-{k}", TrainConfig(model=plan.member_model, epochs=plan.member_epochs, batch_size=plan.batch_size,
                                               seed=plan.seed + k - 1, **common))
@@ -188,7 +189,7 @@ def ensemble_stage(stage: Stage, plan: FitPlan, out: Path) -> dict:
     elif plan.layer_rule == "agreement":
         from onparse.train import read_sentences
 
-        layers, agreement = layers_by_agreement(members, read_sentences([plan.dev]), settings)
+        layers, agreement = layers_by_agreement(members, read_sentences([plan.dev], plan.language), settings)
         chosen = {"layers": layers, "layer_agreement": agreement}
     make_ensemble(path, members, plan.right_branching_voter, copy=final, layers=chosen["layers"])
     if not plan.dev_gold:

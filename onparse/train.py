@@ -37,7 +37,8 @@ from onparse.atomic import replacing_file
 from onparse.config import MEAN, SELECTIONS, TrainConfig
 from onparse.hardware import describe
 from onparse.model import LanguageModel, State, compute_dtype
-from onparse.tokenize import normalize, tokenize, word_positions
+from onparse.language import ENGLISH, tokenizer
+from onparse.tokenize import normalize, word_positions
 from onparse.treebank import TreebankError, read_gold, tree_files
 from onparse.vocabulary import Vocabulary
 
@@ -46,8 +47,10 @@ DEV_STREAMS = 10  # parallel streams the dev corpus is cut into for perplexity
 Measure = Callable[[LanguageModel, Vocabulary], object]
 
 
-def read_sentences(paths: list[str]) -> list[list[str]]:
-    """Sentences as written (punctuation left out) from .mrg trees (word-tagged leaves) or plain text (one sentence a line)."""
+def read_sentences(paths: list[str], language: str = ENGLISH) -> list[list[str]]:
+    """Sentences as written (punctuation left out) from .mrg trees (the treebank's words) or plain text
+    (one sentence a line, tokenized as ``language``)."""
+    split = tokenizer(language)
     sentences: list[list[str]] = []
     for path in paths:
         for file in tree_files(path):
@@ -57,7 +60,7 @@ def read_sentences(paths: list[str]) -> list[list[str]]:
                 with file.open(encoding="utf-8-sig") as lines:
                     try:
                         for line in lines:
-                            tokens = tokenize(line)
+                            tokens = split(line)
                             words = [tokens[i] for i in word_positions(tokens)]
                             if words:
                                 sentences.append(words)
@@ -66,9 +69,9 @@ def read_sentences(paths: list[str]) -> list[list[str]]:
     return [words for words in sentences if words]
 
 
-def read_corpus(paths: list[str]) -> list[list[str]]:
+def read_corpus(paths: list[str], language: str = ENGLISH) -> list[list[str]]:
     """``read_sentences`` normalized as the model reads them."""
-    return [[normalize(w) for w in words] for words in read_sentences(paths)]
+    return [[normalize(w) for w in words] for words in read_sentences(paths, language)]
 
 
 def stream(sentences: list[list[str]], vocab: Vocabulary) -> torch.Tensor:
@@ -222,7 +225,7 @@ def dev_stream(config: TrainConfig, vocab: Vocabulary, device: torch.device) -> 
     """The dev corpus cut into DEV_STREAMS columns for perplexity; ValueError before training when it is too short."""
     if not config.dev:
         return None
-    dev = stream(read_corpus([config.dev]), vocab)
+    dev = stream(read_corpus([config.dev], config.language), vocab)
     if dev.numel() < 2 * DEV_STREAMS:
         raise ValueError(f"the dev corpus {config.dev} holds {dev.numel()} words with their <eos>: "
                          f"at least {2 * DEV_STREAMS} are needed")
@@ -232,7 +235,7 @@ def dev_stream(config: TrainConfig, vocab: Vocabulary, device: torch.device) -> 
 def language_model_setup(config: TrainConfig, checkpoint: dict | None, work_dir: Path | None) -> Setup:
     """A language model from random weights (decoder bias at the unigram distribution) and its vocabulary from the corpus."""
     device = torch.device(config.device)
-    sentences = read_corpus(config.train)
+    sentences = read_corpus(config.train, config.language)
     if not sentences:
         raise ValueError("the training corpus holds no sentences")
     vocab = Vocabulary(checkpoint["vocab"]) if checkpoint else Vocabulary.build(sentences, config.model.vocab_size)
@@ -525,7 +528,8 @@ def train(
     if resume:
         console.print(f"resumed from {out_dir / 'checkpoint.pt'}: epoch {run.epoch + 1}, batch {run.batch}")
     else:
-        modeldir.save(out_dir / "epoch-00.00", trainer.model, trainer.vocab, layer, {"epoch": 0, "untrained": True})
+        modeldir.save(out_dir / "epoch-00.00", trainer.model, trainer.vocab, layer, {"epoch": 0, "untrained": True},
+                      language=config.language)
 
     def save_checkpoint() -> None:
         temporary = out_dir / "checkpoint.tmp"
@@ -562,9 +566,9 @@ def train(
             write_history(out_dir, run.history)
             card = {"config": config.to_dict(), "hardware": describe(config.device), "model_selection": selection_rule(config),
                     "selected": event.record, **asdict(run)}
-            modeldir.save(out_dir / event.record["model_dir"], trainer.model, trainer.vocab, layer, card)
+            modeldir.save(out_dir / event.record["model_dir"], trainer.model, trainer.vocab, layer, card, language=config.language)
             if event.best:
-                modeldir.save(out_dir / "model", trainer.model, trainer.vocab, layer, card)
+                modeldir.save(out_dir / "model", trainer.model, trainer.vocab, layer, card, language=config.language)
             save_checkpoint()
             last_checkpoint = time.monotonic()
             if event.epoch_end and run.epoch < config.epochs:

@@ -1,0 +1,53 @@
+"""Text to tokens for each language: what a model directory records so it is fed as it was trained.
+
+English keeps the Penn Treebank tokenizer (``onparse.tokenize``), which
+matches the English models' training data token for token. Chinese is
+segmented into words with jieba; every other language is split with spaCy's
+rule-based tokenizer for it (``spacy.blank(code)``, offline, dozens of
+languages). Both are optional (``pip install 'onparse[languages]'``); text
+already split into tokens (``--tokenized``) needs neither. Punctuation
+(Unicode categories) and normalization (lowercase, digits of every script as
+``N``) are the same for every language (``onparse.tokenize``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import lru_cache
+
+ENGLISH = "en"
+INSTALL = "pip install 'onparse[languages]'"
+
+
+class LanguageError(ValueError):
+    """A language onparse cannot tokenize here (unknown code, or its tokenizer library missing)."""
+
+
+@lru_cache(maxsize=None)
+def tokenizer(language: str = ENGLISH) -> Callable[[str], list[str]]:
+    """The function that splits one sentence of ``language`` (an ISO 639-1 code such as en, de, zh) into tokens."""
+    if language == ENGLISH:
+        from onparse.tokenize import tokenize
+
+        return tokenize
+    if language == "zh":
+        try:
+            import jieba
+        except ImportError:
+            raise LanguageError(f"segmenting Chinese needs jieba: {INSTALL} (or give tokens with --tokenized)") from None
+        jieba.setLogLevel(60)  # its dictionary-loading chatter would land on stderr
+        return lambda text: [token for token in jieba.lcut(text) if token.strip()]
+    try:
+        import spacy
+    except ImportError:
+        raise LanguageError(f"tokenizing {language!r} needs spaCy: {INSTALL} (or give tokens with --tokenized)") from None
+    try:
+        split = spacy.blank(language).tokenizer
+    except ImportError:
+        raise LanguageError(f"{language!r} is not a language code spaCy knows (de, fr, zh, ...)") from None
+    return lambda text: [token.text for token in split(text) if not token.is_space]
+
+
+def tokenize(text: str, language: str = ENGLISH) -> list[str]:
+    """One sentence of ``language`` as tokens."""
+    return tokenizer(language)(text)

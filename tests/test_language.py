@@ -1,0 +1,70 @@
+"""Languages: a model directory records how its text is tokenized, and parsing and training follow it."""
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from onparse import modeldir
+from onparse.cli import main
+from onparse.language import LanguageError, tokenize
+from onparse.parse import Parser
+from onparse.train import read_sentences
+
+from conftest import tiny_model
+
+
+def model_in(tmp_path, language: str):
+    model, vocab = tiny_model(1)
+    modeldir.save(tmp_path / language, model, vocab, default_layer=2, language=language)
+    return tmp_path / language
+
+
+def test_german_and_chinese_text_split_with_their_own_tokenizers():
+    assert tokenize("Die Mäuse „laufen“ über die Straße – schnell.", "de") == [
+        "Die", "Mäuse", "„", "laufen", "“", "über", "die", "Straße", "–", "schnell", "."]
+    assert tokenize("猫坐在垫子上。", "zh")[-1] == "。" and "".join(tokenize("猫坐在垫子上。", "zh")) == "猫坐在垫子上。"
+    assert tokenize("Stocks fell 5%.", "en") == ["Stocks", "fell", "5", "%", "."]
+    with pytest.raises(LanguageError, match="not a language code"):
+        tokenize("x", "qq")
+
+
+def test_a_model_parses_raw_text_as_its_language_is_tokenized(tmp_path):
+    german = model_in(tmp_path, "de")
+    assert json.loads((german / "config.json").read_text())["language"] == "de"
+    parse = Parser.load(german).parse(["Die Mäuse „laufen“ über die Straße."])[0]
+    assert parse.tokens[2] == "„" and [parse.tokens[i] for i in parse.word_positions] == [
+        "Die", "Mäuse", "laufen", "über", "die", "Straße"]  # „ “ . are punctuation in any script
+    chinese = model_in(tmp_path, "zh")
+    result = CliRunner().invoke(main, ["--model", str(chinese), "--format", "json", "猫坐在垫子上。"])
+    assert result.exit_code == 0, result.output
+    record = json.loads(result.output)
+    assert "".join(record["tokens"]) == "猫坐在垫子上。" and record["tokens"][-1] not in record["model_input"]
+
+
+def test_a_model_directory_with_a_bad_language_is_refused(tmp_path):
+    german = model_in(tmp_path, "de")
+    config = json.loads((german / "config.json").read_text())
+    (german / "config.json").write_text(json.dumps({**config, "language": "../../etc"}))
+    refused = CliRunner().invoke(main, ["--model", str(german), "x"])
+    assert refused.exit_code == 2 and "language must be a language code" in refused.stderr
+
+
+def test_training_text_is_tokenized_as_its_language(tmp_path):
+    text = tmp_path / "de.txt"
+    text.write_text("Die Mäuse „laufen“ schnell.\n", encoding="utf-8")
+    assert read_sentences([str(text)], "de") == [["Die", "Mäuse", "laufen", "schnell"]]
+    assert read_sentences([str(text)], "en") != read_sentences([str(text)], "de")  # the Penn rules keep „laufen“ whole
+
+
+def test_a_run_records_its_language_in_every_model_directory(tmp_path):
+    from pathlib import Path
+
+    examples = Path(__file__).resolve().parents[1] / "examples"
+    result = CliRunner().invoke(main, [
+        "train", "--train", str(examples / "corpus.txt"), "--dev", str(examples / "dev.txt"), "--out", str(tmp_path / "run"),
+        "--language", "de", "--epochs", "1", "--embedding-size", "8", "--hidden-size", "12", "--chunk-size", "4",
+        "--vocab-size", "40", "--batch-size", "4", "--bptt", "10", "--dtype", "fp32"])
+    assert result.exit_code == 0, result.output
+    assert {json.loads(p.read_text())["language"] for p in (tmp_path / "run").glob("*/config.json")} == {"de"}
+    assert Parser.load(tmp_path / "run" / "model").language == "de"
