@@ -456,6 +456,8 @@ def run_options(command):
         click.option("--resume", is_flag=True, help="Continue the run in --out from its checkpoint, with its own settings."),
         click.option("--overwrite", is_flag=True, help="Start afresh in an --out that already holds a run, deleting it."),
         click.option("--max-minutes", type=click.FloatRange(min=0, min_open=True), help="Stop (with a checkpoint) after this much wall time."),
+        click.option("--encoding", default=TrainConfig.encoding, show_default=True,
+                     help="The encoding of the --train, --dev and --dev-gold files (NEGRA: latin-1)."),
         click.option("--seed", type=int, default=TrainConfig.seed, show_default=True),
         click.option("--dtype", type=click.Choice(list(COMPUTE_DTYPES)), default=TrainConfig.dtype, show_default=True),
         click.option("--device", default=TrainConfig.device, show_default=True, help="torch device, e.g. cuda."),
@@ -727,13 +729,14 @@ def quantize(model, out_dir, gold, device, threads) -> None:
               help="Choose checkpoints and the voter on --dev-gold (the original ON-LSTM protocol: not unsupervised; the card says so).")
 @click.option("--language", default="en", show_default=True, metavar="CODE",
               help="The text's language (en, de, zh, ...): how text files are tokenized, recorded in every model.")
+@click.option("--encoding", default="UTF-8", show_default=True, help="The encoding of the --train, --dev and --dev-gold files.")
 @click.option("--seed", type=int, default=1111, show_default=True)
 @click.option("--dtype", type=click.Choice(list(COMPUTE_DTYPES)), default="bf16", show_default=True)
 @click.option("--device", default="cpu", show_default=True, help="torch device, e.g. cuda.")
 @click.option("--threads", type=Positive, help=THREADS_HELP)
 def fit(train_paths, dev, dev_gold, out_dir, resume, hours, members, rounds, member_epochs, embedding_size, hidden_size,
         n_layers, chunk_size, vocab_size, sentences, scratch_passes, evals_per_epoch, right_branching_voter, layer_rule,
-        select_by_gold, language, seed, dtype, device, threads) -> None:
+        select_by_gold, language, encoding, seed, dtype, device, threads) -> None:
     """Train a full parser on raw text, no gold trees: members, ensembles, distillation rounds, a student from scratch.
 
     Each stage is recorded in OUT/fit.json as it ends; an interrupted or
@@ -762,7 +765,7 @@ def fit(train_paths, dev, dev_gold, out_dir, resume, hours, members, rounds, mem
                               member_model=model, member_epochs=member_epochs, sentences=sentences,
                               scratch_passes=scratch_passes, evals_per_epoch=evals_per_epoch,
                               right_branching_voter=right_branching_voter, layer_rule=layer_rule,
-                              select_by_gold=select_by_gold, seed=seed, language=language,
+                              select_by_gold=select_by_gold, seed=seed, language=language, encoding=encoding,
                               dtype=dtype, device=device)
     with training_errors("fit", out_dir), training.locked_run(out_dir):
         if resume and not (out_dir / recipe.RECORD).is_file():

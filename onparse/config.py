@@ -111,6 +111,7 @@ class TrainConfig:
     evals_per_epoch: int = 1  # dev perplexity (and F1) this many times an epoch
     default_layer: Layer = 2  # the paper's layer, written into the model directories; a student learns its trees there
     language: str = "en"  # how text files are tokenized (onparse.language), written into the model directories
+    encoding: str = "UTF-8"  # of the train, dev and dev-gold files
     distill: DistillConfig | None = None
     select_by: str | None = None  # a key of SELECTIONS; default dev_ppl, or teacher_agreement for distillation
 

@@ -196,7 +196,7 @@ def teacher_trees(config: TrainConfig, work_dir: Path | None) -> tuple[list[list
         if lines and json.loads(lines[0]) == key:
             found = [json.loads(line) for line in lines[1:]]
             return [f["words"] for f in found], [[tuple(s) for s in f["spans"]] for f in found]
-    sentences = read_sentences(config.train, config.language)
+    sentences = read_sentences(config.train, config.language, config.encoding)
     random.Random(seed).shuffle(sentences)
     sentences = sentences[: spec.sentences]
     found = teacher_spans(spec.teacher, sentences, {"device": config.device, "dtype": config.dtype})
@@ -252,6 +252,6 @@ def distillation_setup(config: TrainConfig, checkpoint: dict | None, work_dir: P
     measures = {}
     if config.dev:
         settings = {"device": config.device, "dtype": config.dtype}
-        measures["teacher_agreement"] = agreement(spec.teacher, read_sentences([config.dev], config.language),
+        measures["teacher_agreement"] = agreement(spec.teacher, read_sentences([config.dev], config.language, config.encoding),
                                                  config.default_layer, settings)
     return Setup(model, vocab, objective, dev_stream(config, vocab, device), measures)

@@ -102,9 +102,9 @@ def evaluate_parser(parser: Parser, gold: Sequence[GoldSentence], untrained_seed
             "baselines": baselines, "protocol": PROTOCOL}
 
 
-def dev_f1(gold_path: str) -> Callable[[LanguageModel, Vocabulary], dict[str, float]]:
+def dev_f1(gold_path: str, encoding: str = "UTF-8") -> Callable[[LanguageModel, Vocabulary], dict[str, float]]:
     """A callback for training: dev sentence F1 per layer (and mean) of the model as it is now."""
-    gold = list(read_gold(gold_path))
+    gold = list(read_gold(gold_path, encoding=encoding))
 
     def measure(model: LanguageModel, vocab: Vocabulary) -> dict[str, float]:
         parser = Parser(ModelBundle(model, vocab, MEAN, None), device=str(next(model.parameters()).device))

@@ -73,6 +73,7 @@ class FitPlan:
     dtype: str = "bf16"
     device: str = "cpu"
     language: str = "en"  # how the text is tokenized (onparse.language)
+    encoding: str = "UTF-8"  # of the train, dev and dev-gold files
 
     @classmethod
     def from_dict(cls, values: dict) -> "FitPlan":
@@ -101,7 +102,7 @@ class Stage:
 def stages(plan: FitPlan, out: Path) -> list[Stage]:
     """The recipe's stages in order, each a run folder or ensemble directory under ``out``."""
     select = "dev_f1" if plan.select_by_gold else None
-    common = dict(train=plan.train, dev=plan.dev, dev_gold=plan.dev_gold, default_layer=plan.layer, language=plan.language,
+    common = dict(train=plan.train, dev=plan.dev, dev_gold=plan.dev_gold, default_layer=plan.layer, language=plan.language, encoding=plan.encoding,
                   dtype=plan.dtype, device=plan.device, evals_per_epoch=plan.evals_per_epoch, select_by=select)
     found = [Stage(f"member-{k}", TrainConfig(model=plan.member_model, epochs=plan.member_epochs, batch_size=plan.batch_size,
                                               seed=plan.seed + k - 1, **common))
@@ -147,13 +148,13 @@ def write_record(out: Path, record: dict) -> None:
         file.write(json.dumps(record, indent=2) + "\n")
 
 
-def gold_figures(path: Path, gold_path: str, settings: dict) -> dict:
+def gold_figures(path: Path, gold_path: str, settings: dict, encoding: str = "UTF-8") -> dict:
     """Dev gold sentence F1 of an ensemble's members and of its vote with and without the right-branching voter."""
     from onparse.evaluate import evaluate_parser
     from onparse.parse import Parser
     from onparse.treebank import read_gold
 
-    result = evaluate_parser(Parser.load(path, **settings), list(read_gold(gold_path)), untrained_seed=None)
+    result = evaluate_parser(Parser.load(path, **settings), list(read_gold(gold_path, encoding=encoding)), untrained_seed=None)
     return {"members": {k: round(v["sentence_f1"], 2) for k, v in result["members"].items()},
             "without_voter": round(result["ensemble"]["sentence_f1"], 2),
             "with_voter": round(result["ensemble_right_branching"]["sentence_f1"], 2)}
@@ -189,12 +190,12 @@ def ensemble_stage(stage: Stage, plan: FitPlan, out: Path) -> dict:
     elif plan.layer_rule == "agreement":
         from onparse.train import read_sentences
 
-        layers, agreement = layers_by_agreement(members, read_sentences([plan.dev], plan.language), settings)
+        layers, agreement = layers_by_agreement(members, read_sentences([plan.dev], plan.language, plan.encoding), settings)
         chosen = {"layers": layers, "layer_agreement": agreement}
     make_ensemble(path, members, plan.right_branching_voter, copy=final, layers=chosen["layers"])
     if not plan.dev_gold:
         return {"right_branching_voter": plan.right_branching_voter, **chosen}
-    gold = gold_figures(path, plan.dev_gold, settings)
+    gold = gold_figures(path, plan.dev_gold, settings, plan.encoding)
     voter = plan.right_branching_voter
     if plan.select_by_gold:  # the voter chosen on gold trees: the record says so
         voter = gold["with_voter"] > gold["without_voter"]

@@ -47,17 +47,21 @@ DEV_STREAMS = 10  # parallel streams the dev corpus is cut into for perplexity
 Measure = Callable[[LanguageModel, Vocabulary], object]
 
 
-def read_sentences(paths: list[str], language: str = ENGLISH) -> list[list[str]]:
-    """Sentences as written (punctuation left out) from .mrg trees (the treebank's words) or plain text
-    (one sentence a line, tokenized as ``language``)."""
+TREE_SUFFIXES = (".mrg", ".penn")  # files of bracketed trees; any other file is text, one sentence a line
+
+
+def read_sentences(paths: list[str], language: str = ENGLISH, encoding: str = "UTF-8") -> list[list[str]]:
+    """Sentences as written (punctuation left out) from trees (.mrg, .penn: the treebank's words) or plain text
+    (one sentence a line, tokenized as ``language``), in ``encoding``."""
     split = tokenizer(language)
     sentences: list[list[str]] = []
     for path in paths:
         for file in tree_files(path):
-            if file.suffix.lower() == ".mrg":
-                sentences.extend(list(s.words) for s in read_gold(str(file)))
+            if file.suffix.lower() in TREE_SUFFIXES:
+                sentences.extend(list(s.words) for s in read_gold(str(file), encoding=encoding))
             else:
-                with file.open(encoding="utf-8-sig") as lines:
+                utf8 = encoding.lower().replace("_", "-") in ("utf-8", "utf8")
+                with file.open(encoding="utf-8-sig" if utf8 else encoding) as lines:
                     try:
                         for line in lines:
                             tokens = split(line)
@@ -65,13 +69,14 @@ def read_sentences(paths: list[str], language: str = ENGLISH) -> list[list[str]]
                             if words:
                                 sentences.append(words)
                     except UnicodeDecodeError as err:
-                        raise TreebankError(f"{file}: not UTF-8 text ({err.reason} after {len(sentences):,} sentences)") from None
+                        raise TreebankError(f"{file}: not {encoding} text ({err.reason} after {len(sentences):,} sentences); "
+                                            "name its encoding with --encoding") from None
     return [words for words in sentences if words]
 
 
-def read_corpus(paths: list[str], language: str = ENGLISH) -> list[list[str]]:
+def read_corpus(paths: list[str], language: str = ENGLISH, encoding: str = "UTF-8") -> list[list[str]]:
     """``read_sentences`` normalized as the model reads them."""
-    return [[normalize(w) for w in words] for words in read_sentences(paths, language)]
+    return [[normalize(w) for w in words] for words in read_sentences(paths, language, encoding)]
 
 
 def stream(sentences: list[list[str]], vocab: Vocabulary) -> torch.Tensor:
@@ -225,7 +230,7 @@ def dev_stream(config: TrainConfig, vocab: Vocabulary, device: torch.device) -> 
     """The dev corpus cut into DEV_STREAMS columns for perplexity; ValueError before training when it is too short."""
     if not config.dev:
         return None
-    dev = stream(read_corpus([config.dev], config.language), vocab)
+    dev = stream(read_corpus([config.dev], config.language, config.encoding), vocab)
     if dev.numel() < 2 * DEV_STREAMS:
         raise ValueError(f"the dev corpus {config.dev} holds {dev.numel()} words with their <eos>: "
                          f"at least {2 * DEV_STREAMS} are needed")
@@ -235,7 +240,7 @@ def dev_stream(config: TrainConfig, vocab: Vocabulary, device: torch.device) -> 
 def language_model_setup(config: TrainConfig, checkpoint: dict | None, work_dir: Path | None) -> Setup:
     """A language model from random weights (decoder bias at the unigram distribution) and its vocabulary from the corpus."""
     device = torch.device(config.device)
-    sentences = read_corpus(config.train, config.language)
+    sentences = read_corpus(config.train, config.language, config.encoding)
     if not sentences:
         raise ValueError("the training corpus holds no sentences")
     vocab = Vocabulary(checkpoint["vocab"]) if checkpoint else Vocabulary.build(sentences, config.model.vocab_size)
@@ -279,7 +284,7 @@ class Trainer:
         if config.dev_gold:  # for the record; it chooses model/ only under select_by="dev_f1"
             from onparse.evaluate import dev_f1
 
-            self.measures["dev_f1_per_layer"] = dev_f1(config.dev_gold)
+            self.measures["dev_f1_per_layer"] = dev_f1(config.dev_gold, config.encoding)
         if config.selection == "dev_f1" and "dev_f1_per_layer" not in self.measures:
             raise ValueError("choosing the model by dev F1 needs gold dev trees (--dev-gold)")
         if config.default_layer != MEAN and not 1 <= config.default_layer <= self.model.config.n_layers:

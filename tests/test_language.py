@@ -68,3 +68,15 @@ def test_a_run_records_its_language_in_every_model_directory(tmp_path):
     assert result.exit_code == 0, result.output
     assert {json.loads(p.read_text())["language"] for p in (tmp_path / "run").glob("*/config.json")} == {"de"}
     assert Parser.load(tmp_path / "run" / "model").language == "de"
+
+
+def test_training_reads_trees_and_text_in_their_encoding(tmp_path):
+    from conftest import FIXTURES
+
+    negra = str(FIXTURES / "negra_style.penn")  # latin-1 trees: their words, punctuation tags dropped
+    assert read_sentences([negra], "de", "latin-1") == [["Die", "Mäuse", "laufen", "über", "die", "Straße"], ["große", "Häuser"]]
+    text = tmp_path / "latin1.txt"
+    text.write_bytes("Große Häuser stehen.\n".encode("latin-1"))
+    assert read_sentences([str(text)], "de", "latin-1") == [["Große", "Häuser", "stehen"]]
+    with pytest.raises(ValueError, match="not UTF-8 text .*--encoding"):
+        read_sentences([str(text)], "de")
