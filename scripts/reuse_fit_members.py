@@ -1,0 +1,77 @@
+"""Start a fit from another fit's member runs: the same plan and seeds train the same members, so only what is kept differs.
+
+    python scripts/reuse_fit_members.py runs/fit/wsj-rb runs/fit/wsj-gold --variant gold   # --select-by-gold
+    python scripts/reuse_fit_members.py runs/fit/wsj-rb runs/fit/wsj-top --variant top     # --layer-rule fixed, layer 3
+    onparse fit --out runs/fit/wsj-gold --resume
+
+A maintainer tool for comparing fits in less time (a member stage is the
+slowest part of a fit); the new fit.json says which stages were copied and
+keeps their measured minutes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+from dataclasses import asdict
+from pathlib import Path
+
+from onparse import train as training
+from onparse.recipe import FitPlan, stages, write_record
+
+VARIANTS = {
+    "agreement": {"layer_rule": "agreement"},
+    "top": {"layer_rule": "fixed", "layer": 3},
+    "gold": {"layer_rule": "agreement", "select_by_gold": True, "right_branching_voter": False},
+}
+
+
+def keep_best_on_gold(run: Path, config, layer) -> dict:
+    """Make a member run's model/ its point of best dev F1 (the gold-selected protocol); the point's record."""
+    history = [json.loads(line) for line in (run / "history.jsonl").read_text().splitlines()]
+    best = max(history, key=lambda point: point["dev_f1_per_layer"][str(layer)])
+    card = json.loads((run / best["model_dir"] / "card.json").read_text())
+    card.update(config=config.to_dict(), model_selection=training.selection_rule(config), selected=best)
+    shutil.rmtree(run / "model")
+    shutil.copytree(run / best["model_dir"], run / "model")
+    (run / "model" / "card.json").write_text(json.dumps(card, indent=2) + "\n")
+    (run / "config.json").write_text(json.dumps(config.to_dict(), indent=2) + "\n")
+    return best
+
+
+def main() -> None:
+    options = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    options.add_argument("source", type=Path)
+    options.add_argument("target", type=Path)
+    options.add_argument("--variant", choices=VARIANTS, required=True)
+    args = options.parse_args()
+    record = json.loads((args.source / "fit.json").read_text())
+    plan = FitPlan.from_dict({**record["plan"], **VARIANTS[args.variant]})
+    command = record["command"].replace(str(args.source), str(args.target))
+    if args.variant == "gold":
+        command = command.replace("--right-branching-voter", "--select-by-gold")
+    args.target.mkdir(parents=True)
+    new = {"plan": asdict(plan), "command": command, "hardware": record["hardware"], "stages": [],
+           "note": f"member stages copied from {args.source} (the same plan and seeds, so the same training)"}
+    for stage in stages(plan, args.target):
+        if not stage.name.startswith("member-"):
+            continue
+        run = args.target / stage.name
+        shutil.copytree(args.source / stage.name, run)
+        if plan.select_by_gold:
+            kept = keep_best_on_gold(run, stage.config, plan.layer)
+        else:
+            kept = json.loads((run / "model" / "card.json").read_text())["selected"]
+        old = next(entry for entry in record["stages"] if entry["name"] == stage.name)
+        new["stages"].append({"name": stage.name, "train_minutes": old["train_minutes"], "tokens_seen": old["tokens_seen"],
+                              "selected": {k: kept[k] for k in ("epoch", "dev_ppl") if k in kept},
+                              "model_selection": training.selection_rule(stage.config),
+                              "dev_f1": round(kept["dev_f1_per_layer"][str(plan.layer)], 2),
+                              "wall_minutes": old["wall_minutes"], "copied_from": str(args.source / stage.name)})
+    write_record(args.target, new)
+    print("\n".join(f"{entry['name']}: dev F1 {entry['dev_f1']}" for entry in new["stages"]))
+
+
+if __name__ == "__main__":
+    main()
