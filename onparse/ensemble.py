@@ -75,6 +75,8 @@ def layers_by_agreement(models: list[Path | str], sentences: list[list[str]], se
     parsers = [Parser(modeldir.load(member_source(model).model), **settings) for model in models]
     distances = [[found for (found,) in parser.distances(sentences)] for parser in parsers]  # per model, sentence: layers x words
     candidates = [[*range(1, parser.members[0].n_layers + 1), MEAN] for parser in parsers]
+    own_trees = [{layer: [spans(TreeBuilder((layer,)).build([d]).tree) for d in found] for layer in layers_of}
+                 for found, layers_of in zip(distances, candidates)]  # each candidate's trees, built once
     layers: list[Layer] = [MEAN] * len(models)
     agreement: list[dict[str, float]] = [{} for _ in models]
     if len(models) < 2:
@@ -85,8 +87,7 @@ def layers_by_agreement(models: list[Path | str], sentences: list[list[str]], se
             vote = TreeBuilder(tuple(layers[k] for k in others))
             reference = [GoldSentence(tuple(words), frozenset(spans(vote.build([distances[k][i] for k in others]).tree)), (),
                                       "the other members' vote") for i, words in enumerate(sentences)]
-            agreement[m] = {str(layer): round(score([spans(TreeBuilder((layer,)).build([d]).tree) for d in distances[m]],
-                                                    reference)["sentence_f1"], 2) for layer in candidates[m]}
+            agreement[m] = {str(layer): round(score(trees, reference)["sentence_f1"], 2) for layer, trees in own_trees[m].items()}
             layers[m] = max(candidates[m], key=lambda layer: agreement[m][str(layer)])  # ties: the first candidate
     return layers, agreement
 

@@ -39,7 +39,7 @@ from onparse.hardware import describe
 from onparse.model import LanguageModel, State, compute_dtype
 from onparse.language import ENGLISH, tokenizer
 from onparse.tokenize import normalize, word_positions
-from onparse.treebank import TreebankError, read_gold, tree_files
+from onparse.treebank import TreebankError, codec, read_gold, tree_files
 from onparse.vocabulary import Vocabulary
 
 DEV_STREAMS = 10  # parallel streams the dev corpus is cut into for perplexity
@@ -60,8 +60,7 @@ def read_sentences(paths: list[str], language: str = ENGLISH, encoding: str = "U
             if file.suffix.lower() in TREE_SUFFIXES:
                 sentences.extend(list(s.words) for s in read_gold(str(file), encoding=encoding))
             else:
-                utf8 = encoding.lower().replace("_", "-") in ("utf-8", "utf8")
-                with file.open(encoding="utf-8-sig" if utf8 else encoding) as lines:
+                with file.open(encoding=codec(encoding)) as lines:
                     try:
                         for line in lines:
                             tokens = split(line)

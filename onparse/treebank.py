@@ -188,9 +188,14 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
+def codec(encoding: str) -> str:
+    """The codec that reads a file in ``encoding``: UTF-8 drops a byte-order mark at the start."""
+    return "utf-8-sig" if encoding.lower().replace("_", "-") in ("utf-8", "utf8") else encoding
+
+
 def _chunks(path: Path, convert: Callable[[Tree, str], Converted], encoding: str = "UTF-8") -> Iterator[list[Converted]]:
     try:
-        text = path.read_bytes().decode("utf-8-sig" if encoding.lower().replace("_", "-") in ("utf-8", "utf8") else encoding)
+        text = path.read_bytes().decode(codec(encoding))
     except UnicodeDecodeError as err:
         raise TreebankError(f"{path}: not {encoding} text (byte {err.start}); name the file's encoding with --encoding") from None
     except LookupError:
@@ -323,25 +328,31 @@ class GoldReader:
 
     Without a rule, the first trees' tags choose one (``detect_rule``); it is
     in ``rule`` once they are read. A treebank of which the rule makes most
-    leaves non-words is an error (its tags are not the rule's), never a table
-    of perfect scores.
+    leaves non-words (in its first trees) is an error (its tags are not the
+    rule's), never a table of perfect scores.
     """
 
     def __init__(self, path: str, rule: WordRule | None = None, encoding: str = "UTF-8"):
         self.path, self.rule, self.encoding = path, rule, encoding
 
     def __iter__(self) -> Iterator[GoldSentence]:
-        leaves = words = 0
+        checked = False
         for file in tree_files(self.path):
             for chunk in _chunks(file, lambda tree, source: (tree, source), self.encoding):
                 if self.rule is None and chunk:
                     self.rule = detect_rule([tree for tree, _ in chunk])
                 with collector_paused():
                     sentences = [gold_sentence(tree, source, self.rule) for tree, source in chunk]
-                leaves += sum(parent.label() != EMPTY for tree, _ in chunk for _, parent in leaf_parents(tree))
-                words += sum(len(sentence.words) for sentence in sentences)
+                if not checked and chunk:  # the first trees show whether the rule fits the tags, as they chose it
+                    self._check_rule(chunk, sentences)
+                    checked = True
                 yield from sentences
-        if words < leaves / 2:  # punctuation is a fraction of a treebank's leaves, never most of them
+
+    def _check_rule(self, chunk: list[tuple[Tree, str]], sentences: list[GoldSentence]) -> None:
+        """TreebankError where the rule makes most leaves non-words: punctuation is a fraction of a treebank's leaves."""
+        leaves = sum(parent.label() != EMPTY for tree, _ in chunk for _, parent in leaf_parents(tree))
+        words = sum(len(sentence.words) for sentence in sentences)
+        if words < leaves / 2:
             raise TreebankError(f"{self.path}: only {words:,} of {leaves:,} leaves are words under the {self.rule.name} rule "
                                 f"({self.rule.description}): name the treebank's rule or punctuation tags with --words")
 
