@@ -724,7 +724,11 @@ def quantize(model, out_dir, gold, device, threads) -> None:
 @click.option("--right-branching-voter", is_flag=True,
               help="A right-branching tree votes in every ensemble: a prior for right-branching languages (English), not learnt.")
 @click.option("--layer-rule", type=click.Choice(["agreement", "fixed"]), default="agreement", show_default=True,
-              help="agreement: each ensemble gives each member the layer agreeing best with the others on --dev; fixed: the mean of the layers.")
+              help="agreement: each ensemble gives each member the layer agreeing best with the others on --dev; fixed: --vote-layer for all.")
+@click.option("--layer", type=LayerType(), default=MEAN, show_default=True, help="The layer students learn their teacher's trees at.")
+@click.option("--vote-layer", type=LayerType(),
+              help="With --layer-rule fixed: every member's layer in every vote (default: --layer). Another layer than the "
+                   "learnt one keeps students' trees apart.")
 @click.option("--select-by-gold", is_flag=True,
               help="Choose checkpoints and the voter on --dev-gold (the original ON-LSTM protocol: not unsupervised; the card says so).")
 @click.option("--language", default="en", show_default=True, metavar="CODE",
@@ -736,7 +740,7 @@ def quantize(model, out_dir, gold, device, threads) -> None:
 @click.option("--threads", type=Positive, help=THREADS_HELP)
 def fit(train_paths, dev, dev_gold, out_dir, resume, hours, members, rounds, member_epochs, embedding_size, hidden_size,
         n_layers, chunk_size, vocab_size, sentences, scratch_passes, evals_per_epoch, right_branching_voter, layer_rule,
-        select_by_gold, language, encoding, seed, dtype, device, threads) -> None:
+        layer, vote_layer, select_by_gold, language, encoding, seed, dtype, device, threads) -> None:
     """Train a full parser on raw text, no gold trees: members, ensembles, distillation rounds, a student from scratch.
 
     Each stage is recorded in OUT/fit.json as it ends; an interrupted or
@@ -764,8 +768,8 @@ def fit(train_paths, dev, dev_gold, out_dir, resume, hours, members, rounds, mem
         plan = recipe.FitPlan(train=list(train_paths), dev=dev, dev_gold=dev_gold, members=members, rounds=rounds,
                               member_model=model, member_epochs=member_epochs, sentences=sentences,
                               scratch_passes=scratch_passes, evals_per_epoch=evals_per_epoch,
-                              right_branching_voter=right_branching_voter, layer_rule=layer_rule,
-                              select_by_gold=select_by_gold, seed=seed, language=language, encoding=encoding,
+                              right_branching_voter=right_branching_voter, layer_rule=layer_rule, layer=layer,
+                              vote_layer=vote_layer, select_by_gold=select_by_gold, seed=seed, language=language, encoding=encoding,
                               dtype=dtype, device=device)
     with training_errors("fit", out_dir), training.locked_run(out_dir):
         if resume and not (out_dir / recipe.RECORD).is_file():

@@ -15,8 +15,10 @@
 
 Each ensemble gives each member the layer whose trees agree best with the
 other members' vote on the dev text (``ensemble.layers_by_agreement``; or,
-with ``layer_rule="fixed"``, ``plan.layer`` for all); students learn their
-teachers' trees at ``plan.layer`` (the mean of the layers by default). The
+with ``layer_rule="fixed"``, ``plan.vote_layer`` for all); students learn their
+teachers' trees at ``plan.layer`` (the mean of the layers by default). A vote
+layer other than the learnt one keeps the students' trees apart: the
+ranking loss makes them agree at the layer it trains. The
 right-branching voter joins only when asked for.
 Gold dev trees, when given, are scored at every stage for the record; they
 choose nothing unless ``select_by_gold`` asks for the original protocol,
@@ -67,6 +69,7 @@ class FitPlan:
     margin: float = 0.05
     layer: Layer = MEAN  # the layer students learn their teacher's trees at, and every model's layer under the fixed rule
     layer_rule: str = "agreement"  # "agreement": each ensemble picks its members' layers by agreement on dev text; "fixed"
+    vote_layer: Layer | None = None  # under the fixed rule, every member's layer in every ensemble (None: ``layer``)
     right_branching_voter: bool = False  # a prior for right-branching languages, never chosen on gold unless asked
     select_by_gold: bool = False  # the original ON-LSTM protocol: checkpoints, layers and the voter chosen on dev_gold
     seed: int = 1111
@@ -88,6 +91,9 @@ class FitPlan:
         if min(self.members, self.member_epochs, self.evals_per_epoch, self.sentences, self.scratch_passes) < 1 or self.rounds < 0:
             raise ValueError("members, epochs, evaluations, sentences and passes must be at least 1, rounds at least 0")
         self.member_model.check()
+        for layer in (self.layer, self.vote_layer):
+            if layer not in (None, MEAN) and not 1 <= layer <= self.member_model.n_layers:
+                raise ValueError(f"layer {layer} is not one of the members' {self.member_model.n_layers} layers")
 
 
 @dataclass
@@ -184,7 +190,7 @@ def ensemble_stage(stage: Stage, plan: FitPlan, out: Path) -> dict:
     path = out / stage.name
     final = stage.name == "model"  # the fit's model stands alone; the ensembles between name their members in place
     members = [out / name for name in stage.members]
-    chosen: dict = {"layers": [plan.layer] * len(members)}
+    chosen: dict = {"layers": [plan.layer if plan.vote_layer is None else plan.vote_layer] * len(members)}
     if plan.select_by_gold:  # the original protocol: each member's layer of best dev F1 at its kept point
         chosen = {"layers": [gold_layer(member) for member in members], "layers_chosen_on_gold": True}
     elif plan.layer_rule == "agreement":
@@ -212,7 +218,7 @@ def training_stage(stage: Stage, plan: FitPlan, out: Path, deadline: float | Non
     resume = (path / "checkpoint.pt").is_file()
     if not resume and path.exists():  # stopped before its first checkpoint: start it again
         shutil.rmtree(path)
-    remaining = None if deadline is None else max((deadline - time.monotonic()) / 60, 1e-3)
+    remaining = None if deadline is None else (deadline - time.monotonic()) / 60  # past: stop after one step
     with training.locked_run(path):
         run = training.train(stage.config, path, resume=resume, max_minutes=remaining, console=console, title=stage.name)
     if run.epoch < stage.config.epochs:
@@ -279,7 +285,8 @@ def write_card(model: Path, record: dict) -> None:
                 "Each ensemble gives each member the layer (or mean of layers) whose trees agree best with the "
                 "other members' vote on the dev text (no gold trees); students learn their teachers' trees at "
                 f"layer {plan['layer']!r}" if plan.get("layer_rule") == "agreement" else
-                f"Every tree is built from layer {plan['layer']!r} (a fixed rule)")
+                f"Every ensemble builds its members' trees from layer {plan.get('vote_layer') or plan['layer']!r} (a fixed rule); "
+                f"students learn their teachers' trees at layer {plan['layer']!r}")
              + f"; the right-branching voter is {'on' if card['right_branching_voter'] else 'off'}"
              + (" (asked for: a prior for right-branching languages)" if plan["right_branching_voter"] else "") + ".",
              f"Hardware: {record['hardware']}.", "",

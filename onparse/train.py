@@ -540,7 +540,7 @@ def train(
         torch.save(trainer.checkpoint(), temporary)
         os.replace(temporary, out_dir / "checkpoint.pt")  # a kill -9 mid-write leaves the previous checkpoint whole
 
-    deadline = time.monotonic() + 60 * max_minutes if max_minutes else None
+    deadline = None if max_minutes is None else time.monotonic() + 60 * max_minutes
     last_checkpoint = time.monotonic()
     columns = (TextColumn(f"{title} epoch {{task.fields[epoch]}}"), BarColumn(), MofNCompleteColumn(),
                TextColumn("{task.fields[speed]} tok/s  loss {task.fields[loss]}"), TimeElapsedColumn(), TimeRemainingColumn())
@@ -557,7 +557,7 @@ def train(
                 if received:
                     save_checkpoint()
                     raise Interrupted(f"{received[0]}: checkpoint saved at epoch {run.epoch + 1}, batch {run.batch}")
-                if deadline and time.monotonic() > deadline:
+                if deadline is not None and time.monotonic() > deadline:
                     save_checkpoint()
                     console.print(f"time limit reached: checkpoint saved at epoch {run.epoch + 1}, batch {run.batch}; "
                                   "resume the run to continue")

@@ -7,7 +7,7 @@ import pytest
 from click.testing import CliRunner
 
 from onparse.cli import main
-from onparse.config import ModelConfig
+from onparse.config import MEAN, ModelConfig
 from onparse.formats import bracket
 from onparse.parse import Parser
 from onparse.recipe import FitPlan, TimeUp, fit, stages
@@ -137,7 +137,22 @@ def test_the_fixed_layer_rule_builds_every_tree_from_the_plans_layer(tmp_path):
     record = fit(tiny_plan(members=2, rounds=0, scratch_passes=1, evals_per_epoch=1, layer_rule="fixed", layer=2), tmp_path / "f")
     assert [entry["layers"] for entry in record["stages"] if "layers" in entry] == [[2, 2], [2, 2, 2]]
     assert Parser.load(tmp_path / "f" / "model").builder.layers == (2, 2, 2)
-    assert "built from layer 2 (a fixed rule)" in (tmp_path / "f" / "model" / "card.md").read_text()
+    assert "trees from layer 2 (a fixed rule)" in (tmp_path / "f" / "model" / "card.md").read_text()
+
+
+def test_students_can_vote_at_another_layer_than_the_one_they_learn(tmp_path):
+    plan = tiny_plan(members=2, rounds=1, scratch_passes=1, evals_per_epoch=1, layer_rule="fixed", layer=MEAN, vote_layer=3)
+    record = fit(plan, tmp_path / "f")
+    assert [entry["layers"] for entry in record["stages"] if "layers" in entry] == [[3, 3], [3, 3], [3, 3, 3]]
+    students = [json.loads((tmp_path / "f" / name / "model" / "card.json").read_text())["config"] for name in ("round-1-1", "scratch")]
+    assert [config["default_layer"] for config in students] == [MEAN, MEAN]
+    card = (tmp_path / "f" / "model" / "card.md").read_text()
+    assert "trees from layer 3 (a fixed rule); students learn their teachers' trees at layer 'mean'" in card
+
+
+def test_a_plan_with_a_layer_the_members_lack_is_refused():
+    with pytest.raises(ValueError, match="layer 4 is not one of the members' 3 layers"):
+        tiny_plan(vote_layer=4).check()
 
 
 def test_students_of_one_teacher_share_its_trees(fitted):
