@@ -18,13 +18,15 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import signal
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
+from itertools import chain, islice
 from pathlib import Path
 from typing import Protocol
 
@@ -48,11 +50,24 @@ Measure = Callable[[LanguageModel, Vocabulary], object]
 
 
 TREE_SUFFIXES = (".mrg", ".penn")  # files of bracketed trees; any other file is text, one sentence a line
+COMMENT = "%%"  # starts a comment line in a text file (the NEGRA corpus's header)
+ID_FIELD = re.compile(r"\s*\S+\t")  # an id before the sentence: "ID<TAB>sentence" (NEGRA, Leipzig and Tatoeba corpora)
+ID_SAMPLE = 100  # lines that decide whether a file's lines carry ids
+
+
+def text_lines(lines: Iterable[str]) -> Iterator[str]:
+    """The sentences of a text file, one a line: comment lines skipped, and each line's id left out where the
+    file's first lines all start with one (a tab after the id)."""
+    content = (line for line in lines if line.strip() and not line.startswith(COMMENT))
+    first = list(islice(content, ID_SAMPLE))
+    ids = bool(first) and all(ID_FIELD.match(line) for line in first)
+    for line in chain(first, content):
+        yield line[ID_FIELD.match(line).end():] if ids and ID_FIELD.match(line) else line
 
 
 def read_sentences(paths: list[str], language: str = ENGLISH, encoding: str = "UTF-8") -> list[list[str]]:
     """Sentences as written (punctuation left out) from trees (.mrg, .penn: the treebank's words) or plain text
-    (one sentence a line, tokenized as ``language``), in ``encoding``."""
+    (one sentence a line, ``text_lines``, tokenized as ``language``), in ``encoding``."""
     split = tokenizer(language)
     sentences: list[list[str]] = []
     for path in paths:
@@ -62,7 +77,7 @@ def read_sentences(paths: list[str], language: str = ENGLISH, encoding: str = "U
             else:
                 with file.open(encoding=codec(encoding)) as lines:
                     try:
-                        for line in lines:
+                        for line in text_lines(lines):
                             tokens = split(line)
                             words = [tokens[i] for i in word_positions(tokens)]
                             if words:

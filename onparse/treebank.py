@@ -277,10 +277,11 @@ def gold_sentence(tree: Tree, source: str = "", rule: WordRule = RULES["ptb"]) -
 
     A part-of-speech node (one bracket around one leaf) that ``rule`` calls a
     word adds a word; every other node adds its label over the words below it
-    when they are two or more. A leaf anywhere else (a bare word among a
-    node's subtrees) has no tag to say whether it is a word, so the tree is
-    refused (TreebankError naming its file and line) rather than scored with
-    a guess.
+    when they are two or more. A bare leaf beside bracketed siblings has no
+    tag, so it is no word of the treebank's: the released CTB holds such a
+    misplaced label (``(CP ((WHNP-4 ...) CP (IP ...``), and it is left out. A
+    node of bare leaves alone (``(S the cat)``) is no tagged tree, and is
+    refused (TreebankError naming its file and line) rather than guessed at.
     """
     words: list[str] = []
     labeled: list[tuple[str, int, int]] = []
@@ -297,12 +298,12 @@ def gold_sentence(tree: Tree, source: str = "", rule: WordRule = RULES["ptb"]) -
                 if rule.is_word(node.label(), only):
                     words.append(only)
                 continue
+        subtrees = [child for child in node if isinstance(child, Tree)]
+        if not subtrees:
+            raise TreebankError(f"{source}: {node[0]!r} is not the only child of a part-of-speech bracket "
+                                f"({bracketed(node)[:60]!r}): gold trees tag every word")
         pending.append((node, len(words)))
-        for child in reversed(node):
-            if not isinstance(child, Tree):
-                raise TreebankError(f"{source}: {child!r} is not the only child of a part-of-speech bracket "
-                                    f"({bracketed(node)[:60]!r}): gold trees tag every word")
-            pending.append((child, -1))
+        pending.extend((child, -1) for child in reversed(subtrees))
     return GoldSentence(tuple(words), frozenset((s, e) for _, s, e in labeled), tuple(labeled), source)
 
 

@@ -80,3 +80,12 @@ def test_training_reads_trees_and_text_in_their_encoding(tmp_path):
     assert read_sentences([str(text)], "de", "latin-1") == [["Große", "Häuser", "stehen"]]
     with pytest.raises(ValueError, match="not UTF-8 text .*--encoding"):
         read_sentences([str(text)], "de")
+
+
+def test_text_with_an_id_before_each_sentence_and_comment_lines_gives_the_sentences_alone(tmp_path):
+    numbered = tmp_path / "negra.sent"  # the NEGRA corpus's raw sentences: a %% header, then "    ID:<TAB>sentence"
+    numbered.write_bytes("%% raw sentences\n%%\n    1:\tGroße Häuser stehen .\n   12:\tSie 2 laufen .\n".encode("latin-1"))
+    assert read_sentences([str(numbered)], "de", "latin-1") == [["Große", "Häuser", "stehen"], ["Sie", "2", "laufen"]]
+    plain = tmp_path / "plain.txt"  # one line with a tab is not a file of ids
+    plain.write_text("Große\tHäuser stehen .\nSie laufen .\n", encoding="utf-8")
+    assert read_sentences([str(plain)], "de") == [["Große", "Häuser", "stehen"], ["Sie", "laufen"]]

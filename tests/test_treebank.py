@@ -3,7 +3,7 @@
 import pytest
 
 from conftest import FIXTURES
-from onparse.treebank import TreebankError, read_gold, tree_files
+from onparse.treebank import RULES, TreebankError, read_gold, tree_files
 
 
 def test_ldc_file_drops_punctuation_and_empty_elements_and_strips_function_tags():
@@ -62,11 +62,18 @@ def test_line_numbers_in_long_files(tmp_path):
     assert len(trees) == 1000 and trees[998].source.endswith(":999") and trees[999].source.endswith(":1001")
 
 
-def test_a_bare_word_among_constituents_is_refused_with_its_file_and_line(tmp_path):
+def test_a_node_of_bare_words_is_refused_with_its_file_and_line(tmp_path):
     odd = tmp_path / "odd.mrg"
-    odd.write_text("(S (NN a))\n(S (NP (DT the) junk (NN cat)) (VP (VBD sat)))\n")
-    with pytest.raises(TreebankError, match=r"odd\.mrg:2: 'junk' is not the only child"):
+    odd.write_text("(S (NN a))\n(S (NP the cat) (VP (VBD sat)))\n")
+    with pytest.raises(TreebankError, match=r"odd\.mrg:2: 'the' is not the only child"):
         list(read_gold(str(odd)))
+
+
+def test_a_misplaced_label_beside_constituents_is_no_word(tmp_path):
+    ctb = tmp_path / "ctb.mrg"  # as in the released CTB: an unlabeled bracket whose label follows its first child
+    ctb.write_text("((IP (CP ((WHNP (-NONE- *OP*)) CP (IP (NP (NN 地方) (NN 当局)) (VP (VV 组织))))) (PU 。)))\n", encoding="utf-8")
+    (sentence,) = read_gold(str(ctb), RULES["ctb"])
+    assert sentence.words == ("地方", "当局", "组织") and (0, 2) in sentence.spans
 
 
 def test_the_fast_reader_reads_what_nltk_reads():
