@@ -712,7 +712,7 @@ def quantize(model, out_dir, gold, device, threads) -> None:
 @click.option("--hours", type=click.FloatRange(min=0, min_open=True), help="Stop (recorded, resumable) after this much wall time.")
 @click.option("--members", type=Positive, default=4, show_default=True, help="Language models trained from random weights.")
 @click.option("--rounds", type=click.IntRange(min=0), default=2, show_default=True, help="Distillation rounds (each student learns the last ensemble).")
-@click.option("--member-epochs", type=Positive, default=1, show_default=True)
+@click.option("--member-epochs", type=Positive, help="Epochs of each member  [default: enough to read about a million tokens, at least one].")
 @click.option("--embedding-size", type=Positive, default=200, show_default=True)
 @click.option("--hidden-size", type=Positive, default=600, show_default=True)
 @click.option("--layers", "n_layers", type=Positive, default=3, show_default=True)

@@ -21,7 +21,7 @@ DEV = [line for line in (EXAMPLES / "dev.txt").read_text().splitlines() if line.
 def tiny_plan(**changes) -> FitPlan:
     settings = dict(train=[str(EXAMPLES / "corpus.txt")], dev=str(EXAMPLES / "dev.txt"), members=2, rounds=1,
                     member_model=ModelConfig(vocab_size=60, embedding_size=16, hidden_size=24, n_layers=3, chunk_size=4),
-                    sentences=200, evals_per_epoch=2, dtype="fp32")
+                    member_epochs=1, sentences=200, evals_per_epoch=2, dtype="fp32")
     return FitPlan(**{**settings, **changes})
 
 
@@ -95,7 +95,7 @@ def test_gold_trees_choose_nothing_unless_asked_and_then_the_plan_says_so(tmp_pa
 
 def test_the_command_fits_and_resumes_with_one_line_errors(tmp_path):
     out = tmp_path / "cli"
-    tiny = ["--members", "1", "--rounds", "0", "--embedding-size", "16", "--hidden-size", "24", "--chunk-size", "4",
+    tiny = ["--members", "1", "--member-epochs", "1", "--rounds", "0", "--embedding-size", "16", "--hidden-size", "24", "--chunk-size", "4",
             "--vocab-size", "60", "--sentences", "100", "--evals-per-epoch", "1", "--scratch-passes", "1", "--dtype", "fp32"]
     missing = CliRunner().invoke(main, ["fit", "--train", str(EXAMPLES / "corpus.txt"), "--out", str(out)])
     assert missing.exit_code == 2 and "--dev" in missing.stderr and len(missing.stderr.splitlines()) == 1
@@ -182,3 +182,16 @@ def test_the_maintainer_tool_starts_a_gold_selected_fit_from_another_fits_member
     assert card["selected"]["dev_f1_per_layer"]["mean"] == max(h["dev_f1_per_layer"]["mean"] for h in history)
     resumed = fit(None, tmp_path / "gold", resume=True)
     assert resumed["stages"][-1]["name"] == "model" and resumed["stages"][-1]["layers_chosen_on_gold"]
+
+
+def test_members_of_a_small_corpus_read_it_more_often(monkeypatch):
+    from onparse import recipe
+    from onparse.train import read_corpus
+
+    plan = tiny_plan(member_epochs=None)
+    tokens = sum(len(words) + 1 for words in read_corpus(plan.train))
+    monkeypatch.setattr(recipe, "MEMBER_TOKENS", 3 * tokens)
+    assert recipe.with_member_epochs(plan).member_epochs == 3
+    monkeypatch.setattr(recipe, "MEMBER_TOKENS", tokens // 10)
+    assert recipe.with_member_epochs(plan).member_epochs == 1  # at least one
+    assert recipe.with_member_epochs(tiny_plan(member_epochs=2)).member_epochs == 2  # as asked
