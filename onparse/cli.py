@@ -673,15 +673,19 @@ def ensemble(members, out_dir, right_branching_voter, link, agree_on, dev_gold, 
 @click.argument("model", metavar="MODEL")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True, help="The int8 model directory to write.")
 @click.option("--gold", help="Gold trees: score both precisions and record the F1 change in the card.")
+@click.option("--encoding", default="UTF-8", show_default=True, help="The encoding of the --gold files.")
 @click.option("--device", default=ParseConfig.device, show_default=True, help="torch device for --gold, e.g. cuda.")
 @click.option("--threads", type=Positive, help=THREADS_HELP)
-def quantize(model, out_dir, gold, device, threads) -> None:
+def quantize(model, out_dir, gold, encoding, device, threads) -> None:
     """Store a model's weight matrices as int8 rows (a scale each): a quarter of fp32, half of bf16.
+
+    An ensemble is written whole, every member in int8, with its layers and voter.
 
     \b
     Examples:
       onparse quantize runs/wsj/model --out models/wsj-int8
-      onparse quantize runs/wsj/model --out models/wsj-int8 --gold ../shared/data/ptb/wsj/22
+      onparse quantize runs/fit/model --out models/fit-int8 --gold ../shared/data/ptb/wsj/22
+      onparse quantize runs/fit/negra/model --out models/onlstm-negra --gold valid.penn --encoding latin-1
     """
     import_nltk_quickly()
     from onparse.modeldir import ModelDirError, quantized_copy
@@ -693,7 +697,7 @@ def quantize(model, out_dir, gold, device, threads) -> None:
     try:
         if gold:
             check_device(device)
-        change = quantized_copy(model, out_dir, gold, device)
+        change = quantized_copy(model, out_dir, gold, device, encoding)
     except ModelDirError as err:
         fail(str(err))
     except (TreebankError, ValueError, OSError) as err:

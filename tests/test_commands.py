@@ -67,9 +67,28 @@ def test_quantize_writes_int8_rows_and_the_f1_change(tmp_path):
     assert set(change) == {"gold", "before", "after"} and f"{change['before']:.2f} -> {change['after']:.2f}" in done.stdout
     weights = torch.load(tmp_path / "q" / "weights.pt", weights_only=True)
     assert any(t.dtype == torch.int8 for t in weights.values())
-    modeldir.save_ensemble(tmp_path / "e", [source])
-    refused = run("quantize", tmp_path / "e", "--out", tmp_path / "q2")
-    assert refused.exit_code == 2 and "quantize each member" in refused.stderr
+    refused = run("quantize", source, "--out", tmp_path / "q")
+    assert refused.exit_code == 2 and "exists" in refused.stderr
+
+
+def test_quantize_stores_every_member_of_an_ensemble_as_int8_with_its_layers_and_voter(tmp_path):
+    members = tiny_members(tmp_path)
+    assert run("ensemble", *members, "--out", tmp_path / "e", "--right-branching-voter").exit_code == 0
+    config = json.loads((tmp_path / "e" / "config.json").read_text())
+    config["ensemble"]["layers"] = [1, "mean"]
+    (tmp_path / "e" / "config.json").write_text(json.dumps(config))
+    (tmp_path / "e" / "card.md").write_text("# how it was made\n")
+    latin = tmp_path / "latin1.mrg"
+    latin.write_bytes("( (S (NP (DT Die) (NN Straße)) (VP (VBD lag) (ADVP (RB dort)))) )\n".encode("latin-1"))
+    done = run("quantize", tmp_path / "e", "--out", tmp_path / "q", "--gold", latin, "--encoding", "latin-1")
+    assert done.exit_code == 0, done.output
+    quantized = modeldir.read_ensemble(tmp_path / "q")
+    assert quantized.layers == [1, "mean"] and quantized.right_branching_voter
+    assert [json.loads((m / "config.json").read_text())["weights"] for m in quantized.members] == ["int8", "int8"]
+    assert all(m.resolve().is_relative_to((tmp_path / "q").resolve()) for m in quantized.members)  # it stands alone
+    card = json.loads((tmp_path / "q" / "card.json").read_text())
+    assert card["weights"] == "int8" and set(card["int8_change"]) == {"gold", "before", "after"}
+    assert (tmp_path / "q" / "card.md").read_text() == "# how it was made\n"
 
 
 def test_distill_teaches_a_student_and_keeps_its_best_agreement(tmp_path, tiny_ensemble_dir, tiny_model_dir):
