@@ -720,7 +720,8 @@ def quantize(model, out_dir, gold, encoding, device, threads) -> None:
 @click.option("--embedding-size", type=Positive, default=200, show_default=True)
 @click.option("--hidden-size", type=Positive, default=600, show_default=True)
 @click.option("--layers", "n_layers", type=Positive, default=3, show_default=True)
-@click.option("--chunk-size", type=Positive, default=10, show_default=True)
+@click.option("--chunk-size", "chunk_sizes", type=Positive, multiple=True, default=[10], show_default=True,
+              help="Repeat to vary the members: member k takes the k-th size, cycling (students keep their start's).")
 @click.option("--vocab-size", type=click.IntRange(min=3), default=10000, show_default=True)
 @click.option("--sentences", type=Positive, default=40000, show_default=True, help="Training sentences each teacher parses.")
 @click.option("--scratch-passes", type=Positive, default=2, show_default=True, help="Passes of the student from scratch.")
@@ -743,7 +744,7 @@ def quantize(model, out_dir, gold, encoding, device, threads) -> None:
 @click.option("--device", default="cpu", show_default=True, help="torch device, e.g. cuda.")
 @click.option("--threads", type=Positive, help=THREADS_HELP)
 def fit(train_paths, dev, dev_gold, out_dir, resume, hours, members, rounds, member_epochs, embedding_size, hidden_size,
-        n_layers, chunk_size, vocab_size, sentences, scratch_passes, evals_per_epoch, right_branching_voter, layer_rule,
+        n_layers, chunk_sizes, vocab_size, sentences, scratch_passes, evals_per_epoch, right_branching_voter, layer_rule,
         layer, vote_layer, select_by_gold, language, encoding, seed, dtype, device, threads) -> None:
     """Train a full parser on raw text, no gold trees: members, ensembles, distillation rounds, a student from scratch.
 
@@ -768,8 +769,9 @@ def fit(train_paths, dev, dev_gold, out_dir, resume, hours, members, rounds, mem
         if not train_paths or not dev:
             fail("give the training text with --train and dev text with --dev")
         model = ModelConfig(vocab_size=vocab_size, embedding_size=embedding_size, hidden_size=hidden_size,
-                            n_layers=n_layers, chunk_size=chunk_size)
+                            n_layers=n_layers, chunk_size=chunk_sizes[0])
         plan = recipe.FitPlan(train=list(train_paths), dev=dev, dev_gold=dev_gold, members=members, rounds=rounds,
+                              member_chunk_sizes=list(chunk_sizes) if len(chunk_sizes) > 1 else [],
                               member_model=model, member_epochs=member_epochs, sentences=sentences,
                               scratch_passes=scratch_passes, evals_per_epoch=evals_per_epoch,
                               right_branching_voter=right_branching_voter, layer_rule=layer_rule, layer=layer,

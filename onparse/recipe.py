@@ -58,6 +58,7 @@ class FitPlan:
     members: int = 4
     rounds: int = 2
     member_model: ModelConfig = field(default_factory=lambda: ModelConfig(**asdict(MEMBER_MODEL)))
+    member_chunk_sizes: list[int] = field(default_factory=list)  # members cycle through these (empty: member_model's)
     member_epochs: int | None = None  # None: as many as make about MEMBER_TOKENS tokens (at least one)
     evals_per_epoch: int = 4
     batch_size: int = 64  # language-model streams of the members
@@ -92,10 +93,18 @@ class FitPlan:
             raise ValueError(f"the layer rule is agreement or fixed, not {self.layer_rule!r}")
         if min(self.members, self.member_epochs or 1, self.evals_per_epoch, self.sentences, self.scratch_passes) < 1 or self.rounds < 0:
             raise ValueError("members, epochs, evaluations, sentences and passes must be at least 1, rounds at least 0")
-        self.member_model.check()
+        for k in range(1, self.members + 1):
+            member_config(self, k).check()
         for layer in (self.layer, self.vote_layer):
             if layer not in (None, MEAN) and not 1 <= layer <= self.member_model.n_layers:
                 raise ValueError(f"layer {layer} is not one of the members' {self.member_model.n_layers} layers")
+
+
+def member_config(plan: FitPlan, k: int) -> ModelConfig:
+    """Member ``k``'s architecture: ``member_model``, with the chunk size its turn in ``member_chunk_sizes`` gives."""
+    if not plan.member_chunk_sizes:
+        return plan.member_model
+    return replace(plan.member_model, chunk_size=plan.member_chunk_sizes[(k - 1) % len(plan.member_chunk_sizes)])
 
 
 @dataclass
@@ -112,9 +121,10 @@ def stages(plan: FitPlan, out: Path) -> list[Stage]:
     select = "dev_f1" if plan.select_by_gold else None
     common = dict(train=plan.train, dev=plan.dev, dev_gold=plan.dev_gold, default_layer=plan.layer, language=plan.language, encoding=plan.encoding,
                   dtype=plan.dtype, device=plan.device, evals_per_epoch=plan.evals_per_epoch, select_by=select)
-    found = [Stage(f"member-{k}", TrainConfig(model=plan.member_model, epochs=plan.member_epochs, batch_size=plan.batch_size,
+    found = [Stage(f"member-{k}", TrainConfig(model=member_config(plan, k), epochs=plan.member_epochs, batch_size=plan.batch_size,
                                               seed=plan.seed + k - 1, **common))
              for k in range(1, plan.members + 1)]
+    shapes = {stage.name: stage.config.model for stage in found}  # a student keeps the shape of the model it starts from
     found.append(Stage("ensemble-1", members=[s.name for s in found]))
     previous = found[-1].members
     for r in range(1, plan.rounds + 1):
@@ -125,9 +135,10 @@ def stages(plan: FitPlan, out: Path) -> list[Stage]:
                                     sample_seed=plan.seed, trees=str(out / "teachers" / f"ensemble-{r}.jsonl"),
                                     rank_weight=plan.rank_weight, margin=plan.margin)
             found.append(Stage(f"round-{r}-{k}", TrainConfig(
-                model=plan.member_model, epochs=plan.finetune_passes, lr=plan.finetune_lr, batch_size=plan.student_batch_size,
+                model=shapes[start], epochs=plan.finetune_passes, lr=plan.finetune_lr, batch_size=plan.student_batch_size,
                 seed=plan.seed + k - 1, distill=distill, **common)))
             students.append(found[-1].name)
+            shapes[found[-1].name] = shapes[start]
         found.append(Stage(f"ensemble-{r + 1}", members=students))
         previous = students
     distill = DistillConfig(teacher=str(out / f"ensemble-{plan.rounds + 1}"), start=str(out / "member-1" / "model"),

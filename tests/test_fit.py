@@ -195,3 +195,13 @@ def test_members_of_a_small_corpus_read_it_more_often(monkeypatch):
     monkeypatch.setattr(recipe, "MEMBER_TOKENS", tokens // 10)
     assert recipe.with_member_epochs(plan).member_epochs == 1  # at least one
     assert recipe.with_member_epochs(tiny_plan(member_epochs=2)).member_epochs == 2  # as asked
+
+
+def test_members_can_vary_their_chunk_size_and_students_keep_their_starts_shape(tmp_path):
+    plan = tiny_plan(members=2, rounds=1, scratch_passes=1, evals_per_epoch=1, member_chunk_sizes=[4, 8])
+    assert [s.config.model.chunk_size for s in stages(plan, tmp_path) if s.config] == [4, 8, 4, 8, 4]
+    fit(plan, tmp_path / "f")
+    model = Parser.load(tmp_path / "f" / "model")
+    assert sorted(m.model.config.chunk_size for m in model.members) == [4, 4, 8]  # scratch (member-1's shape) and two students
+    with pytest.raises(ValueError, match="chunk"):
+        tiny_plan(member_chunk_sizes=[4, 7]).check()  # 7 divides neither the embedding (16) nor the hidden size (24)
