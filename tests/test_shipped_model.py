@@ -1,12 +1,14 @@
 """The model in models/ loads by default and parses."""
 
+import pytest
+
 from onparse.modeldir import DEFAULT_MODEL, MODELS
 from onparse.parse import Parser
 
 
 def test_shipped_models_are_complete_and_compact():
     assert {"config.json", "card.json", "card.md"} <= {p.name for p in DEFAULT_MODEL.iterdir()}
-    assert sum(p.stat().st_size for p in MODELS.rglob("*") if p.is_file()) < 175 * 2**20  # 157 MB with the GPU members (issue 21)
+    assert sum(p.stat().st_size for p in MODELS.rglob("*") if p.is_file()) < 175 * 2**20  # 172 MiB with the GPU members (issue 21) and the German and Chinese models (issue 19)
 
 
 def test_shipped_model_loads_and_parses():
@@ -37,3 +39,16 @@ def test_the_help_names_the_default_model():
 
     help_text = " ".join(CliRunner().invoke(main, ["parse", "--help"]).output.split())
     assert f"models/{DEFAULT_MODEL.name}" in help_text.replace("- ", "-")  # click wraps at hyphens
+
+
+@pytest.mark.parametrize("name, language, text, tokens, n_words", [
+    ("onlstm-negra", "de", "Die Mäuse „laufen“ über die Straße.", ["Die", "Mäuse", "„", "laufen", "“", "über", "die", "Straße", "."], 6),
+    ("onlstm-ctb", "zh", "我们在北京大学学习中文。", ["我们", "在", "北京大学", "学习", "中文", "。"], 5),
+])
+def test_the_language_models_tokenize_and_parse_their_language(name, language, text, tokens, n_words):
+    parser = Parser.load(name)
+    assert parser.language == language and parser.is_ensemble
+    parse = parser.parse([text])[0]
+    assert parse.tokens == tokens and len(parse.word_positions) == n_words  # punctuation is no word, by Unicode category
+    assert parse.words_tree.leaves() == list(range(n_words)) and all(len(node) == 2 for node in parse.words_tree.subtrees())
+    assert parse.model_input[0] == tokens[0].lower() and len(parse.model_input) == n_words  # as the model was trained
