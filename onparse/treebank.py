@@ -299,7 +299,7 @@ def gold_sentence(tree: Tree, source: str = "", rule: WordRule = RULES["ptb"]) -
                     words.append(only)
                 continue
         subtrees = [child for child in node if isinstance(child, Tree)]
-        if not subtrees:
+        if not subtrees and len(node):
             raise TreebankError(f"{source}: {node[0]!r} is not the only child of a part-of-speech bracket "
                                 f"({bracketed(node)[:60]!r}): gold trees tag every word")
         pending.append((node, len(words)))
