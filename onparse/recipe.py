@@ -99,6 +99,11 @@ class FitPlan:
             if layer not in (None, MEAN) and not 1 <= layer <= self.member_model.n_layers:
                 raise ValueError(f"layer {layer} is not one of the members' {self.member_model.n_layers} layers")
 
+    @property
+    def fixed_layer(self) -> Layer:
+        """Every member's layer in every ensemble under the fixed rule."""
+        return self.layer if self.vote_layer is None else self.vote_layer
+
 
 def member_config(plan: FitPlan, k: int) -> ModelConfig:
     """Member ``k``'s architecture: ``member_model``, with the chunk size its turn in ``member_chunk_sizes`` gives."""
@@ -213,7 +218,7 @@ def ensemble_stage(stage: Stage, plan: FitPlan, out: Path) -> dict:
     path = out / stage.name
     final = stage.name == "model"  # the fit's model stands alone; the ensembles between name their members in place
     members = [out / name for name in stage.members]
-    chosen: dict = {"layers": [plan.layer if plan.vote_layer is None else plan.vote_layer] * len(members)}
+    chosen: dict = {"layers": [plan.fixed_layer] * len(members)}
     if plan.select_by_gold:  # the original protocol: each member's layer of best dev F1 at its kept point
         chosen = {"layers": [gold_layer(member) for member in members], "layers_chosen_on_gold": True}
     elif plan.layer_rule == "agreement":
@@ -309,7 +314,7 @@ def write_card(model: Path, record: dict) -> None:
                 "Each ensemble gives each member the layer (or mean of layers) whose trees agree best with the "
                 "other members' vote on the dev text (no gold trees); students learn their teachers' trees at "
                 f"layer {plan['layer']!r}" if plan.get("layer_rule") == "agreement" else
-                f"Every ensemble builds its members' trees from layer {plan.get('vote_layer') or plan['layer']!r} (a fixed rule); "
+                f"Every ensemble builds its members' trees from layer {FitPlan.from_dict(plan).fixed_layer!r} (a fixed rule); "
                 f"students learn their teachers' trees at layer {plan['layer']!r}")
              + f"; the right-branching voter is {'on' if card['right_branching_voter'] else 'off'}"
              + (" (asked for: a prior for right-branching languages)" if plan["right_branching_voter"] else "") + ".",

@@ -62,7 +62,8 @@ def text_lines(lines: Iterable[str]) -> Iterator[str]:
     first = list(islice(content, ID_SAMPLE))
     ids = bool(first) and all(ID_FIELD.match(line) for line in first)
     for line in chain(first, content):
-        yield line[ID_FIELD.match(line).end():] if ids and ID_FIELD.match(line) else line
+        found = ID_FIELD.match(line) if ids else None
+        yield line[found.end():] if found else line
 
 
 def read_sentences(paths: list[str], language: str = ENGLISH, encoding: str = "UTF-8") -> list[list[str]]:
