@@ -1,14 +1,29 @@
 """onparse: unsupervised constituency parsing with an ON-LSTM language model.
 
 The package root imports nothing heavy so that ``onparse --help`` and
-``onparse --version`` answer without loading torch; ``from onparse import
-Parser`` loads the parser when asked for. Library users import nltk (and
-through it whatever their environment holds) as usual: only the ``onparse``
-program, a process of its own, keeps scipy out of nltk's import
-(``cli.import_nltk_quickly``).
+``onparse --version`` answer without loading torch; ``onparse.load`` and
+``from onparse import Parser`` load the parser when asked for. Library users
+import nltk (and through it whatever their environment holds) as usual: only
+the ``onparse`` program, a process of its own, keeps scipy out of nltk's
+import (``cli.import_nltk_quickly``).
+
+    >>> parser = onparse.load()  # the shipped default; a name or a path for others
+    >>> parser.parse("The cat sat on the mat.").text_tree.pformat()
+    '(X (X The (X cat sat)) (X on (X the mat)) .)'
 """
 
 __version__ = "0.1.0"
+
+
+def load(name_or_path: str | None = None, **settings):
+    """A ``Parser`` for a shipped model's name or a model directory's path (the default model by default).
+
+    ``settings``: ``layer``, and the fields of ``onparse.config.ParseConfig``
+    (``batch_size``, ``max_words``, ``device``, ``dtype``).
+    """
+    from onparse.parse import Parser
+
+    return Parser.load(name_or_path, **settings)
 
 
 def __getattr__(name: str):

@@ -19,6 +19,7 @@ import os
 import shutil
 import tempfile
 from dataclasses import asdict, dataclass, field
+from importlib.resources import files
 from pathlib import Path
 
 import torch
@@ -29,7 +30,7 @@ from onparse.language import ENGLISH
 from onparse.model import LanguageModel, parameter_shapes
 from onparse.vocabulary import Vocabulary
 
-MODELS = Path(__file__).resolve().parent.parent / "models"  # the shipped models, each findable by its name
+MODELS = Path(str(files("onparse.models")))  # the shipped models (installed with the package), each findable by its name
 DEFAULT_MODEL = MODELS / "onlstm-wsj-gpu-r4"  # the best on section 22 (models/*/card.md)
 FILES = ("config.json", "vocab.txt", "weights.pt")
 PRECISIONS = ("bf16", "int8")  # how weights.pt stores the weights

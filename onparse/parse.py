@@ -30,7 +30,7 @@ from onparse.config import MEAN, Layer
 from onparse.modeldir import ModelBundle
 from onparse.language import tokenizer
 from onparse.tokenize import normalize, word_positions
-from onparse.trees import attach_punctuation
+from onparse.trees import attach_punctuation, map_leaves
 from onparse.vocabulary import UNK
 
 # Sentences of a batch are padded in groups of this many, so the number still
@@ -72,6 +72,11 @@ class Parse:
     def tree_distances(self) -> np.ndarray:
         """Members x words: the distances each member built its tree from (its layer, or the mean of its layers)."""
         return self.built.rows
+
+    @property
+    def text_tree(self) -> Tree:
+        """The tree with the user's own tokens as leaves (punctuation attached), as nltk's parsers give."""
+        return map_leaves(self.tree, self.tokens.__getitem__)
 
     @property
     def votes(self) -> np.ndarray:
@@ -279,14 +284,35 @@ class Parser:
                      attach_punctuation(built.tree, positions, len(tokens)))
 
     def parse_tokens(self, token_lists: Sequence[Sequence[str]]) -> list[Parse]:
-        """Parse tokenized sentences; each must hold at least one token."""
+        """Parse tokenized sentences, each taken exactly as given; each must hold at least one token."""
         return list(self.parse_stream(token_lists))  # type: ignore[arg-type]
 
-    def parse(self, sentences: Iterable[str]) -> list[Parse]:
-        """Parse raw sentences (one sentence per string)."""
+    def parse(self, text: str) -> Parse:
+        """Parse one sentence of raw text, tokenized as the model's training text was.
+
+        >>> print(onparse.load().parse("Stocks fell sharply on Friday.").text_tree)
+        (X Stocks (X fell (X sharply (X on Friday))) .)
+        """
+        if not isinstance(text, str):
+            raise TypeError(f"parse takes one sentence as a string, not {type(text).__name__}: "
+                            "parse_sents takes many (texts or token lists)")
+        return self.parse_tokens([self.tokenize(text)])[0]
+
+    def parse_sents(self, sentences: Iterable[str | Sequence[str]]) -> Iterator[Parse]:
+        """Parse many sentences in input order, streamed: each a string of raw text or a list of tokens taken as given.
+
+        Sentences are read a bounded window ahead (``WINDOW_WORDS`` words) and
+        run in length-sorted batches, so memory stays flat over an endless
+        iterable.
+
+        >>> texts = ["The cat sat on the mat.", ["Stocks", "fell", "."]]
+        >>> [str(parse.text_tree) for parse in onparse.load().parse_sents(texts)]
+        ['(X (X The (X cat sat)) (X on (X the mat)) .)', '(X Stocks fell .)']
+        """
         if isinstance(sentences, str):
-            raise TypeError("parse takes a list of sentences: parse([text]) for one")
-        return self.parse_tokens([self.tokenize(text) for text in sentences])
+            raise TypeError("parse_sents takes an iterable of sentences: parse(text) parses one")
+        tokens = (self.tokenize(item) if isinstance(item, str) else item for item in sentences)
+        return self.parse_stream(tokens)  # type: ignore[arg-type]
 
     def tokenize(self, text: str) -> list[str]:
         """One sentence as tokens, split as the model's training text was (``onparse.language``)."""

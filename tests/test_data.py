@@ -28,8 +28,8 @@ def test_section_22_typed_as_text_comes_back_with_the_treebanks_tokens():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("model", sorted(p.name for p in MODELS.iterdir()  # the English models: their cards hold section 22
-                                         if "section_22" in json.loads((p / "card.json").read_text()).get("dev", {})))
+@pytest.mark.parametrize("model", sorted(card.parent.name for card in MODELS.glob("*/card.json")  # the English models: their cards hold section 22
+                                         if "section_22" in json.loads(card.read_text()).get("dev", {})))
 def test_each_shipped_model_reproduces_its_card_on_section_22(model):
     gold = list(read_gold(str(ptb_section("22"))))
     card = json.loads((MODELS / model / "card.json").read_text())["dev"]["section_22"]
@@ -51,5 +51,6 @@ def test_each_language_model_reproduces_its_card_on_its_dev_trees(model, gold, e
         pytest.skip(f"dev trees not found at {path}")
     card = json.loads((MODELS / model / "card.json").read_text())
     result = evaluate_parser(Parser.load(model), list(read_gold(str(path), encoding=encoding)), untrained_seed=None)
-    assert card["int8_change"]["gold"].endswith(gold) and not card["fit"]["plan"]["select_by_gold"]
-    assert result["sentence_f1"] == pytest.approx(card["int8_change"]["after"], abs=0.05)
+    shipped = card["shipped_members"]  # the fit's student from scratch alone (issue 20)
+    assert shipped["gold"].endswith(gold) and not card["fit"]["plan"]["select_by_gold"]
+    assert result["sentence_f1"] == pytest.approx(shipped["after"], abs=0.05)

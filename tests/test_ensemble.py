@@ -27,8 +27,8 @@ def test_the_ensemble_tree_is_the_average_of_the_members_trees(tiny_ensemble_dir
     ensemble = Parser.load(tiny_ensemble_dir)
     assert ensemble.is_ensemble and ensemble.builder.layers == (2, 2, 2) and len(ensemble.members) == 3
     members = [Parser.load(tiny_ensemble_dir / f"seed-{seed}") for seed in range(3)]
-    for k, parse in enumerate(ensemble.parse(SENTENCES)):
-        member_trees = [member.parse([SENTENCES[k]])[0].words_tree for member in members]
+    for k, parse in enumerate(ensemble.parse_sents(SENTENCES)):
+        member_trees = [member.parse(SENTENCES[k]).words_tree for member in members]
         n = len(parse.word_positions)
         expected, shares = average([spans(t) for t in member_trees], n)
         assert parse.words_tree == expected
@@ -41,8 +41,8 @@ def test_identical_members_give_the_members_tree(tmp_path):
     model, vocab = tiny_model(5)
     modeldir.save(tmp_path / "one", model, vocab, default_layer=3)
     modeldir.save_ensemble(tmp_path / "same", [tmp_path / "one"] * 3)
-    single = Parser.load(tmp_path / "one").parse(SENTENCES)
-    voted = Parser.load(tmp_path / "same").parse(SENTENCES)
+    single = Parser.load(tmp_path / "one").parse_sents(SENTENCES)
+    voted = Parser.load(tmp_path / "same").parse_sents(SENTENCES)
     assert [p.words_tree for p in voted] == [p.words_tree for p in single]
     assert all(c == 1.0 for p in voted for c in as_dict(p)["confidence"])
 
@@ -51,14 +51,14 @@ def test_right_branching_voter_and_layer_override(tiny_ensemble_dir, tmp_path):
     modeldir.save_ensemble(tmp_path / "rb", modeldir.read_ensemble(tiny_ensemble_dir).members, right_branching_voter=True)
     parser = Parser.load(tmp_path / "rb", layer=3)
     assert parser.right_branching_voter and [m.layer for m in parser.members] == [3, 3, 3]
-    parse = parser.parse([SENTENCES[0]])[0]
-    voters = [spans(Parser.load(tiny_ensemble_dir / f"seed-{s}", layer=3).parse([SENTENCES[0]])[0].words_tree)
+    parse = parser.parse(SENTENCES[0])
+    voters = [spans(Parser.load(tiny_ensemble_dir / f"seed-{s}", layer=3).parse(SENTENCES[0]).words_tree)
               for s in range(3)] + [spans(right_branching(6))]
     assert parse.words_tree == average(voters, 6)[0]
 
 
 def test_json_gives_each_span_its_share_of_votes(tiny_ensemble_dir):
-    parse = Parser.load(tiny_ensemble_dir).parse([SENTENCES[2]])[0]
+    parse = Parser.load(tiny_ensemble_dir).parse(SENTENCES[2])
     record = as_dict(parse)
     assert len(record["confidence"]) == len(record["spans"])
     assert tuple(record["spans"][0]) == (0, len(parse.tokens)) and record["confidence"][0] == 1.0

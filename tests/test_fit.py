@@ -26,7 +26,7 @@ def tiny_plan(**changes) -> FitPlan:
 
 
 def trees(model: Path) -> list[str]:
-    return [bracket(parse) for parse in Parser.load(model).parse(DEV)]
+    return [bracket(parse) for parse in Parser.load(model).parse_sents(DEV)]
 
 
 @pytest.fixture(scope="module")

@@ -32,7 +32,7 @@ def test_german_and_chinese_text_split_with_their_own_tokenizers():
 def test_a_model_parses_raw_text_as_its_language_is_tokenized(tmp_path):
     german = model_in(tmp_path, "de")
     assert json.loads((german / "config.json").read_text())["language"] == "de"
-    parse = Parser.load(german).parse(["Die Mäuse „laufen“ über die Straße."])[0]
+    parse = Parser.load(german).parse("Die Mäuse „laufen“ über die Straße.")
     assert parse.tokens[2] == "„" and [parse.tokens[i] for i in parse.word_positions] == [
         "Die", "Mäuse", "laufen", "über", "die", "Straße"]  # „ “ . are punctuation in any script
     chinese = model_in(tmp_path, "zh")

@@ -1,15 +1,17 @@
 """The Parser: normalized model input, and batches that change nothing."""
 
+import itertools
+
 import pytest
 
 from onparse.modeldir import load
 from onparse.parse import InputError, Parser
-from onparse.trees import attach_punctuation, build_tree
+from onparse.trees import attach_punctuation, build_tree, map_leaves
 
 
 def test_model_input_is_normalized_with_unknowns(tiny_model_dir):
     parser = Parser.load(tiny_model_dir)
-    parse = parser.parse(["The Cat sat on 3 zebras!"])[0]
+    parse = parser.parse("The Cat sat on 3 zebras!")
     assert parse.tokens == ["The", "Cat", "sat", "on", "3", "zebras", "!"]
     assert parse.model_input == ["the", "cat", "sat", "on", "N", "<unk>"]
     assert parse.distances[0].shape == (3, 6)
@@ -19,8 +21,9 @@ def test_model_input_is_normalized_with_unknowns(tiny_model_dir):
 @pytest.mark.parametrize("batch_size", [4, 64])  # 64: several groups of 16 padded to different lengths
 def test_batched_trees_equal_one_at_a_time(tiny_model_dir, batch_size):
     sentences = ["the cat sat", "a dog sat on the mat .", "the mat", "cat", "on the cat a dog sat on a mat"] * 8
-    batched = Parser.load(tiny_model_dir, batch_size=batch_size).parse(sentences)
-    single = Parser.load(tiny_model_dir, batch_size=1).parse(sentences)
+    batched = list(Parser.load(tiny_model_dir, batch_size=batch_size).parse_sents(sentences))
+    single = list(Parser.load(tiny_model_dir, batch_size=1).parse_sents(sentences))
+    assert len(batched) == len(single) == len(sentences)
     for a, b in zip(batched, single):
         assert a.tree == b.tree
         assert abs(a.distances[0] - b.distances[0]).max() < 1e-5
@@ -29,7 +32,7 @@ def test_batched_trees_equal_one_at_a_time(tiny_model_dir, batch_size):
 def test_each_layer_builds_a_binary_tree_from_its_own_distances(tiny_model_dir):
     bundle = load(tiny_model_dir)
     for k in (1, 2, 3):
-        parse = Parser(bundle, layer=k).parse(["the cat sat on the mat"])[0]
+        parse = Parser(bundle, layer=k).parse("the cat sat on the mat")
         assert parse.builder.layers == (k,)
         assert parse.words_tree == build_tree(parse.distances[0][k - 1])
         assert all(len(node) == 2 for node in parse.words_tree.subtrees())
@@ -39,7 +42,7 @@ def test_each_layer_builds_a_binary_tree_from_its_own_distances(tiny_model_dir):
 
 
 def test_punctuation_is_attached_to_the_words_tree(tiny_model_dir):
-    parse = Parser.load(tiny_model_dir).parse(["the cat , sat ."])[0]
+    parse = Parser.load(tiny_model_dir).parse("the cat , sat .")
     assert parse.word_positions == [0, 1, 3]
     assert parse.tree == attach_punctuation(parse.words_tree, [0, 1, 3], 5)
     assert parse.tree.leaves() == [0, 1, 2, 3, 4]
@@ -58,14 +61,34 @@ def test_none_passes_through_and_invalid_sentences_are_reported(tiny_model_dir):
 def test_limits(tiny_model_dir):
     parser = Parser.load(tiny_model_dir, max_words=5)
     with pytest.raises(InputError, match="over the limit"):
-        parser.parse(["the cat sat on the mat"])
+        parser.parse("the cat sat on the mat")
     with pytest.raises(InputError, match="empty"):
-        parser.parse([""])
+        parser.parse("")
 
 
 def test_the_mean_of_the_layers_can_build_the_tree(tiny_model_dir):
-    parse = Parser.load(tiny_model_dir, layer="mean").parse(["the cat sat on the mat"])[0]
+    parse = Parser.load(tiny_model_dir, layer="mean").parse("the cat sat on the mat")
     assert parse.builder.layers == ("mean",)
     assert parse.words_tree == build_tree(parse.distances[0].mean(axis=0))
     with pytest.raises(InputError, match="or 'mean'"):
         Parser.load(tiny_model_dir, layer="median")
+
+
+def test_parse_takes_one_text_and_parse_sents_many_texts_or_token_lists(tiny_model_dir):
+    parser = Parser.load(tiny_model_dir)
+    one = parser.parse("The cat (sat) .")
+    assert one.tokens == ["The", "cat", "(", "sat", ")", "."]
+    assert one.text_tree.leaves() == one.tokens and one.text_tree == map_leaves(one.tree, one.tokens.__getitem__)
+    with pytest.raises(TypeError, match="parse_sents"):
+        parser.parse(["the cat"])
+    with pytest.raises(TypeError, match="parse\\(text\\)"):
+        parser.parse_sents("the cat")
+    both = list(parser.parse_sents(["the cat sat .", ["the", "cat,sat", "."]]))
+    assert [p.tokens for p in both] == [["the", "cat", "sat", "."], ["the", "cat,sat", "."]]  # token lists as given
+    assert both[0].tree == parser.parse("the cat sat .").tree
+
+
+def test_parse_sents_streams_an_endless_iterable(tiny_model_dir):
+    endless = itertools.cycle(["the cat sat on the mat", "a dog sat"])
+    first = list(itertools.islice(Parser.load(tiny_model_dir).parse_sents(endless), 5))
+    assert [len(p.tokens) for p in first] == [6, 3, 6, 3, 6]

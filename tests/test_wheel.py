@@ -1,0 +1,55 @@
+"""A built wheel carries its models: installed alone, it parses offline from a folder outside the repository."""
+
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+WHEEL_LIMIT = 100 * 10**6  # the common package-index limit on one file
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    """The wheel of a copy of the checkout (so no build/ or egg-info lands in it), built offline."""
+    source = tmp_path_factory.mktemp("source") / "onparse"
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(".git", "runs", "build", "*.egg-info", "__pycache__",
+                                                                  ".pytest_cache", ".whl"))
+    out = tmp_path_factory.mktemp("wheel")
+    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+                           "-w", str(out), str(source)], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return next(out.glob("onparse-*.whl"))
+
+
+@pytest.mark.slow
+def test_the_wheel_holds_the_default_and_language_models_within_the_limit(wheel):
+    assert wheel.stat().st_size < WHEEL_LIMIT
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for model in ("onlstm-wsj-gpu-r4", "onlstm-negra", "onlstm-ctb"):
+        assert f"onparse/models/{model}/config.json" in names
+    assert "onparse/models/onlstm-wsj-distilled-r3/members/distill-scratch/weights.pt" in names  # a default's member
+    assert not any(name.startswith("onparse/models/onlstm-wsj/") for name in names)  # larger extras stay in the repo
+
+
+@pytest.mark.slow
+def test_the_installed_wheel_parses_from_outside_the_repository(wheel, tmp_path):
+    target = tmp_path / "site"
+    done = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target), str(wheel)],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    environment = {**os.environ, "PYTHONPATH": str(target)}  # the installed copy alone, not the checkout
+    run = lambda *args: subprocess.run([sys.executable, *args], cwd=elsewhere, env=environment,  # noqa: E731
+                                       capture_output=True, text=True, timeout=300)
+    where = run("-c", "import onparse.modeldir as m; print(m.DEFAULT_MODEL)")
+    assert where.returncode == 0 and Path(where.stdout.strip()).is_relative_to(target), where.stderr
+    english = run("-m", "onparse", "The cat sat on the mat.")
+    assert english.returncode == 0 and english.stdout.startswith("(X ") and english.stdout.rstrip().endswith(" .)"), english.stderr
+    german = run("-m", "onparse", "--model", "onlstm-negra", "Die Katze schläft.")
+    assert german.returncode == 0 and "Katze" in german.stdout, german.stderr
