@@ -1,0 +1,87 @@
+"""The Python API people reach for: onparse.load, nltk's ParserI, a spaCy component; docstring examples run."""
+
+import doctest
+import importlib
+from importlib.metadata import entry_points
+
+import pytest
+import spacy
+
+import onparse
+from onparse.formats import constituent_spans
+from onparse.modeldir import MODELS, SHIPPED_BY_LANGUAGE
+from onparse.nltk_parser import ONLSTMParser
+from onparse.parse import Parser
+from onparse.spacy_component import CONSTITUENTS, TREE
+
+
+@pytest.mark.parametrize("module", ["onparse", "onparse.parse", "onparse.nltk_parser", "onparse.spacy_component"])
+def test_the_docstring_examples_run(module):
+    found = doctest.testmod(importlib.import_module(module), extraglobs={"onparse": onparse}, optionflags=doctest.ELLIPSIS)
+    assert found.attempted and not found.failed
+
+
+def test_load_gives_a_parser_with_the_settings_asked_for(tiny_model_dir):
+    parser = onparse.load(str(tiny_model_dir), layer=1, batch_size=3)
+    assert isinstance(parser, Parser) and parser.builder.layers == (1,) and parser.batch_size == 3
+
+
+def test_the_nltk_parser_takes_token_lists_and_batches_them(tiny_model_dir):
+    parser = ONLSTMParser(tiny_model_dir)
+    sentences = [["the", "cat", "sat", "on", "the", "mat", "."], ["a", "dog"], ["the", "(", "cat", ")"]]
+    alone = [parser.parse_one(sentence) for sentence in sentences]
+    assert [tree.leaves() for tree in alone] == sentences
+    assert [next(trees) for trees in parser.parse_sents(sentences)] == alone
+    assert list(parser.parse_all(sentences[0])) == [alone[0]]
+    with pytest.raises(TypeError):
+        parser.parse_one("the cat sat")  # a string is no token list
+    with pytest.raises(NotImplementedError):
+        parser.grammar()
+
+
+@pytest.fixture(scope="module")
+def nlp(tiny_model_dir):
+    pipeline = spacy.blank("en")
+    pipeline.add_pipe("sentencizer")
+    pipeline.add_pipe("onparse", config={"model": str(tiny_model_dir)})
+    return pipeline
+
+
+def test_the_spacy_component_puts_a_tree_and_spans_on_each_sentence(nlp, tiny_model_dir):
+    doc = nlp("The cat  sat on the mat. A dog sat.")
+    parser = Parser.load(tiny_model_dir)
+    for sent in doc.sents:
+        words = [token.text for token in sent if not token.is_space]  # the double space is a token of its own
+        expected = parser.parse_tokens([words])[0]
+        assert sent._.get(TREE) == expected.text_tree
+        constituents = sent._.get(CONSTITUENTS)
+        assert [[t.text for t in span if not t.is_space] for span in constituents] == [words[a:b] for a, b in constituent_spans(expected)]
+        assert constituents[0].start == sent.start and constituents[0].end == sent.end  # the whole sentence first
+
+
+def test_the_spacy_component_batches_docs_and_leaves_empty_sentences_alone(nlp):
+    texts = ["The cat sat.", "   ", "A dog sat on the mat."] * 30
+    piped = list(nlp.pipe(texts, batch_size=7))
+    assert [doc.text for doc in piped] == texts
+    one_by_one = [nlp(text) for text in texts[:3]]
+    assert [[s._.get(TREE) for s in doc.sents] for doc in piped[:3]] == [[s._.get(TREE) for s in doc.sents] for doc in one_by_one]
+    assert [s._.get(TREE) for s in piped[1].sents] == [None]
+
+
+def test_a_doc_without_sentences_is_parsed_whole(tiny_model_dir):
+    pipeline = spacy.blank("en")
+    pipeline.add_pipe("onparse", config={"model": str(tiny_model_dir)})
+    doc = pipeline("the cat sat . a dog sat")
+    assert doc[:]._.get(TREE).leaves() == ["the", "cat", "sat", ".", "a", "dog", "sat"]
+
+
+def test_the_component_is_registered_by_entry_point_and_refuses_languages_it_has_no_model_for():
+    assert "onparse" in {point.name for point in entry_points(group="spacy_factories")}
+    with pytest.raises(ValueError, match="no model for language 'fr'"):
+        spacy.blank("fr").add_pipe("onparse")
+
+
+@pytest.mark.parametrize("language", sorted(SHIPPED_BY_LANGUAGE))
+def test_each_language_gets_a_shipped_model_of_that_language(language):
+    assert (MODELS / SHIPPED_BY_LANGUAGE[language]).is_dir()
+    assert Parser.load(SHIPPED_BY_LANGUAGE[language]).language == language
