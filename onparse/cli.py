@@ -81,6 +81,20 @@ class LayerType(click.ParamType):
         self.fail(f"{value!r} is neither a layer number (1, 2, ...) nor 'mean'", param, ctx)
 
 
+class ShardType(click.ParamType):
+    """K/N: the K-th (from 1) of N parts of an input file."""
+
+    name = "K/N"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, tuple):
+            return value
+        part, _, parts = str(value).partition("/")
+        if part.isdigit() and parts.isdigit() and 1 <= int(part) <= int(parts):
+            return int(part), int(parts)
+        self.fail(f"{value!r} is not K/N with 1 <= K <= N (for example 3/8)", param, ctx)
+
+
 def import_nltk_quickly() -> None:
     """Import nltk without the scipy.stats it loads for collocation statistics onparse never uses.
 
@@ -182,8 +196,10 @@ def model_options(command):
 @click.option("--no-punct", is_flag=True, help="Leave punctuation out of the printed tree.")
 @click.option("--tokenized", is_flag=True,
               help="Each line (or argument) is already tokens, split at whitespace and taken as given (PTB escapes such as -LRB- are brackets).")
+@click.option("--shard", type=ShardType(), help="Parse only the K-th of N equal parts of --input FILE (whole lines); "
+              "the N outputs, concatenated in order, are the whole file's.")
 @model_options
-def parse(sentences, input_path, output_path, fmt, no_punct, tokenized, model, layer, **settings) -> None:
+def parse(sentences, input_path, output_path, fmt, no_punct, tokenized, shard, model, layer, **settings) -> None:
     """Parse sentences given as arguments, or one per line from a file or stdin.
 
     Reading lines, the output has exactly one line per input line, in order
@@ -197,15 +213,18 @@ def parse(sentences, input_path, output_path, fmt, no_punct, tokenized, model, l
       cat sentences.txt | onparse > trees.txt
       onparse --input sentences.txt --output trees.mrg --format mrg --layer 3
       onparse --tokenized "Stocks fell 5 % -LRB- see chart -RRB- ."
+      onparse --input big.txt --shard 3/8 > trees.3   # one of 8 jobs (cat trees.1 ... trees.8)
     """
     import_nltk_quickly()
     from onparse.atomic import replacing_file, same_file
     from onparse.formats import FORMATS, terminal_safe
-    from onparse.lines import TooLong, read_lines
+    from onparse.lines import TooLong, read_lines, shard_of
 
     from_arguments = bool(sentences) and sentences != ("-",)
     if from_arguments and input_path:
         fail("give sentences as arguments or with --input, not both")
+    if shard and input_path in (None, "-"):
+        fail("--shard splits a file: give it with --input FILE (stdin and arguments cannot be split)")
     to_file = output_path not in (None, "-")
     if to_file and input_path not in (None, "-") and same_file(input_path, output_path):
         fail(f"--output {output_path} is the input file: writing it would destroy the input")
@@ -220,6 +239,9 @@ def parse(sentences, input_path, output_path, fmt, no_punct, tokenized, model, l
             if sys.stdin is None:
                 fail("standard input is closed: give sentences as arguments or with --input FILE")
             lines, where = read_lines(click.get_binary_stream("stdin"), limit), "line "
+        elif shard:
+            part, parts = shard
+            lines, where = read_lines(shard_of(open(input_path, "rb"), part, parts), limit), f"{input_path} part {part}/{parts} line "
         else:
             lines, where = read_lines(open(input_path, "rb"), limit), f"{input_path}:"
         if to_file and not Path(output_path).parent.is_dir():
@@ -270,7 +292,7 @@ def parse(sentences, input_path, output_path, fmt, no_punct, tokenized, model, l
                 out.write(safe(render(parsed, not no_punct)) + separator if parsed else separator)
                 if interactive:
                     out.flush()
-            if not seen:
+            if not seen and not shard:  # a part may hold no line: its output is empty
                 raise NoInput
             out.flush()
     except NoInput:

@@ -7,6 +7,7 @@ pieces, so no input can make memory climb.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from typing import BinaryIO
 
@@ -43,3 +44,33 @@ def read_lines(stream: BinaryIO, limit: int) -> Iterator[bytes | TooLong]:
             continue
         line = line.removesuffix(b"\r")
         yield line if len(line) <= limit else TooLong(limit)
+
+
+class _LinesBefore:
+    """A binary stream ending at the first line that starts at or after byte ``end``."""
+
+    def __init__(self, stream: BinaryIO, end: int):
+        self.stream, self.end, self.at_line_start = stream, end, True
+
+    def readline(self, size: int = -1) -> bytes:
+        if self.at_line_start and self.stream.tell() >= self.end:
+            return b""
+        line = self.stream.readline(size)
+        self.at_line_start = line.endswith(b"\n")
+        return line
+
+
+def shard_of(stream: BinaryIO, part: int, parts: int) -> BinaryIO:
+    """The lines of a seekable ``stream`` that start in the ``part``-th (from 1) of ``parts`` equal byte ranges.
+
+    Every line starts in exactly one range, so the parts' lines, concatenated
+    in order, are the stream's; each part seeks to its range and reads only
+    its own lines (and the rest of the line it lands in), however large the file.
+    """
+    size = stream.seek(0, os.SEEK_END)
+    start, end = size * (part - 1) // parts, size * part // parts
+    stream.seek(max(start - 1, 0))
+    if start:  # from the byte before the range: a line starting exactly at ``start`` is this part's
+        while (rest := stream.readline(_SKIP)) and not rest.endswith(b"\n"):
+            pass
+    return _LinesBefore(stream, end)  # type: ignore[return-value]
