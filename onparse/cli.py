@@ -552,10 +552,12 @@ def run_training(out_dir: Path, resume: bool, overwrite: bool, epochs: int | Non
                  threads: int | None, new_config, command: str) -> None:
     """What ``train`` and ``distill`` share: the run folder (lock, resume, overwrite), errors, the last line."""
     import_nltk_quickly()
+    from onparse import distributed
     from onparse import train as training
 
     set_threads(threads)
-    with training_errors(command, out_dir), training.locked_run(out_dir):
+    main_rank = distributed.from_environment().main  # under torchrun, rank 0 alone holds and prepares the run folder
+    with training_errors(command, out_dir), training.locked_run(out_dir) if main_rank else nullcontext():
         if resume:
             config = training.saved_config(out_dir)
             training.read_checkpoint(out_dir)  # refused now, with its reason, rather than after reading the corpus
@@ -563,13 +565,16 @@ def run_training(out_dir: Path, resume: bool, overwrite: bool, epochs: int | Non
                 config.epochs = epochs
         else:
             config = new_config()
-            if training.run_contents(out_dir):
+            if main_rank and training.run_contents(out_dir):
                 if not overwrite:
                     fail(f"{out_dir} already holds a run: continue it with --resume, or start afresh with --overwrite")
                 for path in training.run_contents(out_dir):
                     shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
         check_device(config.device)
         run = training.train(config, out_dir, resume=resume, max_minutes=max_minutes)
+        distributed.leave()  # on an error, the process's exit ends the launch: torchrun stops the other ranks
+    if not main_rank:
+        return
     done = f"trained {run.epoch} epochs, {run.tokens_seen:,} tokens, {run.train_seconds / 60:.1f} min"
     if run.history:
         click.echo(f"{done}; best model ({training.selection_rule(config)}) in {out_dir / 'model'}")

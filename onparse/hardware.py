@@ -26,7 +26,7 @@ def describe(device: str | torch.device = "cpu") -> str:
 
 def default_threads() -> int | None:
     """CPU threads for torch when the user names none: None (torch's own, one per core) on an idle machine,
-    and the cores left over where other work is running right now.
+    and the cores left over where other work is running right now; under torchrun, a share of the cores per process.
 
     torch's OpenMP threads spin while they wait: two jobs that each take every
     core run 5-10x slower than one after the other (docs/speed.md). The load
@@ -34,6 +34,9 @@ def default_threads() -> int | None:
     (``/proc/loadavg``), lowest of three looks 2 ms apart, says it now.
     """
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    processes = int(os.environ.get("LOCAL_WORLD_SIZE", 1))  # torchrun's processes on this machine share its cores
+    if processes > 1:
+        return max(1, cores // processes)
     busy = running_elsewhere()
     return max(1, cores - busy) if busy else None
 

@@ -34,7 +34,7 @@ import torch
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from onparse import modeldir
+from onparse import distributed, modeldir
 from onparse.atomic import replacing_file
 from onparse.config import MEAN, SELECTIONS, TrainConfig
 from onparse.hardware import describe
@@ -252,8 +252,12 @@ def dev_stream(config: TrainConfig, vocab: Vocabulary, device: torch.device) -> 
     return batchify(dev, DEV_STREAMS).to(device)
 
 
-def language_model_setup(config: TrainConfig, checkpoint: dict | None, work_dir: Path | None) -> Setup:
-    """A language model from random weights (decoder bias at the unigram distribution) and its vocabulary from the corpus."""
+def language_model_setup(config: TrainConfig, checkpoint: dict | None, work_dir: Path | None,
+                         ranks: distributed.Ranks = distributed.Ranks()) -> Setup:
+    """A language model from random weights (decoder bias at the unigram distribution) and its vocabulary from the corpus.
+
+    Under torchrun each rank trains on its own columns of the batch: contiguous shards of the token stream.
+    """
     device = torch.device(config.device)
     sentences = read_corpus(config.train, config.language, config.encoding)
     if not sentences:
@@ -270,7 +274,8 @@ def language_model_setup(config: TrainConfig, checkpoint: dict | None, work_dir:
         counts = torch.tensor([unigram.get(i, 0) + 1.0 for i in range(len(vocab))], device=device)
         with torch.no_grad():  # start from the unigram distribution, not a uniform one
             model.decoder_bias.copy_(torch.log(counts / counts.sum()))
-    return Setup(model, vocab, LanguageModelObjective(data, config.bptt), dev)
+    own = data[:, distributed.own_columns(config.batch_size, ranks)].contiguous()
+    return Setup(model, vocab, LanguageModelObjective(own, config.bptt), dev)
 
 
 class Trainer:
@@ -287,13 +292,16 @@ class Trainer:
             raise ValueError(f"select_by must be one of {', '.join(SELECTIONS)}, not {config.selection!r}")
         self.config = config
         self.dtype = compute_dtype(config.dtype)
+        self.ranks = distributed.join(config.device)
         self.device = torch.device(config.device)
         if config.distill:
             from onparse.distill import distillation_setup
 
+            if self.ranks.world > 1:
+                raise ValueError("distillation trains in one process: run onparse distill without torchrun")
             setup = distillation_setup(config, checkpoint, work_dir)
         else:
-            setup = language_model_setup(config, checkpoint, work_dir)
+            setup = language_model_setup(config, checkpoint, work_dir, self.ranks)
         self.model, self.vocab, self.objective, self.dev_data = setup.model, setup.vocab, setup.objective, setup.dev_data
         self.measures = {**setup.measures, **(measures or {})}
         if config.dev_gold:  # for the record; it chooses model/ only under select_by="dev_f1"
@@ -312,11 +320,12 @@ class Trainer:
                 self.model.load_state_dict(checkpoint["model"])
                 self.optimizer.load_state_dict(checkpoint["optimizer"])
                 self.run = RunState(**checkpoint["run"])
-                self.objective.restore(checkpoint["state"], self.device)
+                self.objective.restore(distributed.scatter_columns(checkpoint["state"], self.ranks), self.device)
                 torch.set_rng_state(checkpoint["rng"])
             except (KeyError, TypeError, ValueError, RuntimeError) as err:
                 reason = str(err).splitlines()[0][:160] if str(err) else type(err).__name__
                 raise RunFolderError(f"the checkpoint does not fit the run's config.json ({reason})") from None
+        self.replica = distributed.replicate(self.model, self.ranks)  # what the step runs: DDP across processes
 
     def checkpoint(self) -> dict:
         """Everything ``Trainer(config, checkpoint)`` needs to continue exactly from here."""
@@ -326,7 +335,7 @@ class Trainer:
             "model": self.model.state_dict(),
             "optimizer": self.optimizer.state_dict(),
             "run": asdict(self.run),
-            "state": self.objective.state(),
+            "state": distributed.gather_columns(self.objective.state(), self.ranks, self.device),
             "rng": torch.get_rng_state(),
         }
 
@@ -349,7 +358,8 @@ class Trainer:
                 started = time.monotonic()
                 for group in self.optimizer.param_groups:
                     group["lr"] = learning_rate(config, run.update, total_updates)
-                loss, tokens, parts = objective.loss(model, run.epoch, run.batch, self.dtype)
+                loss, tokens, parts = objective.loss(self.replica, run.epoch, run.batch, self.dtype)
+                tokens *= self.ranks.world  # every rank predicts as many
                 self.optimizer.zero_grad(set_to_none=True)
                 loss.backward()
                 torch.nn.utils.clip_grad_norm_(model.parameters(), config.clip)
@@ -530,6 +540,9 @@ def train(
     On SIGINT or SIGTERM the run writes a checkpoint after the update in
     flight and raises ``Interrupted``; resuming continues exactly from there.
 
+    Under torchrun every rank runs this: all train and evaluate alike, and
+    rank 0 alone prints and writes the run folder.
+
     ``out_dir`` gets ``config.json`` (the run's settings), ``history.jsonl``
     (one line per evaluation), a model directory per evaluation
     (``epoch-EE.FF``), ``model/`` and ``checkpoint.pt``. Resuming continues
@@ -537,24 +550,28 @@ def train(
     (the cosine schedule then stretches to the new end). The run is done when
     ``run.epoch == config.epochs``; a time limit returns earlier.
     """
-    console = console or Console(stderr=True)
     out_dir.mkdir(parents=True, exist_ok=True)
     trainer = Trainer(config, read_checkpoint(out_dir) if resume else None, measures, out_dir)
-    layer = config.default_layer
-    with replacing_file(out_dir / "config.json") as file:
-        file.write(json.dumps(config.to_dict(), indent=2) + "\n")
-    run = trainer.run
-    write_history(out_dir, run.history)  # a crash after an evaluation's line and before its checkpoint repeats nothing
+    ranks, layer, run = trainer.ranks, config.default_layer, trainer.run
+    console = (console or Console(stderr=True)) if ranks.main else Console(quiet=True)
+    if ranks.main:
+        with replacing_file(out_dir / "config.json") as file:
+            file.write(json.dumps(config.to_dict(), indent=2) + "\n")
+        write_history(out_dir, run.history)  # a crash after an evaluation's line and before its checkpoint repeats nothing
+        if not resume:
+            modeldir.save(out_dir / "epoch-00.00", trainer.model, trainer.vocab, layer, {"epoch": 0, "untrained": True},
+                          language=config.language)
     if resume:
         console.print(f"resumed from {out_dir / 'checkpoint.pt'}: epoch {run.epoch + 1}, batch {run.batch}")
-    else:
-        modeldir.save(out_dir / "epoch-00.00", trainer.model, trainer.vocab, layer, {"epoch": 0, "untrained": True},
-                      language=config.language)
+    if ranks.world > 1:
+        console.print(f"training on {ranks.world} processes, {config.batch_size // ranks.world} of the {config.batch_size} streams each")
 
     def save_checkpoint() -> None:
-        temporary = out_dir / "checkpoint.tmp"
-        torch.save(trainer.checkpoint(), temporary)
-        os.replace(temporary, out_dir / "checkpoint.pt")  # a kill -9 mid-write leaves the previous checkpoint whole
+        checkpoint = trainer.checkpoint()  # every rank: the carried states are gathered from all of them
+        if ranks.main:
+            temporary = out_dir / "checkpoint.tmp"
+            torch.save(checkpoint, temporary)
+            os.replace(temporary, out_dir / "checkpoint.pt")  # a kill -9 mid-write leaves the previous checkpoint whole
 
     deadline = None if max_minutes is None else time.monotonic() + 60 * max_minutes
     last_checkpoint = time.monotonic()
@@ -570,25 +587,30 @@ def train(
                 if not console.is_terminal and run.update % 50 == 0:  # logs get a line where a terminal gets the bar
                     console.print(f"{title} epoch {run.epoch + 1} batch {run.batch}/{trainer.batches_per_epoch} loss {event.loss:.3f} "
                                   f"{run.tokens_seen / run.train_seconds:,.0f} tok/s")
-                if received:
+                stop, time_up, due = distributed.any_rank(
+                    [bool(received), deadline is not None and time.monotonic() > deadline,
+                     time.monotonic() - last_checkpoint > 60 * checkpoint_minutes], ranks, trainer.device)
+                if stop:
                     save_checkpoint()
-                    raise Interrupted(f"{received[0]}: checkpoint saved at epoch {run.epoch + 1}, batch {run.batch}")
-                if deadline is not None and time.monotonic() > deadline:
+                    raise Interrupted(f"{received[0] if received else 'a signal to another process'}: "
+                                      f"checkpoint saved at epoch {run.epoch + 1}, batch {run.batch}")
+                if time_up:
                     save_checkpoint()
                     console.print(f"time limit reached: checkpoint saved at epoch {run.epoch + 1}, batch {run.batch}; "
                                   "resume the run to continue")
                     return run
-                if time.monotonic() - last_checkpoint > 60 * checkpoint_minutes:
+                if due:
                     save_checkpoint()
                     last_checkpoint = time.monotonic()
                 continue
             console.print(json.dumps(event.record))
-            write_history(out_dir, run.history)
-            card = {"config": config.to_dict(), "hardware": describe(config.device), "model_selection": selection_rule(config),
-                    "selected": event.record, **asdict(run)}
-            modeldir.save(out_dir / event.record["model_dir"], trainer.model, trainer.vocab, layer, card, language=config.language)
-            if event.best:
-                modeldir.save(out_dir / "model", trainer.model, trainer.vocab, layer, card, language=config.language)
+            if ranks.main:
+                write_history(out_dir, run.history)
+                card = {"config": config.to_dict(), "hardware": describe(config.device), "processes": ranks.world,
+                        "model_selection": selection_rule(config), "selected": event.record, **asdict(run)}
+                modeldir.save(out_dir / event.record["model_dir"], trainer.model, trainer.vocab, layer, card, language=config.language)
+                if event.best:
+                    modeldir.save(out_dir / "model", trainer.model, trainer.vocab, layer, card, language=config.language)
             save_checkpoint()
             last_checkpoint = time.monotonic()
             if event.epoch_end and run.epoch < config.epochs:
