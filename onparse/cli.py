@@ -787,9 +787,12 @@ def fit(train_paths, dev, dev_gold, out_dir, resume, hours, members, rounds, mem
       onparse --model runs/fit/model "The cat sat on the mat."
     """
     import_nltk_quickly()
-    from onparse import recipe
+    from onparse import distributed, recipe
     from onparse import train as training
 
+    if distributed.from_environment().world > 1:
+        fail("onparse fit runs in one process (its stages parse, vote and distil): launch it without torchrun; "
+             "torchrun -m onparse train trains one language model across processes")
     set_threads(threads)
     plan = None
     if not resume:

@@ -54,3 +54,26 @@ def test_the_examples_readme_commands_run(tmp_path):
         written = command.split(">")[-1].strip() if ">" in command else None
         shown = (tmp_path / written).read_text() if written else done.stdout
         assert done.returncode == 0 and shown.strip() and "Traceback" not in done.stderr, (command, done.stderr)
+
+
+def python_blocks(markdown: str) -> list[str]:
+    """The ```python blocks of a markdown text."""
+    blocks, current = [], None
+    for line in markdown.splitlines():
+        if current is None and line.strip() == "```python":
+            current = []
+        elif current is not None and line.startswith("```"):
+            blocks.append("\n".join(current))
+            current = None
+        elif current is not None:
+            current.append(line)
+    return blocks
+
+
+def test_the_readme_python_examples_run_and_print_trees():
+    blocks = python_blocks((ROOT / "README.md").read_text())
+    assert len(blocks) >= 2
+    for block in blocks:
+        done = subprocess.run([sys.executable, "-c", block], cwd=ROOT, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, (block, done.stderr[-2000:])
+        assert done.stdout.startswith("(X "), block
