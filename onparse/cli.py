@@ -790,9 +790,6 @@ def fit(train_paths, dev, dev_gold, out_dir, resume, hours, members, rounds, mem
     from onparse import distributed, recipe
     from onparse import train as training
 
-    if distributed.from_environment().world > 1:
-        fail("onparse fit runs in one process (its stages parse, vote and distil): launch it without torchrun; "
-             "torchrun -m onparse train trains one language model across processes")
     set_threads(threads)
     plan = None
     if not resume:
@@ -807,14 +804,16 @@ def fit(train_paths, dev, dev_gold, out_dir, resume, hours, members, rounds, mem
                               right_branching_voter=right_branching_voter, layer_rule=layer_rule, layer=layer,
                               vote_layer=vote_layer, select_by_gold=select_by_gold, seed=seed, language=language, encoding=encoding,
                               dtype=dtype, device=device)
-    with training_errors("fit", out_dir), training.locked_run(out_dir):
+    main_rank = distributed.from_environment().main  # under torchrun, rank 0 alone holds the fit's folder
+    with training_errors("fit", out_dir), training.locked_run(out_dir) if main_rank else nullcontext():
         if resume and not (out_dir / recipe.RECORD).is_file():
             fail(f"{out_dir}: no {recipe.RECORD} to resume from")
-        if not resume and training.run_contents(out_dir):
+        if main_rank and not resume and training.run_contents(out_dir):
             fail(f"{out_dir} already holds a fit: continue it with --resume, or choose another --out")
         check_device(device if plan else recipe.read_record(out_dir)["plan"]["device"])
         recipe.fit(plan, out_dir, resume=resume, hours=hours, command=" ".join(["onparse", "fit", *sys.argv[2:]]))
-    click.echo(f"fit done: the parser is {out_dir / 'model'} (its card.md lists every stage)")
+    if main_rank:
+        click.echo(f"fit done: the parser is {out_dir / 'model'} (its card.md lists every stage)")
 
 
 def entry_point() -> NoReturn:

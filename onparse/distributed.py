@@ -58,6 +58,13 @@ def leave() -> None:
         dist.destroy_process_group()
 
 
+def go_alone() -> None:
+    """End the launch's process group: from here each process runs as a world of one (``fit``: rank 0 goes on
+    alone after the members, the others end)."""
+    leave()
+    os.environ.update(RANK="0", WORLD_SIZE="1", LOCAL_WORLD_SIZE="1")
+
+
 def own_columns(batch_size: int, ranks: Ranks) -> slice:
     """This rank's columns of a batch of ``batch_size`` streams; ValueError unless the ranks share it evenly."""
     if batch_size % ranks.world:

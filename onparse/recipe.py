@@ -32,11 +32,13 @@ import json
 import shutil
 import time
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from rich.console import Console
 
+from onparse import distributed
 from onparse.atomic import replacing_file
 from onparse.config import MEAN, DistillConfig, Layer, ModelConfig, TrainConfig
 from onparse.hardware import describe
@@ -243,14 +245,17 @@ def training_stage(stage: Stage, plan: FitPlan, out: Path, deadline: float | Non
     from onparse import train as training
 
     path = out / stage.name
+    main = distributed.from_environment().main  # under torchrun, rank 0 alone prepares and holds the run folder
     resume = (path / "checkpoint.pt").is_file()
-    if not resume and path.exists():  # stopped before its first checkpoint: start it again
+    if not resume and path.exists() and main:  # stopped before its first checkpoint: start it again
         shutil.rmtree(path)
     remaining = None if deadline is None else (deadline - time.monotonic()) / 60  # past: stop after one step
-    with training.locked_run(path):
+    with training.locked_run(path) if main else nullcontext():
         run = training.train(stage.config, path, resume=resume, max_minutes=remaining, console=console, title=stage.name)
     if run.epoch < stage.config.epochs:
         raise TimeUp(stage.name)
+    if not main:  # rank 0 records the stage
+        return {}
     selected = json.loads((path / "model" / "card.json").read_text())["selected"]
     kept = {key: selected[key] for key in ("epoch", "dev_ppl", "teacher_agreement") if key in selected}
     figures = {"dev_f1": round(selected["dev_f1_per_layer"][str(plan.layer)], 2)} if "dev_f1_per_layer" in selected else {}
@@ -265,8 +270,13 @@ def fit(plan: FitPlan | None, out: Path, resume: bool = False, hours: float | No
     ``hours`` limits this call: the stage in flight checkpoints and TimeUp is
     raised; ``resume`` continues. ``stage_done`` is told each stage's name as
     it is recorded.
+
+    Under torchrun every process trains the members together (DDP); then
+    rank 0 goes on alone with the ensembles and the distillation stages, and
+    the other processes end.
     """
-    console = console or Console(stderr=True)
+    ranks = distributed.from_environment()
+    console = (console or Console(stderr=True)) if ranks.main else Console(quiet=True)
     deadline = time.monotonic() + 3600 * hours if hours else None
     if resume:
         record = read_record(out)
@@ -274,25 +284,33 @@ def fit(plan: FitPlan | None, out: Path, resume: bool = False, hours: float | No
     else:
         plan.check()
         plan = with_member_epochs(plan)
-        out.mkdir(parents=True, exist_ok=True)
         record = {"plan": asdict(plan), "command": command, "hardware": describe(plan.device), "stages": []}
-        write_record(out, record)
+        if ranks.main:
+            out.mkdir(parents=True, exist_ok=True)
+            write_record(out, record)
     done = {entry["name"] for entry in record["stages"]}
     todo = stages(plan, out)
     for number, stage in enumerate(todo, 1):
         if stage.name in done:
             continue
+        if ranks.world > 1 and (stage.config is None or stage.config.distill is not None):  # the members are done
+            distributed.go_alone()
+            if not ranks.main:
+                return record
+            ranks = distributed.Ranks()
         console.print(f"[bold]stage {number}/{len(todo)}: {stage.name}[/bold]"
                       + (f" (ensemble of {', '.join(stage.members)})" if stage.members else ""))
         started = time.monotonic()
         entry = {"name": stage.name, **run_stage(stage, plan, out, deadline, console)}
         entry["wall_minutes"] = round((time.monotonic() - started) / 60, 2)
         record["stages"].append(entry)
-        write_record(out, record)
+        if ranks.main:
+            write_record(out, record)
         console.print(json.dumps(entry))
         if stage_done:
             stage_done(stage.name)
-    write_card(out / "model", record)
+    if ranks.main:
+        write_card(out / "model", record)
     return record
 
 

@@ -550,7 +550,8 @@ def train(
     (the cosine schedule then stretches to the new end). The run is done when
     ``run.epoch == config.epochs``; a time limit returns earlier.
     """
-    out_dir.mkdir(parents=True, exist_ok=True)
+    if distributed.from_environment().main:  # the other ranks of a torchrun launch write nothing
+        out_dir.mkdir(parents=True, exist_ok=True)
     trainer = Trainer(config, read_checkpoint(out_dir) if resume else None, measures, out_dir)
     ranks, layer, run = trainer.ranks, config.default_layer, trainer.run
     console = (console or Console(stderr=True)) if ranks.main else Console(quiet=True)

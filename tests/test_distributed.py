@@ -53,9 +53,9 @@ def test_two_ranks_with_half_the_batch_take_the_first_update_one_process_takes(t
         torch.testing.assert_close(two["model"][name], tensor, rtol=1e-5, atol=1e-6)
 
 
-def torchrun(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+def torchrun(*args: str, cwd: Path, command: str = "train") -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
-                           "-m", "onparse", "train", *args], cwd=cwd, capture_output=True, text=True, timeout=300,
+                           "-m", "onparse", command, *args], cwd=cwd, capture_output=True, text=True, timeout=300,
                           env={**os.environ, "OMP_NUM_THREADS": "1"})
 
 
@@ -91,3 +91,17 @@ def test_one_process_needs_no_process_group():
     assert distributed.join("cpu") == distributed.Ranks() and not torch.distributed.is_initialized()
     trainer = Trainer(replace(CONFIG, epochs=1))
     assert trainer.replica is trainer.model
+
+
+def test_a_fit_under_torchrun_trains_its_members_on_both_processes_and_finishes_on_one(tmp_path):
+    done = torchrun("--train", CORPUS, "--dev", DEV, "--out", "fit", "--members", "2", "--rounds", "0", "--member-epochs", "1",
+                    "--embedding-size", "16", "--hidden-size", "24", "--chunk-size", "4", "--vocab-size", "60",
+                    "--sentences", "100", "--dtype", "fp32", cwd=tmp_path, command="fit")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.count("fit done") == 1
+    record = json.loads((tmp_path / "fit" / "fit.json").read_text())
+    assert [stage["name"] for stage in record["stages"]] == ["member-1", "member-2", "ensemble-1", "scratch", "model"]
+    for member in ("member-1", "member-2"):
+        assert json.loads((tmp_path / "fit" / member / "model" / "card.json").read_text())["processes"] == 2
+    assert json.loads((tmp_path / "fit" / "scratch" / "model" / "card.json").read_text())["processes"] == 1
+    assert (tmp_path / "fit" / "model" / "card.md").is_file()
