@@ -26,8 +26,9 @@ PROTOCOL = (
     "(punctuation, $, # and -NONE- dropped); unary chains collapsed; whole-sentence and one-word "
     "spans not counted. Sentence F1 is the mean over all sentences of per-sentence F1 (a sentence "
     "whose gold has no span scores recall 1, and precision 1 if the prediction has none either); "
-    "corpus F1 pools the span counts of all sentences. Label recall: share of gold spans with that "
-    "label (function tags stripped) found by the prediction."
+    "corpus F1 pools the span counts of all sentences; a tree with no words (punctuation alone) is no "
+    "sentence. Label recall: share of gold spans with that label (function tags stripped) found by the "
+    "prediction."
 )
 
 
@@ -62,7 +63,11 @@ class Scorer:
     label_total: dict[str, int] = field(default_factory=dict)
 
     def add(self, predicted_spans: Iterable[Span], sentence: GoldSentence) -> None:
+        """Count one sentence; a tree with no words under the rule (punctuation alone) is no sentence to score,
+        so every caller scores the same sentences of a treebank."""
         n = len(sentence.words)
+        if not n:
+            return
         predicted = scored_spans(predicted_spans, n)
         gold = scored_spans(sentence.spans, n)
         self.f1_sum += sentence_prf(predicted, gold)[2]

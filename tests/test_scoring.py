@@ -38,6 +38,15 @@ def test_one_and_two_word_sentences_score_one():
     assert result["corpus_f1"] == 0.0  # nothing to count at corpus level
 
 
+def test_a_tree_of_punctuation_alone_is_no_sentence():
+    """Every caller of the scorer counts the same sentences: one with no words would add a free 100 (empty-set rule)."""
+    punctuation = gold("(S (. .) (. .))")
+    two = gold("(S (NP (NNS Dogs)) (VP (VBP bark) (ADVP (RB loudly))))")
+    result = score([set(), {(0, 2)}], [punctuation, two])
+    assert result["sentences"] == 1
+    assert result["sentence_f1"] == 0.0
+
+
 def test_sentence_and_corpus_f1_and_label_recall():
     a = gold("(S (NP (DT the) (NN cat)) (VP (VBD sat) (PP (IN on) (NP (DT the) (NN mat)))))")
     # gold scored spans: NP(0,2) VP(2,6) PP(3,6) NP(4,6)
