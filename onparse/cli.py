@@ -744,11 +744,14 @@ def quantize(model, out_dir, gold, encoding, device, threads) -> None:
 @click.option("--members", type=Positive, default=4, show_default=True, help="Language models trained from random weights.")
 @click.option("--rounds", type=click.IntRange(min=0), default=2, show_default=True, help="Distillation rounds (each student learns the last ensemble).")
 @click.option("--member-epochs", type=Positive, help="Epochs of each member  [default: enough to read about a million tokens, at least one].")
-@click.option("--embedding-size", type=Positive, default=200, show_default=True)
-@click.option("--hidden-size", type=Positive, default=600, show_default=True)
+@click.option("--embedding-size", "embedding_sizes", type=Positive, multiple=True, default=[200], show_default=True,
+              help="Repeat to vary the members, as --chunk-size.")
+@click.option("--hidden-size", "hidden_sizes", type=Positive, multiple=True, default=[600], show_default=True,
+              help="Repeat to vary the members, as --chunk-size.")
 @click.option("--layers", "n_layers", type=Positive, default=3, show_default=True)
 @click.option("--chunk-size", "chunk_sizes", type=Positive, multiple=True, default=[10], show_default=True,
-              help="Repeat to vary the members: member k takes the k-th size, cycling (students keep their start's).")
+              help="Repeat to vary the members: member k takes the k-th size, cycling (students keep their start's; "
+                   "the student from scratch takes the first).")
 @click.option("--vocab-size", type=click.IntRange(min=3), default=10000, show_default=True)
 @click.option("--sentences", type=Positive, default=40000, show_default=True, help="Training sentences each teacher parses.")
 @click.option("--scratch-passes", type=Positive, default=2, show_default=True, help="Passes of the student from scratch.")
@@ -770,7 +773,7 @@ def quantize(model, out_dir, gold, encoding, device, threads) -> None:
 @click.option("--dtype", type=click.Choice(list(COMPUTE_DTYPES)), default="bf16", show_default=True)
 @click.option("--device", default="cpu", show_default=True, help="torch device, e.g. cuda.")
 @click.option("--threads", type=Positive, help=THREADS_HELP)
-def fit(train_paths, dev, dev_gold, out_dir, resume, hours, members, rounds, member_epochs, embedding_size, hidden_size,
+def fit(train_paths, dev, dev_gold, out_dir, resume, hours, members, rounds, member_epochs, embedding_sizes, hidden_sizes,
         n_layers, chunk_sizes, vocab_size, sentences, scratch_passes, evals_per_epoch, right_branching_voter, layer_rule,
         layer, vote_layer, select_by_gold, language, encoding, seed, dtype, device, threads) -> None:
     """Train a full parser on raw text, no gold trees: members, ensembles, distillation rounds, a student from scratch.
@@ -782,6 +785,8 @@ def fit(train_paths, dev, dev_gold, out_dir, resume, hours, members, rounds, mem
     Examples:
       onparse fit --train corpus.txt --dev dev.txt --out runs/fit --hours 3
       onparse fit --out runs/fit --resume
+      onparse fit --train corpus.txt --dev dev.txt --out runs/mixed --members 6 \\
+          --hidden-size 600 --hidden-size 1150 --embedding-size 200 --embedding-size 400 --chunk-size 5 --chunk-size 10 --chunk-size 20
       onparse fit --train '../shared/data/ptb/wsj/[01][0-9]' --train ../shared/data/ptb/wsj/20 \\
           --dev ../shared/data/ptb/wsj/22 --dev-gold ../shared/data/ptb/wsj/22 --out runs/fit-wsj
       onparse --model runs/fit/model "The cat sat on the mat."
@@ -795,10 +800,10 @@ def fit(train_paths, dev, dev_gold, out_dir, resume, hours, members, rounds, mem
     if not resume:
         if not train_paths or not dev:
             fail("give the training text with --train and dev text with --dev")
-        model = ModelConfig(vocab_size=vocab_size, embedding_size=embedding_size, hidden_size=hidden_size,
-                            n_layers=n_layers, chunk_size=chunk_sizes[0])
+        sizes = {"embedding_size": embedding_sizes, "hidden_size": hidden_sizes, "chunk_size": chunk_sizes}
+        model = ModelConfig(vocab_size=vocab_size, n_layers=n_layers, **{name: values[0] for name, values in sizes.items()})
         plan = recipe.FitPlan(train=list(train_paths), dev=dev, dev_gold=dev_gold, members=members, rounds=rounds,
-                              member_chunk_sizes=list(chunk_sizes) if len(chunk_sizes) > 1 else [],
+                              member_variants={name: list(values) for name, values in sizes.items() if len(values) > 1},
                               member_model=model, member_epochs=member_epochs, sentences=sentences,
                               scratch_passes=scratch_passes, evals_per_epoch=evals_per_epoch,
                               right_branching_voter=right_branching_voter, layer_rule=layer_rule, layer=layer,

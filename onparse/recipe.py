@@ -48,6 +48,7 @@ MEMBER_MODEL = ModelConfig(embedding_size=200, hidden_size=600, n_layers=3, chun
 # Tokens a member reads: one epoch of WSJ 00-20 (about 0.95 M) parsed best of the schedules measured; a smaller corpus is read more often.
 MEMBER_TOKENS = 1_000_000
 RECORD = "fit.json"
+VARIED_SIZES = ("embedding_size", "hidden_size", "chunk_size")  # what members may vary: the layers stay, so one layer rule fits all
 
 
 @dataclass
@@ -60,7 +61,8 @@ class FitPlan:
     members: int = 4
     rounds: int = 2
     member_model: ModelConfig = field(default_factory=lambda: ModelConfig(**asdict(MEMBER_MODEL)))
-    member_chunk_sizes: list[int] = field(default_factory=list)  # members cycle through these (empty: member_model's)
+    # members cycle through these sizes, e.g. {"hidden_size": [600, 1150], "chunk_size": [5, 10, 20]} (absent: member_model's)
+    member_variants: dict[str, list[int]] = field(default_factory=dict)
     member_epochs: int | None = None  # None: as many as make about MEMBER_TOKENS tokens (at least one)
     evals_per_epoch: int = 4
     batch_size: int = 64  # language-model streams of the members
@@ -85,6 +87,10 @@ class FitPlan:
 
     @classmethod
     def from_dict(cls, values: dict) -> "FitPlan":
+        values = dict(values)
+        chunk_sizes = values.pop("member_chunk_sizes", None)  # fit.json of fits made before member_variants
+        if chunk_sizes:
+            values["member_variants"] = {"chunk_size": chunk_sizes}
         return cls(**{**values, "member_model": ModelConfig(**values["member_model"])})
 
     def check(self) -> None:
@@ -95,6 +101,9 @@ class FitPlan:
             raise ValueError(f"the layer rule is agreement or fixed, not {self.layer_rule!r}")
         if min(self.members, self.member_epochs or 1, self.evals_per_epoch, self.sentences, self.scratch_passes) < 1 or self.rounds < 0:
             raise ValueError("members, epochs, evaluations, sentences and passes must be at least 1, rounds at least 0")
+        unvaried = set(self.member_variants) - set(VARIED_SIZES)
+        if unvaried:
+            raise ValueError(f"members can vary only their {', '.join(VARIED_SIZES)}, not {', '.join(sorted(unvaried))}")
         for k in range(1, self.members + 1):
             member_config(self, k).check()
         for layer in (self.layer, self.vote_layer):
@@ -108,10 +117,8 @@ class FitPlan:
 
 
 def member_config(plan: FitPlan, k: int) -> ModelConfig:
-    """Member ``k``'s architecture: ``member_model``, with the chunk size its turn in ``member_chunk_sizes`` gives."""
-    if not plan.member_chunk_sizes:
-        return plan.member_model
-    return replace(plan.member_model, chunk_size=plan.member_chunk_sizes[(k - 1) % len(plan.member_chunk_sizes)])
+    """Member ``k``'s architecture: ``member_model``, with each varied size at member ``k``'s turn in its cycle."""
+    return replace(plan.member_model, **{name: sizes[(k - 1) % len(sizes)] for name, sizes in plan.member_variants.items()})
 
 
 @dataclass

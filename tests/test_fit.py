@@ -1,6 +1,7 @@
 """onparse fit: the whole recipe at tiny sizes, end to end, resumed at every stage boundary and mid-stage."""
 
 import json
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
@@ -197,11 +198,22 @@ def test_members_of_a_small_corpus_read_it_more_often(monkeypatch):
     assert recipe.with_member_epochs(tiny_plan(member_epochs=2)).member_epochs == 2  # as asked
 
 
-def test_members_can_vary_their_chunk_size_and_students_keep_their_starts_shape(tmp_path):
-    plan = tiny_plan(members=2, rounds=1, scratch_passes=1, evals_per_epoch=1, member_chunk_sizes=[4, 8])
-    assert [s.config.model.chunk_size for s in stages(plan, tmp_path) if s.config] == [4, 8, 4, 8, 4]
+def test_members_can_vary_their_sizes_and_students_keep_their_starts_shape(tmp_path):
+    plan = tiny_plan(members=2, rounds=1, scratch_passes=1, evals_per_epoch=1,
+                     member_variants={"chunk_size": [4, 8], "hidden_size": [24, 32, 40]})
+    shapes = [(s.config.model.chunk_size, s.config.model.hidden_size) for s in stages(plan, tmp_path) if s.config]
+    assert shapes == [(4, 24), (8, 32), (4, 24), (8, 32), (4, 24)]  # members, students, then the student from scratch
     fit(plan, tmp_path / "f")
     model = Parser.load(tmp_path / "f" / "model")
-    assert sorted(m.model.config.chunk_size for m in model.members) == [4, 4, 8]  # scratch (member-1's shape) and two students
+    assert sorted(m.model.config.hidden_size for m in model.members) == [24, 24, 32]  # scratch (member-1's shape) and two students
     with pytest.raises(ValueError, match="chunk"):
-        tiny_plan(member_chunk_sizes=[4, 7]).check()  # 7 divides neither the embedding (16) nor the hidden size (24)
+        tiny_plan(member_variants={"chunk_size": [4, 7]}).check()  # 7 divides neither the embedding (16) nor the hidden size (24)
+    with pytest.raises(ValueError, match="n_layers"):
+        tiny_plan(member_variants={"n_layers": [2, 3]}).check()
+
+
+def test_a_fit_recorded_before_member_variants_resumes_with_its_chunk_sizes():
+    recorded = asdict(tiny_plan())
+    del recorded["member_variants"]
+    recorded["member_chunk_sizes"] = [4, 8]
+    assert FitPlan.from_dict(recorded).member_variants == {"chunk_size": [4, 8]}
