@@ -12,10 +12,18 @@ import (``cli.import_nltk_quickly``).
     '(X (X The (X cat sat)) (X on (X the mat)) .)'
 """
 
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the parser module imports torch: only when a parser is asked for
+    from onparse.parse import Parser
+
 __version__ = "0.1.0"
 
 
-def load(name_or_path: str | None = None, **settings):
+def load(name_or_path: str | Path | None = None, **settings: Any) -> Parser:
     """A ``Parser`` for a shipped model's name or a model directory's path (the default model by default).
 
     ``settings``: ``layer``, and the fields of ``onparse.config.ParseConfig``
@@ -26,7 +34,7 @@ def load(name_or_path: str | None = None, **settings):
     return Parser.load(name_or_path, **settings)
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     """``from onparse import Parser`` loads the parser (and torch) only when asked for."""
     if name == "Parser":
         from onparse.parse import Parser
