@@ -334,15 +334,14 @@ def evaluate(gold, pred, max_length, as_json, no_untrained, raw, word_rule, enco
       onparse eval --gold negra/valid.penn --encoding latin-1 --model onlstm-negra
     """
     import_nltk_quickly()
-    from onparse.scoring import PROTOCOL, protocol
+    from onparse.scoring import PROTOCOL, is_sentence, protocol
     from onparse.treebank import TreebankError, collector_paused, named_rule, read_gold
 
     try:
         with collector_paused():  # reading and scoring files of trees builds millions of acyclic objects
             reader = read_gold(gold, named_rule(word_rule) if word_rule else None, encoding)
             every_sentence = list(reader)
-            # a tree with no words under the rule (punctuation alone) is no sentence to score
-            kept = [0 < len(s.words) <= (max_length or len(s.words)) for s in every_sentence]
+            kept = [is_sentence(s) and len(s.words) <= (max_length or len(s.words)) for s in every_sentence]
             sentences = [s for s, keep in zip(every_sentence, kept) if keep]
             if not sentences:
                 fail(f"{gold}: no gold sentences" + (f" of at most {max_length} words" if max_length else ""), 1)

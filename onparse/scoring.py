@@ -32,6 +32,11 @@ PROTOCOL = (
 )
 
 
+def is_sentence(sentence: GoldSentence) -> bool:
+    """Whether a gold tree counts as a sentence: one with no words under the rule (punctuation alone) does not."""
+    return bool(sentence.words)
+
+
 def scored_spans(spans: Iterable[Span], n_words: int) -> set[Span]:
     """The spans the protocol counts: two or more words, not the whole sentence."""
     return {(s, e) for s, e in spans if e - s >= 2 and (s, e) != (0, n_words)}
@@ -63,11 +68,10 @@ class Scorer:
     label_total: dict[str, int] = field(default_factory=dict)
 
     def add(self, predicted_spans: Iterable[Span], sentence: GoldSentence) -> None:
-        """Count one sentence; a tree with no words under the rule (punctuation alone) is no sentence to score,
-        so every caller scores the same sentences of a treebank."""
-        n = len(sentence.words)
-        if not n:
+        """Count one sentence; a tree that ``is_sentence`` refuses is left out, so every caller scores the same sentences."""
+        if not is_sentence(sentence):
             return
+        n = len(sentence.words)
         predicted = scored_spans(predicted_spans, n)
         gold = scored_spans(sentence.spans, n)
         self.f1_sum += sentence_prf(predicted, gold)[2]
