@@ -2,8 +2,9 @@
 
 Each member builds a binary tree greedily (``trees.build_tree``) from one row
 of its distances: a layer's, or the mean of its layers (``tree_row``). Every
-member's tree, and a right-branching tree where the right-branching voter is
-on, gives each of its spans a vote; the binary tree with the most votes wins
+member's tree gives each of its spans a vote, and a right-branching tree,
+where the right-branching voter is on, as many votes as it is given (a
+prior's strength: one vote, or the weight of several members); the binary tree with the most votes wins
 (tree averaging, ``voting.average``). A lone member without the voter needs
 no vote: its own tree is the answer, and its spans hold all the votes.
 
@@ -41,10 +42,10 @@ class Built:
 
 @dataclass(frozen=True)
 class TreeBuilder:
-    """How a model turns distances into a tree: each member's layer, and whether a right-branching tree votes."""
+    """How a model turns distances into a tree: each member's layer, and how many votes a right-branching tree casts."""
 
     layers: tuple[Layer, ...]
-    right_branching_voter: bool = False
+    right_branching_voter: float = 0.0  # votes of the right-branching tree: 0 (none), 1 (as a member; True), or more
 
     def build(self, distances: Sequence[np.ndarray]) -> Built:
         """The tree from each member's distances (layers x words, in the order of ``layers``)."""
@@ -54,11 +55,13 @@ class TreeBuilder:
         rows = np.stack([np.asarray(tree_row(d, layer), dtype=np.float64) for d, layer in zip(distances, self.layers)])
         member_trees = [build_tree(row) for row in rows]
         voters = [spans(tree) for tree in member_trees]
+        weights = [1.0] * len(voters)
         if self.right_branching_voter:
             voters.append(spans(right_branching(n)))
+            weights.append(float(self.right_branching_voter))
         if len(voters) == 1:
             return Built(rows, member_trees, member_trees[0], vote_matrix(voters, n))
-        tree, votes = average(voters, n)
+        tree, votes = average(voters, n, weights)
         return Built(rows, member_trees, tree, votes)
 
     def describe(self) -> str:
@@ -69,4 +72,7 @@ class TreeBuilder:
             source = "the mean of the layers' distances"
         else:
             source = f"layer {self.layers[0]} distances"
-        return source + (" and a right-branching tree" if self.right_branching_voter else "")
+        if not self.right_branching_voter:
+            return source
+        weight = float(self.right_branching_voter)
+        return source + " and a right-branching tree" + ("" if weight == 1 else f" ({weight:g} votes)")

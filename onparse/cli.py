@@ -164,6 +164,23 @@ def require_stdout() -> None:
         fail("standard output is closed: redirect it to a file, or use --output FILE")
 
 
+def right_branching_options(where: str):
+    """--right-branching-voter and --right-branching-votes, for the commands that make ensembles."""
+    def add(command):
+        command = click.option("--right-branching-votes", "right_branching_votes", type=click.FloatRange(min=0, min_open=True),
+                               help="The right-branching tree's votes (the voter's strength; the flag alone gives one, as a "
+                                    "member has), e.g. half the members.")(command)
+        return click.option("--right-branching-voter", is_flag=True,
+                            help=f"A right-branching tree votes {where}: a prior for right-branching languages (English), "
+                                 "not learnt.")(command)
+    return add
+
+
+def right_branching_weight(voter: bool, votes: float | None) -> float:
+    """The right-branching tree's votes from the two options: as many as asked, one for the flag alone, else none."""
+    return votes if votes is not None else float(voter)
+
+
 THREADS_HELP = ("CPU threads for torch (default: one per core, or the cores other running work leaves free: "
                 "beside another torch job, spinning threads slow both 5-10x; docs/speed.md).")
 
@@ -635,8 +652,7 @@ def distill(train_paths, dev, dev_gold, select_by, out_dir, resume, overwrite, m
 @main.command()
 @click.argument("members", nargs=-1, required=True)
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True, help="The ensemble directory to write.")
-@click.option("--right-branching-voter", is_flag=True,
-              help="A right-branching tree votes too: a prior for right-branching languages (English), not learnt.")
+@right_branching_options("too")
 @click.option("--link", is_flag=True, help="Name the members where they stand instead of copying them into OUT/members.")
 @click.option("--layers-by-agreement", "agree_on", metavar="TEXT",
               help="Give each member the layer (or mean) whose trees agree best with the others' vote on this text (no gold trees).")
@@ -644,7 +660,8 @@ def distill(train_paths, dev, dev_gold, select_by, out_dir, resume, overwrite, m
 @click.option("--overwrite", is_flag=True, help="Replace an ensemble already at --out.")
 @click.option("--device", default=ParseConfig.device, show_default=True, help="torch device for --dev-gold, e.g. cuda.")
 @click.option("--threads", type=Positive, help=THREADS_HELP)
-def ensemble(members, out_dir, right_branching_voter, link, agree_on, dev_gold, overwrite, device, threads) -> None:
+def ensemble(members, out_dir, right_branching_voter, right_branching_votes, link, agree_on, dev_gold, overwrite, device,
+             threads) -> None:
     """Make an ensemble: model directories or training runs (their model/) whose trees vote.
 
     Every member parses with its own layer; the binary tree with the most
@@ -654,6 +671,7 @@ def ensemble(members, out_dir, right_branching_voter, link, agree_on, dev_gold, 
     Examples:
       onparse ensemble runs/seed1 runs/seed2 runs/seed3 --out models/mine
       onparse ensemble runs/seed1 runs/seed2 --out models/mine --right-branching-voter --dev-gold wsj/22
+      onparse ensemble runs/seed1 runs/seed2 runs/seed3 runs/seed4 --out models/mine --right-branching-votes 2
       onparse ensemble runs/seed1 runs/seed2 runs/seed3 --out models/mine --layers-by-agreement dev.txt
     """
     import_nltk_quickly()
@@ -667,8 +685,9 @@ def ensemble(members, out_dir, right_branching_voter, link, agree_on, dev_gold, 
     if holder:
         fail(f"{out_dir} holds a member of {holder}: rewriting it would change that model; choose another --out")
     set_threads(threads)
+    votes = right_branching_weight(right_branching_voter, right_branching_votes)
     command = (f"onparse ensemble {' '.join(members)} --out {out_dir}" + (" --right-branching-voter" if right_branching_voter else "")
-               + (" --link" if link else ""))
+               + (f" --right-branching-votes {votes:g}" if right_branching_votes else "") + (" --link" if link else ""))
     try:
         layers = None
         if agree_on:
@@ -677,7 +696,7 @@ def ensemble(members, out_dir, right_branching_voter, link, agree_on, dev_gold, 
             check_device(device)
             layers, _ = layers_by_agreement(list(members), read_sentences([agree_on]), {"device": device})
             command += f" --layers-by-agreement {agree_on}"
-        make_ensemble(out_dir, list(members), right_branching_voter, copy=not link, card={"command": command}, layers=layers)
+        make_ensemble(out_dir, list(members), votes, copy=not link, card={"command": command}, layers=layers)
         if dev_gold:
             from onparse.treebank import read_gold
 
@@ -691,7 +710,7 @@ def ensemble(members, out_dir, right_branching_voter, link, agree_on, dev_gold, 
         fail(str(err))
     except (TreebankError, ValueError, OSError) as err:
         fail(str(err), 1)
-    click.echo(f"ensemble of {len(members)} in {out_dir}" + (" with a right-branching voter" if right_branching_voter else "")
+    click.echo(f"ensemble of {len(members)} in {out_dir}" + (f" with a right-branching voter ({votes:g} votes)" if votes else "")
                + (f"; layers {', '.join(map(str, layers))} by agreement on {agree_on}" if layers else ""))
 
 
@@ -755,8 +774,7 @@ def quantize(model, out_dir, gold, encoding, device, threads) -> None:
 @click.option("--sentences", type=Positive, default=40000, show_default=True, help="Training sentences each teacher parses.")
 @click.option("--scratch-passes", type=Positive, default=2, show_default=True, help="Passes of the student from scratch.")
 @click.option("--evals-per-epoch", type=Positive, default=4, show_default=True)
-@click.option("--right-branching-voter", is_flag=True,
-              help="A right-branching tree votes in every ensemble: a prior for right-branching languages (English), not learnt.")
+@right_branching_options("in every ensemble")
 @click.option("--layer-rule", type=click.Choice(["agreement", "fixed"]), default="agreement", show_default=True,
               help="agreement: each ensemble gives each member the layer agreeing best with the others on --dev; fixed: --vote-layer for all.")
 @click.option("--layer", type=LayerType(), default=MEAN, show_default=True, help="The layer students learn their teacher's trees at.")
@@ -773,8 +791,8 @@ def quantize(model, out_dir, gold, encoding, device, threads) -> None:
 @click.option("--device", default="cpu", show_default=True, help="torch device, e.g. cuda.")
 @click.option("--threads", type=Positive, help=THREADS_HELP)
 def fit(train_paths, dev, dev_gold, out_dir, resume, hours, members, rounds, member_epochs, embedding_sizes, hidden_sizes,
-        n_layers, chunk_sizes, vocab_size, sentences, scratch_passes, evals_per_epoch, right_branching_voter, layer_rule,
-        layer, vote_layer, select_by_gold, language, encoding, seed, dtype, device, threads) -> None:
+        n_layers, chunk_sizes, vocab_size, sentences, scratch_passes, evals_per_epoch, right_branching_voter, right_branching_votes,
+        layer_rule, layer, vote_layer, select_by_gold, language, encoding, seed, dtype, device, threads) -> None:
     """Train a full parser on raw text, no gold trees: members, ensembles, distillation rounds, a student from scratch.
 
     Each stage is recorded in OUT/fit.json as it ends; an interrupted or
@@ -805,7 +823,8 @@ def fit(train_paths, dev, dev_gold, out_dir, resume, hours, members, rounds, mem
                               member_variants={name: list(values) for name, values in sizes.items() if len(values) > 1},
                               member_model=model, member_epochs=member_epochs, sentences=sentences,
                               scratch_passes=scratch_passes, evals_per_epoch=evals_per_epoch,
-                              right_branching_voter=right_branching_voter, layer_rule=layer_rule, layer=layer,
+                              right_branching_voter=right_branching_weight(right_branching_voter, right_branching_votes),
+                              layer_rule=layer_rule, layer=layer,
                               vote_layer=vote_layer, select_by_gold=select_by_gold, seed=seed, language=language, encoding=encoding,
                               dtype=dtype, device=device)
     main_rank = distributed.from_environment().main  # under torchrun, rank 0 alone holds the fit's folder

@@ -92,13 +92,14 @@ def layers_by_agreement(models: list[Path | str], sentences: list[list[str]], se
     return layers, agreement
 
 
-def make_ensemble(out: Path, members: list[Path | str], right_branching_voter: bool = False, copy: bool = True,
+def make_ensemble(out: Path, members: list[Path | str], right_branching_voter: float = 0.0, copy: bool = True,
                   card: dict | None = None, layers: list[Layer] | None = None) -> dict:
     """Write an ensemble directory at ``out`` (replacing one there only when complete); returns its card.
 
     ``members`` are model directories or run folders (their ``model/``).
     Copied members go to ``out/members/NAME`` (names made unique with a number).
-    ``layers``, where given, is each member's layer in this ensemble.
+    ``layers``, where given, is each member's layer in this ensemble;
+    ``right_branching_voter`` the votes of a right-branching tree (0: none).
     """
     sources = [member_source(member) for member in members]
     if not sources:

@@ -26,12 +26,12 @@ Advance = Callable[[int], None]  # told how many more sentences are done
 
 def named_builders(parser: Parser) -> dict[str, TreeBuilder]:
     """The trees eval reports, each a builder: every layer and the mean for a single model;
-    for an ensemble each member alone, the vote, and the vote with a right-branching voter."""
+    for an ensemble each member alone, the vote, and the vote with a right-branching voter (its own votes, or one)."""
     if not parser.is_ensemble:
         n_layers = parser.members[0].n_layers
         return {str(layer): TreeBuilder((layer,)) for layer in [*range(1, n_layers + 1), MEAN]}
     layers = parser.builder.layers
-    return {"ensemble": TreeBuilder(layers), "ensemble_right_branching": TreeBuilder(layers, True)}
+    return {"ensemble": TreeBuilder(layers), "ensemble_right_branching": TreeBuilder(layers, parser.right_branching_voter or 1.0)}
 
 
 def model_spans(parser: Parser, gold: Sequence[GoldSentence], advance: Advance | None = None) -> list[dict[str, set[Span]]]:

@@ -9,7 +9,9 @@
 An ensemble directory has only config.json, ``{"ensemble": {"members": [...],
 "right_branching_voter": false}}``, and a card: members are model
 directories, named relative to the ensemble's (inside it or anywhere else),
-each parsing with its own default layer.
+each parsing with its own default layer. ``right_branching_voter`` is
+false, true (a right-branching tree casts one vote, as a member does) or a
+number of votes.
 """
 
 from __future__ import annotations
@@ -107,16 +109,16 @@ def set_default_layer(path: Path, layer: Layer) -> None:
 
 @dataclass
 class EnsembleDir:
-    """What an ensemble directory lists: its members and whether right-branching trees vote too."""
+    """What an ensemble directory lists: its members and how many votes a right-branching tree casts (true: one)."""
 
     path: Path
     members: list[Path]
-    right_branching_voter: bool = False
+    right_branching_voter: float = 0.0
     card: dict = field(default_factory=dict)
     layers: list[Layer] | None = None  # each member's layer where the ensemble chose it; else the member's own
 
 
-def save_ensemble(path: Path, members: list[Path], right_branching_voter: bool = False, card: dict | None = None,
+def save_ensemble(path: Path, members: list[Path], right_branching_voter: float = 0.0, card: dict | None = None,
                   layers: list[Layer] | None = None) -> None:
     """Write an ensemble directory naming ``members`` relative to it (and, where given, each one's layer)."""
     path.mkdir(parents=True, exist_ok=True)
@@ -173,12 +175,13 @@ def read_ensemble(path: Path | str | None = None) -> EnsembleDir | None:
     members = spec.get("members") if isinstance(spec, dict) else None
     if set(config) != {"ensemble"} or not isinstance(spec, dict) or set(spec) - {"members", "right_branching_voter", "layers"}:
         raise ModelDirError(f"{path / 'config.json'}: an ensemble's config holds only "
-                            '{"ensemble": {"members": [...], "right_branching_voter": true or false, "layers": [...]}}')
+                            '{"ensemble": {"members": [...], "right_branching_voter": true, false or votes, "layers": [...]}}')
     if not isinstance(members, list) or not members or not all(isinstance(m, str) and m for m in members):
         raise ModelDirError(f"{path / 'config.json'}: the ensemble's members must be a non-empty list of folder names")
     voter = spec.get("right_branching_voter", False)
-    if not isinstance(voter, bool):
-        raise ModelDirError(f"{path / 'config.json'}: right_branching_voter must be true or false, not {voter!r}")
+    if not isinstance(voter, (bool, int, float)) or not 0 <= voter < float("inf"):
+        raise ModelDirError(f"{path / 'config.json'}: right_branching_voter must be true, false or a number of votes (0 or more), "
+                            f"not {voter!r}")
     layers = spec.get("layers")
     if layers is not None and not (isinstance(layers, list) and len(layers) == len(members) and all(
             layer == MEAN or (type(layer) is int and layer >= 1) for layer in layers)):

@@ -129,11 +129,11 @@ class Parser:
     longest sentence, device, matmul precision). ``layer`` overrides every
     member's own layer. Trees come from ``builder`` (``onparse.builder``): an
     ensemble's is the binary tree with the most span votes over its members'
-    trees (and a right-branching tree, with ``right_branching_voter``).
+    trees (and a right-branching tree, with ``right_branching_voter`` votes).
     """
 
     def __init__(self, bundles: ModelBundle | Sequence[ModelBundle], layer: Layer | None = None, *,
-                 right_branching_voter: bool = False, path: Path | None = None, **settings: Any):
+                 right_branching_voter: float = 0.0, path: Path | None = None, **settings: Any):
         self.settings = ParseConfig(**settings)
         if self.settings.batch_size < 1 or self.settings.max_words < 1:
             raise InputError("batch size and word limit must be at least 1")
@@ -170,7 +170,8 @@ class Parser:
         return len(self.members) > 1 or self.right_branching_voter
 
     @property
-    def right_branching_voter(self) -> bool:
+    def right_branching_voter(self) -> float:
+        """The votes a right-branching tree casts (0: none)."""
         return self.builder.right_branching_voter
 
     @property

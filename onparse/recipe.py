@@ -19,7 +19,7 @@ with ``layer_rule="fixed"``, ``plan.vote_layer`` for all); students learn their
 teachers' trees at ``plan.layer`` (the mean of the layers by default). A vote
 layer other than the learnt one keeps the students' trees apart: the
 ranking loss makes them agree at the layer it trains. The
-right-branching voter joins only when asked for.
+right-branching voter joins only when asked for, with the votes asked for.
 Gold dev trees, when given, are scored at every stage for the record; they
 choose nothing unless ``select_by_gold`` asks for the original protocol,
 which the card then says. Each stage is recorded in ``fit.json`` as it ends;
@@ -77,7 +77,7 @@ class FitPlan:
     layer: Layer = MEAN  # the layer students learn their teacher's trees at, and every model's layer under the fixed rule
     layer_rule: str = "agreement"  # "agreement": each ensemble picks its members' layers by agreement on dev text; "fixed"
     vote_layer: Layer | None = None  # under the fixed rule, every member's layer in every ensemble (None: ``layer``)
-    right_branching_voter: bool = False  # a prior for right-branching languages, never chosen on gold unless asked
+    right_branching_voter: float = 0.0  # a right-branching tree's votes: a prior for right-branching languages, never chosen on gold unless asked
     select_by_gold: bool = False  # the original ON-LSTM protocol: checkpoints, layers and the voter chosen on dev_gold
     seed: int = 1111
     dtype: str = "bf16"
@@ -241,7 +241,7 @@ def ensemble_stage(stage: Stage, plan: FitPlan, out: Path) -> dict:
     gold = gold_figures(path, plan.dev_gold, settings, plan.encoding)
     voter = plan.right_branching_voter
     if plan.select_by_gold:  # the voter chosen on gold trees: the record says so
-        voter = gold["with_voter"] > gold["without_voter"]
+        voter = (plan.right_branching_voter or 1.0) if gold["with_voter"] > gold["without_voter"] else 0.0
         make_ensemble(path, members, voter, copy=final, layers=chosen["layers"])
     return {"right_branching_voter": voter, "voter_chosen_on_gold": plan.select_by_gold, **chosen,
             "dev_f1": gold["with_voter" if voter else "without_voter"], "dev_gold": gold}
@@ -341,7 +341,7 @@ def write_card(model: Path, record: dict) -> None:
                 f"layer {plan['layer']!r}" if plan.get("layer_rule") == "agreement" else
                 f"Every ensemble builds its members' trees from layer {FitPlan.from_dict(plan).fixed_layer!r} (a fixed rule); "
                 f"students learn their teachers' trees at layer {plan['layer']!r}")
-             + f"; the right-branching voter is {'on' if card['right_branching_voter'] else 'off'}"
+             + "; the right-branching voter is " + (f"on ({card['right_branching_voter']:g} votes)" if card["right_branching_voter"] else "off")
              + (" (asked for: a prior for right-branching languages)" if plan["right_branching_voter"] else "") + ".",
              f"Hardware: {record['hardware']}.", "",
              "| stage | training minutes | wall minutes | selected point | dev F1 (gold, scored only) |",

@@ -1,6 +1,7 @@
 """Tree averaging (Shayegh et al., ICLR 2024): the binary tree whose spans most trees agree on.
 
-Every voter's binary tree gives each of its spans one vote; a CYK pass over
+Every voter's binary tree gives each of its spans one vote (or the voter's
+weight); a CYK pass over
 split points returns the binary tree with the largest total of votes. Spans
 every binary tree holds (single words, the whole sentence) cannot change the
 choice and are not counted. The pass is vectorised over start positions, so
@@ -9,7 +10,8 @@ a 400-word sentence takes a fraction of a second.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from itertools import repeat
 
 import numpy as np
 from nltk import Tree
@@ -17,13 +19,13 @@ from nltk import Tree
 from onparse.trees import LABEL, Span, binary_tree
 
 
-def vote_matrix(span_sets: Iterable[Iterable[Span]], n_words: int) -> np.ndarray:
-    """``votes[i, j]``: how many of the span sets hold the span of words ``i`` to ``j - 1``."""
+def vote_matrix(span_sets: Iterable[Iterable[Span]], n_words: int, weights: Sequence[float] | None = None) -> np.ndarray:
+    """``votes[i, j]``: how many of the span sets (each counting its weight, one by default) hold the span of words ``i`` to ``j - 1``."""
     votes = np.zeros((n_words + 1, n_words + 1))
-    for spans in span_sets:
+    for spans, weight in zip(span_sets, weights if weights is not None else repeat(1.0)):
         for start, end in set(spans):
             if 2 <= end - start < n_words:
-                votes[start, end] += 1
+                votes[start, end] += weight
     return votes
 
 
@@ -50,7 +52,8 @@ def best_tree(votes: np.ndarray) -> Tree:
     return binary_tree(n, lambda start, end: int(split[start, end]))
 
 
-def average(span_sets: list[set[Span]], n_words: int) -> tuple[Tree, np.ndarray]:
-    """The tree with the most votes, and each span's share of the voters (``shares[i, j]``)."""
-    votes = vote_matrix(span_sets, n_words)
-    return best_tree(votes), votes / max(len(span_sets), 1)
+def average(span_sets: list[set[Span]], n_words: int, weights: Sequence[float] | None = None) -> tuple[Tree, np.ndarray]:
+    """The tree with the most votes, and each span's share of the votes (``shares[i, j]``); ``weights``: each voter's votes (one each by default)."""
+    votes = vote_matrix(span_sets, n_words, weights)
+    total = sum(weights) if weights is not None else len(span_sets)
+    return best_tree(votes), votes / (total or 1)

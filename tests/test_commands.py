@@ -33,12 +33,27 @@ def test_ensemble_copies_its_members_so_it_stands_alone(tmp_path):
     made = run("ensemble", *members, "--out", tmp_path / "e", "--right-branching-voter")
     assert made.exit_code == 0, made.output
     ensemble = modeldir.read_ensemble(tmp_path / "e")
-    assert [p.name for p in ensemble.members] == ["m0", "m1"] and ensemble.right_branching_voter
+    assert [p.name for p in ensemble.members] == ["m0", "m1"] and ensemble.right_branching_voter == 1
     assert all((tmp_path / "e" / "members" / name / "weights.pt").is_file() for name in ("m0", "m1"))
     card = json.loads((tmp_path / "e" / "card.json").read_text())
     assert [m["command"] for m in card["members"]] == ["made with seed 0", "made with seed 1"]
     modeldir.save(members[0], *tiny_model(9), default_layer=1)  # rewriting a source leaves the ensemble as it was
     assert Parser.load(tmp_path / "e").builder.layers == (3, 3)
+
+
+def test_the_right_branching_voter_casts_the_votes_asked_for_and_nothing_else_reads(tmp_path):
+    members = tiny_members(tmp_path)
+    made = run("ensemble", *members, "--out", tmp_path / "e", "--right-branching-votes", "1.5")
+    assert made.exit_code == 0 and "right-branching voter (1.5 votes)" in made.stdout
+    assert Parser.load(tmp_path / "e").builder.right_branching_voter == 1.5
+    assert "--right-branching-votes 1.5" in json.loads((tmp_path / "e" / "card.json").read_text())["command"]
+    assert run("ensemble", *members, "--out", tmp_path / "f", "--right-branching-votes", "0").exit_code == 2
+    config = tmp_path / "e" / "config.json"
+    for bad in ('"many"', "-1"):
+        config.write_text(config.read_text().replace('1.5', bad))
+        refused = run("--model", tmp_path / "e", "the cat")
+        assert refused.exit_code == 2 and "a number of votes (0 or more)" in refused.stderr
+        config.write_text(config.read_text().replace(bad, '1.5'))
 
 
 def test_ensemble_links_members_in_place_when_asked_and_refuses_what_it_cannot_use(tmp_path):

@@ -102,14 +102,17 @@ def test_the_command_fits_and_resumes_with_one_line_errors(tmp_path):
     assert missing.exit_code == 2 and "--dev" in missing.stderr and len(missing.stderr.splitlines()) == 1
     nothing = CliRunner().invoke(main, ["fit", "--out", str(tmp_path / "none"), "--resume"])
     assert nothing.exit_code == 2 and "no fit.json" in nothing.stderr
-    base = ["fit", "--train", str(EXAMPLES / "corpus.txt"), "--dev", str(EXAMPLES / "dev.txt"), "--out", str(out), *tiny]
+    base = ["fit", "--train", str(EXAMPLES / "corpus.txt"), "--dev", str(EXAMPLES / "dev.txt"), "--out", str(out), *tiny,
+            "--right-branching-votes", "0.5"]
     stopped = CliRunner().invoke(main, [*base, "--hours", "0.0000001"])
     assert stopped.exit_code == 3 and f"onparse fit --out {out} --resume" in stopped.stderr
     again = CliRunner().invoke(main, base)
     assert again.exit_code == 2 and "already holds a fit" in again.stderr
     done = CliRunner().invoke(main, ["fit", "--out", str(out), "--resume"])
     assert done.exit_code == 0, done.output
-    assert len(Parser.load(out / "model").members) == 2  # the scratch student and the member
+    parser = Parser.load(out / "model")
+    assert len(parser.members) == 2 and parser.right_branching_voter == 0.5  # the scratch student and the member; the prior's votes
+    assert "right-branching voter is on (0.5 votes)" in (out / "model" / "card.md").read_text()
 
 
 def test_gold_trees_are_scored_at_every_stage_and_choose_only_when_asked(tmp_path):
