@@ -23,7 +23,7 @@ from onparse.recipe import FitPlan, stages, write_record
 VARIANTS = {
     "agreement": {"layer_rule": "agreement"},
     "top": {"layer_rule": "fixed", "layer": 3},
-    "gold": {"layer_rule": "agreement", "select_by_gold": True, "right_branching_voter": False},
+    "gold": {"layer_rule": "agreement", "select_by_gold": True},  # gold turns the plan's voter (or one vote) on or off
 }
 
 
@@ -50,7 +50,7 @@ def main() -> None:
     plan = FitPlan.from_dict({**record["plan"], **VARIANTS[args.variant]})
     command = record["command"].replace(str(args.source), str(args.target))
     if args.variant == "gold":
-        command = command.replace("--right-branching-voter", "--select-by-gold")
+        command += " --select-by-gold"
     args.target.mkdir(parents=True)
     new = {"plan": asdict(plan), "command": command, "hardware": record["hardware"], "stages": [],
            "note": f"member stages copied from {args.source} (the same plan and seeds, so the same training)"}
