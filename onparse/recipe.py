@@ -341,7 +341,7 @@ def write_card(model: Path, record: dict) -> None:
                 f"layer {plan['layer']!r}" if plan.get("layer_rule") == "agreement" else
                 f"Every ensemble builds its members' trees from layer {FitPlan.from_dict(plan).fixed_layer!r} (a fixed rule); "
                 f"students learn their teachers' trees at layer {plan['layer']!r}")
-             + "; the right-branching voter is " + (f"on ({card['right_branching_voter']:g} votes)" if card["right_branching_voter"] else "off")
+             + "; the right-branching voter is " + (f"on, with {card['right_branching_voter']:g} votes" if card["right_branching_voter"] else "off")
              + (" (asked for: a prior for right-branching languages)" if plan["right_branching_voter"] else "") + ".",
              f"Hardware: {record['hardware']}.", "",
              "| stage | training minutes | wall minutes | selected point | dev F1 (gold, scored only) |",

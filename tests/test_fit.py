@@ -112,7 +112,7 @@ def test_the_command_fits_and_resumes_with_one_line_errors(tmp_path):
     assert done.exit_code == 0, done.output
     parser = Parser.load(out / "model")
     assert len(parser.members) == 2 and parser.right_branching_voter == 0.5  # the scratch student and the member; the prior's votes
-    assert "right-branching voter is on (0.5 votes)" in (out / "model" / "card.md").read_text()
+    assert "right-branching voter is on, with 0.5 votes (asked for" in (out / "model" / "card.md").read_text()
 
 
 def test_gold_trees_are_scored_at_every_stage_and_choose_only_when_asked(tmp_path):
