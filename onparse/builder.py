@@ -4,9 +4,10 @@ Each member builds a binary tree greedily (``trees.build_tree``) from one row
 of its distances: a layer's, or the mean of its layers (``tree_row``). Every
 member's tree gives each of its spans a vote, and a right-branching tree,
 where the right-branching voter is on, as many votes as it is given (a
-prior's strength: one vote, or the weight of several members); the binary tree with the most votes wins
-(tree averaging, ``voting.average``). A lone member without the voter needs
-no vote: its own tree is the answer, and its spans hold all the votes.
+prior's strength: one vote, or the weight of several members); the binary
+tree with the most votes wins (tree averaging, ``voting.average``). A lone
+member without the voter needs no vote: its own tree is the answer, and its
+spans hold all the votes.
 
 The parser, evaluation, distillation and ``onparse ensemble`` all build trees
 here, so what a model directory parses to is decided once.

@@ -167,7 +167,7 @@ class Parser:
     @property
     def is_ensemble(self) -> bool:
         """Whether trees are voted on (several members, or one with the right-branching voter)."""
-        return len(self.members) > 1 or self.right_branching_voter
+        return len(self.members) > 1 or bool(self.right_branching_voter)
 
     @property
     def right_branching_voter(self) -> float:
