@@ -25,19 +25,21 @@ from rich.table import Table
 from onparse.config import COMPUTE_DTYPES
 from onparse.hardware import describe
 from onparse.kernels import linear
+from onparse.language import Sentence
 from onparse.modeldir import ModelBundle
 from onparse.parse import Parser
 from onparse.treebank import read_gold
 
 
-def sentences_for_bench(ptb: Path, count: int, bundle: ModelBundle) -> tuple[list[list[str]], str]:
+def sentences_for_bench(ptb: Path, count: int, bundle: ModelBundle) -> tuple[list[Sentence], str]:
     """WSJ sections 21-22 when present, else random vocabulary words at WSJ-like lengths."""
     if (ptb / "22").is_dir():
-        words = [list(s.words) for section in ("21", "22") for s in read_gold(str(ptb / section))]
-        return [w for w in words if w][:count], "WSJ sections 21-22"
+        found = [s.sentence for section in ("21", "22") for s in read_gold(str(ptb / section))]
+        return [s for s in found if s.words][:count], "WSJ sections 21-22"
     rng = random.Random(0)
     vocab = bundle.vocab.words[2:2000]
-    return [rng.choices(vocab, k=max(1, int(rng.gauss(23, 11)))) for _ in range(count)], "synthetic, WSJ-like lengths"
+    return ([Sentence.of_tokens(rng.choices(vocab, k=max(1, int(rng.gauss(23, 11))))) for _ in range(count)],
+            "synthetic, WSJ-like lengths")
 
 
 def flops_per_token(parser: Parser) -> float:
@@ -74,7 +76,7 @@ def synchronize(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-def timed_distances(parser: Parser, sentences: list[list[str]], repeats: int) -> tuple[float, list]:
+def timed_distances(parser: Parser, sentences: list[Sentence], repeats: int) -> tuple[float, list]:
     """Median seconds over `repeats` runs (this machine is noisy), and the distances."""
     times = []
     for _ in range(repeats):
@@ -154,7 +156,7 @@ def main() -> None:
     default = Parser.load(device=args.device)
     bundle = default.bundle  # one model (the default's first member) for every parser of part 1
     sentences, source = sentences_for_bench(args.ptb, args.sentences, bundle)
-    tokens = sum(len(s) + 1 for s in sentences)  # each sentence is read after an <eos>
+    tokens = sum(len(s.tokens) + 1 for s in sentences)  # each sentence is read after an <eos>
     results["batch"] = {"source": source, "sentences": len(sentences), "tokens": tokens}
 
     # 1. Batch parsing against the FLOP floor and against one sentence at a time.
@@ -186,7 +188,7 @@ def main() -> None:
 
     # 1b. The default (an ensemble, where it is one) beside one of its members, on section 22.
     if default.is_ensemble:
-        section = [list(s.words) for s in read_gold(str(args.ptb / "22"))] if (args.ptb / "22").is_dir() else sentences
+        section = [s.sentence for s in read_gold(str(args.ptb / "22"))] if (args.ptb / "22").is_dir() else sentences
         section = [w for w in section if w]
         ensemble = {"members": len(default.members), "sentences": len(section)}
         for name in COMPUTE_DTYPES:

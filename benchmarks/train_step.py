@@ -20,7 +20,8 @@ import torch
 
 from onparse.config import COMPUTE_DTYPES, ModelConfig
 from onparse.model import LanguageModel, compute_dtype
-from onparse.train import batchify, detach, n_segments, read_corpus, segment, stream
+from onparse.corpus import read_corpus
+from onparse.train import batchify, detach, n_segments, segment, stream
 from onparse.vocabulary import Vocabulary
 
 def matmul_params(model: LanguageModel) -> int:

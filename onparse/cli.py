@@ -17,7 +17,8 @@ from typing import NoReturn
 import click
 
 from onparse import __version__
-from onparse.config import COMPUTE_DTYPES, LINE_BYTES_PER_WORD, MAX_SENTENCE_WORDS, MEAN, ModelConfig, ParseConfig, TrainConfig
+from onparse.config import (BACKWARD, COMPUTE_DTYPES, FORWARD, LINE_BYTES_PER_WORD, MAX_SENTENCE_WORDS, MEAN, ModelConfig,
+                             ParseConfig, Reading, TrainConfig)
 
 
 class ParseByDefault(click.Group):
@@ -521,8 +522,12 @@ def run_options(command):
 @click.option("--layer", type=LayerType(), help="The layer its model directories parse with  [default: 2, the paper's, or the top of a smaller model].")
 @click.option("--language", default=TrainConfig.language, show_default=True, metavar="CODE",
               help="The text's language (en, de, zh, ...): how text files are tokenized, recorded in the model.")
+@click.option("--punctuation/--no-punctuation", default=Reading.punctuation, show_default=True,
+              help="Whether the model reads the punctuation tokens too (trees and scores stay over the words).")
+@click.option("--direction", type=click.Choice([FORWARD, BACKWARD]), default=Reading.direction, show_default=True,
+              help="Read each sentence left to right (forward) or right to left (backward).")
 def train(train_paths, dev, dev_gold, out_dir, resume, overwrite, epochs, max_minutes, embedding_size, hidden_size,
-          n_layers, chunk_size, vocab_size, threads, layer, select_by, **settings) -> None:
+          n_layers, chunk_size, vocab_size, threads, layer, select_by, punctuation, direction, **settings) -> None:
     """Train an ON-LSTM language model and write a model directory.
 
     \b
@@ -538,7 +543,7 @@ def train(train_paths, dev, dev_gold, out_dir, resume, overwrite, epochs, max_mi
                             n_layers=n_layers, chunk_size=chunk_size)
         return TrainConfig(train=list(train_paths), dev=dev, dev_gold=dev_gold, model=model,
                            epochs=epochs or TrainConfig.epochs, default_layer=layer or min(TrainConfig.default_layer, n_layers),
-                           select_by=select_by, **settings)
+                           select_by=select_by, reading=Reading(punctuation, direction), **settings)
 
     run_training(out_dir, resume, overwrite, epochs, max_minutes, threads, new_config, "train")
 
@@ -644,7 +649,7 @@ def distill(train_paths, dev, dev_gold, select_by, out_dir, resume, overwrite, m
                              rank_weight=rank_weight, margin=margin)
         return TrainConfig(train=list(train_paths), dev=dev, dev_gold=dev_gold, model=bundle.model.config,
                            epochs=epochs or 1, default_layer=layer or bundle.default_layer, distill=spec,
-                           select_by=select_by, language=bundle.language, **settings)
+                           select_by=select_by, language=bundle.language, reading=bundle.reading, **settings)
 
     run_training(out_dir, resume, overwrite, epochs, max_minutes, threads, new_config, "distill")
 
@@ -691,10 +696,13 @@ def ensemble(members, out_dir, right_branching_voter, right_branching_votes, lin
     try:
         layers = None
         if agree_on:
-            from onparse.train import read_sentences
+            from onparse.corpus import read_sentences
+            from onparse.ensemble import member_source
+            from onparse.modeldir import load
 
             check_device(device)
-            layers, _ = layers_by_agreement(list(members), read_sentences([agree_on]), {"device": device})
+            language = load(member_source(members[0]).model).language  # the members' own language, never a default
+            layers, _ = layers_by_agreement(list(members), read_sentences([agree_on], language), {"device": device})
             command += f" --layers-by-agreement {agree_on}"
         make_ensemble(out_dir, list(members), votes, copy=not link, card={"command": command}, layers=layers)
         if dev_gold:
@@ -786,13 +794,18 @@ def quantize(model, out_dir, gold, encoding, device, threads) -> None:
 @click.option("--language", default="en", show_default=True, metavar="CODE",
               help="The text's language (en, de, zh, ...): how text files are tokenized, recorded in every model.")
 @click.option("--encoding", default="UTF-8", show_default=True, help="The encoding of the --train, --dev and --dev-gold files.")
+@click.option("--punctuation/--no-punctuation", default=Reading.punctuation, show_default=True,
+              help="Whether every model reads the punctuation tokens too (trees and scores stay over the words).")
+@click.option("--direction", "directions", type=click.Choice([FORWARD, BACKWARD]), multiple=True, default=[FORWARD],
+              show_default=True, help="Repeat to vary the members, as --chunk-size: member k reads in the k-th direction, cycling.")
 @click.option("--seed", type=int, default=1111, show_default=True)
 @click.option("--dtype", type=click.Choice(list(COMPUTE_DTYPES)), default="bf16", show_default=True)
 @click.option("--device", default="cpu", show_default=True, help="torch device, e.g. cuda.")
 @click.option("--threads", type=Positive, help=THREADS_HELP)
 def fit(train_paths, dev, dev_gold, out_dir, resume, hours, members, rounds, member_epochs, embedding_sizes, hidden_sizes,
         n_layers, chunk_sizes, vocab_size, sentences, scratch_passes, evals_per_epoch, right_branching_voter, right_branching_votes,
-        layer_rule, layer, vote_layer, select_by_gold, language, encoding, seed, dtype, device, threads) -> None:
+        layer_rule, layer, vote_layer, select_by_gold, language, encoding, punctuation, directions, seed, dtype, device,
+        threads) -> None:
     """Train a full parser on raw text, no gold trees: members, ensembles, distillation rounds, a student from scratch.
 
     Each stage is recorded in OUT/fit.json as it ends; an interrupted or
@@ -826,6 +839,7 @@ def fit(train_paths, dev, dev_gold, out_dir, resume, hours, members, rounds, mem
                               right_branching_voter=right_branching_weight(right_branching_voter, right_branching_votes),
                               layer_rule=layer_rule, layer=layer,
                               vote_layer=vote_layer, select_by_gold=select_by_gold, seed=seed, language=language, encoding=encoding,
+                              punctuation=punctuation, directions=list(directions),
                               dtype=dtype, device=device)
     main_rank = distributed.from_environment().main  # under torchrun, rank 0 alone holds the fit's folder
     with training_errors("fit", out_dir), training.locked_run(out_dir) if main_rank else nullcontext():

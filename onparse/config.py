@@ -49,6 +49,36 @@ class ModelConfig:
                 raise ValueError(f"{name} must be in [0, 1), not {getattr(self, name)}")
 
 
+FORWARD, BACKWARD = "forward", "backward"  # the directions a model reads a sentence in
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What a model reads of a sentence (``onparse.reading``): its punctuation too or words alone, and which way."""
+
+    punctuation: bool = False  # every token, punctuation included, or the words alone (the ON-LSTM paper's input)
+    direction: str = FORWARD  # left to right (FORWARD) or right to left (BACKWARD)
+
+    def check(self) -> None:
+        """ValueError for a reading no model can have."""
+        if type(self.punctuation) is not bool:
+            raise ValueError(f"punctuation must be true or false, not {self.punctuation!r}")
+        if self.direction not in (FORWARD, BACKWARD):
+            raise ValueError(f"direction must be {FORWARD!r} or {BACKWARD!r}, not {self.direction!r}")
+
+    @classmethod
+    def from_dict(cls, values: object) -> "Reading":
+        """A reading from a config file's dict, checked; ValueError naming what is wrong."""
+        if not isinstance(values, dict):
+            raise ValueError(f"reading must be an object with punctuation and direction, not {values!r:.40}")
+        unknown = set(values) - {"punctuation", "direction"}
+        if unknown:
+            raise ValueError(f"unknown reading settings: {', '.join(sorted(map(str, unknown)))}")
+        reading = cls(**values)
+        reading.check()
+        return reading
+
+
 # The longest sentence any setting accepts: an ensemble's vote is a CYK pass,
 # cubic in length (2 s at 1,000 words, 16 s at 2,000), and no sentence is longer.
 MAX_SENTENCE_WORDS = 2000
@@ -111,6 +141,7 @@ class TrainConfig:
     evals_per_epoch: int = 1  # dev perplexity (and F1) this many times an epoch
     default_layer: Layer = 2  # the paper's layer, written into the model directories; a student learns its trees there
     language: str = "en"  # how text files are tokenized (onparse.language), written into the model directories
+    reading: Reading = field(default_factory=Reading)  # what the model reads of each sentence, written into the model directories
     encoding: str = "UTF-8"  # of the train, dev and dev-gold files
     distill: DistillConfig | None = None
     select_by: str | None = None  # a key of SELECTIONS; default dev_ppl, or teacher_agreement for distillation
@@ -131,4 +162,5 @@ class TrainConfig:
             raise ValueError(f"unknown training settings: {', '.join(sorted(unknown))}")
         model = ModelConfig(**values.get("model", {}))
         distill = DistillConfig(**values["distill"]) if values.get("distill") else None
-        return cls(**{**values, "model": model, "distill": distill})
+        reading = Reading.from_dict(values.get("reading", {}))
+        return cls(**{**values, "model": model, "distill": distill, "reading": reading})

@@ -30,9 +30,10 @@ from torch import Tensor
 from torch.nn.utils.rnn import pack_sequence, pad_packed_sequence
 
 from onparse.builder import tree_row
-from onparse.config import Layer, TrainConfig
+from onparse.config import Layer, Reading, TrainConfig
+from onparse.language import Sentence
 from onparse.model import LanguageModel
-from onparse.tokenize import normalize
+from onparse.reading import model_tokens, pool, word_ranges
 from onparse.trees import Span, spans
 from onparse.vocabulary import Vocabulary
 
@@ -81,19 +82,21 @@ def ranking_loss(distances: Tensor, lo: Tensor, hi: Tensor, lengths: Tensor, mar
 
 @dataclass
 class Example:
-    """One training sentence: its words as the model reads them and its teacher targets."""
+    """One training sentence: what the model reads of it, how its steps make the words' distances, its teacher targets."""
 
     ids: list[int]
+    ranges: list[tuple[int, int]]  # each word's read steps (``reading.word_ranges``)
     lo: np.ndarray
     hi: np.ndarray
 
 
-def examples(sentences: Sequence[Sequence[str]], tree_spans: Sequence[set[Span]], vocab: Vocabulary) -> list[Example]:
-    """Model ids and split targets of sentences (raw words) and the teacher's spans over them."""
+def examples(sentences: Sequence[Sentence], tree_spans: Sequence[set[Span]], vocab: Vocabulary,
+             reading: Reading = Reading()) -> list[Example]:
+    """Model ids and split targets of sentences and the teacher's spans over their words."""
     found = []
-    for words, spans in zip(sentences, tree_spans):
-        lo, hi = split_spans(spans, len(words))
-        found.append(Example(vocab.ids([normalize(w) for w in words]), lo, hi))
+    for sentence, spans in zip(sentences, tree_spans):
+        lo, hi = split_spans(spans, len(sentence.words))
+        found.append(Example(vocab.ids(model_tokens(reading, sentence)), word_ranges(reading, sentence), lo, hi))
     return found
 
 
@@ -105,13 +108,15 @@ def batch_losses(model: LanguageModel, batch: list[Example], vocab: Vocabulary, 
     packed = pack_sequence(inputs)
     output, _, distances = model(packed.data, None, dtype, packed.batch_sizes.tolist())
     lm_loss = model.loss(output, pack_sequence(targets).data, dtype)
-    padded = pad_packed_sequence(packed._replace(data=distances.t()))[0][1:]  # T x B x L: the words' steps
-    row = tree_row(padded.permute(2, 1, 0), layer)  # B x T
+    padded = pad_packed_sequence(packed._replace(data=distances.t()))[0][1:]  # T x B x L: the read steps
+    steps = tree_row(padded.permute(2, 1, 0), layer)  # B x T
+    words = [pool(steps[b, : len(e.ids)], e.ranges) for b, e in enumerate(batch)]
+    row = torch.nn.utils.rnn.pad_sequence(words, batch_first=True)  # B x words
     width = row.size(1)
     pad = lambda a: np.pad(a, (0, width - len(a)))  # noqa: E731
     lo = torch.from_numpy(np.stack([pad(e.lo) for e in batch]))
     hi = torch.from_numpy(np.stack([pad(e.hi) for e in batch]))
-    lengths = torch.tensor([len(e.ids) for e in batch])
+    lengths = torch.tensor([len(e.ranges) for e in batch])
     return lm_loss, ranking_loss(row, lo, hi, lengths, margin)
 
 
@@ -159,8 +164,8 @@ class DistillationObjective:
         pass
 
 
-def teacher_spans(teacher: str, sentences: list[list[str]], settings: dict) -> list[list[Span]]:
-    """The teacher's tree over each sentence (words as written), as sorted spans over its words, with a progress bar."""
+def teacher_spans(teacher: str, sentences: list[Sentence], settings: dict) -> list[list[Span]]:
+    """The teacher's tree over each sentence, as sorted spans over its words, with a progress bar."""
     from rich.console import Console
     from rich.progress import Progress
 
@@ -176,7 +181,7 @@ def teacher_spans(teacher: str, sentences: list[list[str]], settings: dict) -> l
     return found
 
 
-def teacher_trees(config: TrainConfig, work_dir: Path | None) -> tuple[list[list[str]], list[list[Span]]]:
+def teacher_trees(config: TrainConfig, work_dir: Path | None) -> tuple[list[Sentence], list[list[Span]]]:
     """A seeded sample of training sentences and the teacher's spans over them, kept in a file.
 
     The file (``distill.trees``, or ``work_dir/teacher.jsonl``) opens with the
@@ -185,17 +190,19 @@ def teacher_trees(config: TrainConfig, work_dir: Path | None) -> tuple[list[list
     changed setting parses afresh. It is written whole or not at all.
     """
     from onparse.atomic import replacing_file
-    from onparse.train import read_sentences
+    from onparse.corpus import read_sentences
 
     spec = config.distill
     seed = config.seed if spec.sample_seed is None else spec.sample_seed
-    key = {"teacher": str(Path(spec.teacher).resolve()), "train": config.train, "sentences": spec.sentences, "seed": seed}
+    key = {"teacher": str(Path(spec.teacher).resolve()), "train": config.train, "sentences": spec.sentences, "seed": seed,
+           "tokens": "with punctuation"}  # files of words alone, made before models read punctuation, are parsed again
     cache = Path(spec.trees) if spec.trees else work_dir / "teacher.jsonl" if work_dir else None
     if cache and cache.is_file():
         lines = cache.read_text(encoding="utf-8").splitlines()
         if lines and json.loads(lines[0]) == key:
             found = [json.loads(line) for line in lines[1:]]
-            return [f["words"] for f in found], [[tuple(s) for s in f["spans"]] for f in found]
+            return ([Sentence(tuple(f["tokens"]), tuple(f["words"])) for f in found],
+                    [[tuple(s) for s in f["spans"]] for f in found])
     sentences = read_sentences(config.train, config.language, config.encoding)
     random.Random(seed).shuffle(sentences)
     sentences = sentences[: spec.sentences]
@@ -204,23 +211,24 @@ def teacher_trees(config: TrainConfig, work_dir: Path | None) -> tuple[list[list
         cache.parent.mkdir(parents=True, exist_ok=True)
         with replacing_file(cache) as out:
             out.write(json.dumps(key) + "\n")
-            out.writelines(json.dumps({"words": w, "spans": s}) + "\n" for w, s in zip(sentences, found))
+            out.writelines(json.dumps({"tokens": sentence.tokens, "words": sentence.words, "spans": s}) + "\n"
+                           for sentence, s in zip(sentences, found))
     return sentences, found
 
 
-def agreement(teacher: str, dev_sentences: list[list[str]], layer: Layer, settings: dict):
+def agreement(teacher: str, dev_sentences: list[Sentence], layer: Layer, settings: dict, reading: Reading = Reading()):
     """A measure for training: sentence F1 of the student's trees (``layer``) against the teacher's on dev text."""
     from onparse.modeldir import ModelBundle
     from onparse.parse import Parser
     from onparse.scoring import score
     from onparse.treebank import GoldSentence
 
-    targets = [GoldSentence(tuple(words), frozenset(found), (), "teacher")
-               for words, found in zip(dev_sentences, teacher_spans(teacher, dev_sentences, settings))]
+    targets = [GoldSentence(tuple(sentence.word_tokens), frozenset(found), (), "teacher")
+               for sentence, found in zip(dev_sentences, teacher_spans(teacher, dev_sentences, settings))]
 
     def measure(model: LanguageModel, vocab: Vocabulary) -> float:
-        parser = Parser(ModelBundle(model, vocab, layer, None), device=str(next(model.parameters()).device))
-        predicted = [spans(parser.build(d).tree) for d in parser.distances([list(t.words) for t in targets])]
+        parser = Parser(ModelBundle(model, vocab, layer, None, reading=reading), device=str(next(model.parameters()).device))
+        predicted = [spans(parser.build(d).tree) for d in parser.distances(dev_sentences)]
         return score(predicted, targets)["sentence_f1"]
 
     return measure
@@ -229,7 +237,8 @@ def agreement(teacher: str, dev_sentences: list[list[str]], layer: Layer, settin
 def distillation_setup(config: TrainConfig, checkpoint: dict | None, work_dir: Path | None):
     """The student (``start``'s weights, or fresh ones of its shape), its vocabulary, the objective and the teacher-agreement measure."""
     from onparse import modeldir
-    from onparse.train import Setup, dev_stream, read_sentences
+    from onparse.corpus import read_sentences
+    from onparse.train import Setup, dev_stream
 
     spec = config.distill
     if not spec.teacher or not spec.start:
@@ -237,6 +246,8 @@ def distillation_setup(config: TrainConfig, checkpoint: dict | None, work_dir: P
     start = modeldir.load(spec.start)
     if start.language != config.language:
         raise ValueError(f"the student {spec.start} reads {start.language!r} text; this run's text is {config.language!r}")
+    if start.reading != config.reading:
+        raise ValueError(f"the student {spec.start} reads {start.reading}; this run says {config.reading}")
     model, vocab = start.model, start.vocab
     if spec.from_scratch:
         torch.manual_seed(config.seed)
@@ -244,7 +255,7 @@ def distillation_setup(config: TrainConfig, checkpoint: dict | None, work_dir: P
     device = torch.device(config.device)
     model = model.to(device)
     sentences, found = teacher_trees(config, work_dir)
-    data = examples(sentences, [set(s) for s in found], vocab)
+    data = examples(sentences, [set(s) for s in found], vocab, config.reading)
     if not data:
         raise ValueError("the training corpus holds no sentences")
     objective = DistillationObjective(data, vocab, config.default_layer, config.batch_size, spec.rank_weight,
@@ -253,5 +264,5 @@ def distillation_setup(config: TrainConfig, checkpoint: dict | None, work_dir: P
     if config.dev:
         settings = {"device": config.device, "dtype": config.dtype}
         measures["teacher_agreement"] = agreement(spec.teacher, read_sentences([config.dev], config.language, config.encoding),
-                                                 config.default_layer, settings)
+                                                 config.default_layer, settings, config.reading)
     return Setup(model, vocab, objective, dev_stream(config, vocab, device), measures)

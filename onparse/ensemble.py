@@ -22,6 +22,7 @@ from pathlib import Path
 from onparse import modeldir
 from onparse.atomic import replacing_folder
 from onparse.config import MEAN, Layer
+from onparse.language import Sentence
 
 
 @dataclass
@@ -55,7 +56,7 @@ def member_summary(source: MemberSource, stored: Path, ensemble: Path) -> dict:
     return summary
 
 
-def layers_by_agreement(models: list[Path | str], sentences: list[list[str]], settings: dict, sweeps: int = 2
+def layers_by_agreement(models: list[Path | str], sentences: list[Sentence], settings: dict, sweeps: int = 2
                         ) -> tuple[list[Layer], list[dict[str, float]]]:
     """Each model's layer (or the mean) whose trees agree best with the vote of the others' trees; no gold trees.
 
@@ -85,8 +86,8 @@ def layers_by_agreement(models: list[Path | str], sentences: list[list[str]], se
         for m in range(len(models)):
             others = [k for k in range(len(models)) if k != m]
             vote = TreeBuilder(tuple(layers[k] for k in others))
-            reference = [GoldSentence(tuple(words), frozenset(spans(vote.build([distances[k][i] for k in others]).tree)), (),
-                                      "the other members' vote") for i, words in enumerate(sentences)]
+            reference = [GoldSentence(tuple(sentence.word_tokens), frozenset(spans(vote.build([distances[k][i] for k in others]).tree)),
+                                      (), "the other members' vote") for i, sentence in enumerate(sentences)]
             agreement[m] = {str(layer): round(score(trees, reference)["sentence_f1"], 2) for layer, trees in own_trees[m].items()}
             layers[m] = max(candidates[m], key=lambda layer: agreement[m][str(layer)])  # ties: the first candidate
     return layers, agreement

@@ -12,7 +12,7 @@ import numpy as np
 import torch
 
 from onparse.builder import TreeBuilder
-from onparse.config import MEAN
+from onparse.config import MEAN, Reading
 from onparse.model import LanguageModel
 from onparse.modeldir import ModelBundle
 from onparse.parse import Parser
@@ -38,7 +38,7 @@ def model_spans(parser: Parser, gold: Sequence[GoldSentence], advance: Advance |
     """Named span sets (``named_builders``, and an ensemble's members "1", "2", ...) for every gold sentence."""
     builders = named_builders(parser)
     result = []
-    for distances in parser.distances([sentence.words for sentence in gold]):
+    for distances in parser.distances([sentence.sentence for sentence in gold]):
         found = {}
         for name, builder in builders.items():
             built = builder.build(distances)
@@ -66,7 +66,8 @@ def untrained_like(parser: Parser, seed: int = 0) -> Parser:
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         model = LanguageModel(member.bundle.model.config)
-    bundle = ModelBundle(model.eval(), member.bundle.vocab, member.layer, None)
+    bundle = ModelBundle(model.eval(), member.bundle.vocab, member.layer, None, language=member.bundle.language,
+                         reading=member.reading)
     return Parser(bundle, member.layer, **vars(parser.settings))
 
 
@@ -102,12 +103,12 @@ def evaluate_parser(parser: Parser, gold: Sequence[GoldSentence], untrained_seed
             "baselines": baselines, "protocol": PROTOCOL}
 
 
-def dev_f1(gold_path: str, encoding: str = "UTF-8") -> Callable[[LanguageModel, Vocabulary], dict[str, float]]:
-    """A callback for training: dev sentence F1 per layer (and mean) of the model as it is now."""
+def dev_f1(gold_path: str, encoding: str = "UTF-8", reading: Reading = Reading()) -> Callable[[LanguageModel, Vocabulary], dict[str, float]]:
+    """A callback for training: dev sentence F1 per layer (and mean) of the model as it is now, reading as it trains."""
     gold = list(read_gold(gold_path, encoding=encoding))
 
     def measure(model: LanguageModel, vocab: Vocabulary) -> dict[str, float]:
-        parser = Parser(ModelBundle(model, vocab, MEAN, None), device=str(next(model.parameters()).device))
+        parser = Parser(ModelBundle(model, vocab, MEAN, None, reading=reading), device=str(next(model.parameters()).device))
         return {name: figures["sentence_f1"] for name, figures in score_each(parser, gold).items()}
 
     return measure

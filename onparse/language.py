@@ -12,11 +12,36 @@ already split into tokens (``--tokenized``) needs neither. Punctuation
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 
 ENGLISH = "en"
 INSTALL = "pip install 'onparse[languages]'"
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """A sentence's tokens and the positions of its words (the tree's leaves) among them, ascending.
+
+    The words are what trees and scores are over; the other tokens are
+    punctuation, which a model may read (``onparse.reading``) but no tree holds.
+    """
+
+    tokens: tuple[str, ...]
+    words: tuple[int, ...]
+
+    @classmethod
+    def of_tokens(cls, tokens: Sequence[str]) -> "Sentence":
+        """A tokenized sentence of raw text: its words are every token but punctuation (``tokenize.word_positions``)."""
+        from onparse.tokenize import word_positions
+
+        return cls(tuple(tokens), tuple(word_positions(tokens)))
+
+    @property
+    def word_tokens(self) -> list[str]:
+        """The words, as written."""
+        return [self.tokens[i] for i in self.words]
 
 
 class LanguageError(ValueError):

@@ -27,7 +27,7 @@ from pathlib import Path
 import torch
 
 from onparse.atomic import replacing_folder
-from onparse.config import MEAN, Layer, ModelConfig
+from onparse.config import MEAN, Layer, ModelConfig, Reading
 from onparse.language import ENGLISH
 from onparse.model import LanguageModel, parameter_shapes
 from onparse.vocabulary import Vocabulary
@@ -53,10 +53,11 @@ class ModelBundle:
     path: Path | None  # None for a model not read from disk (one being trained)
     card: dict = field(default_factory=dict)
     language: str = ENGLISH  # what its text is tokenized as (onparse.language)
+    reading: Reading = field(default_factory=Reading)  # what it reads of a sentence (onparse.reading)
 
 
 def save(path: Path, model: LanguageModel, vocab: Vocabulary, default_layer: Layer, card: dict | None = None,
-         precision: str = "bf16", language: str = ENGLISH) -> None:
+         precision: str = "bf16", language: str = ENGLISH, reading: Reading = Reading()) -> None:
     """Write a model directory, replacing any at ``path`` only once complete.
 
     bf16 weights keep the paper-size model near 50 MB; ``precision="int8"``
@@ -64,7 +65,7 @@ def save(path: Path, model: LanguageModel, vocab: Vocabulary, default_layer: Lay
     """
     state = {k: v.detach().float() for k, v in model.state_dict().items()}
     with replacing_folder(path) as folder:
-        _write_config(folder, model.config, default_layer, precision, language)
+        _write_config(folder, model.config, default_layer, precision, language, reading)
         vocab.save(folder / "vocab.txt")
         torch.save(quantize(state) if precision == "int8" else {k: v.to(torch.bfloat16) for k, v in state.items()},
                    folder / "weights.pt")
@@ -91,20 +92,22 @@ def dequantize(stored: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
             for name, tensor in stored.items() if not name.endswith(SCALE)}
 
 
-def _write_config(path: Path, config: ModelConfig, default_layer: Layer, precision: str, language: str = ENGLISH) -> None:
+def _write_config(path: Path, config: ModelConfig, default_layer: Layer, precision: str, language: str = ENGLISH,
+                  reading: Reading = Reading()) -> None:
     if default_layer != MEAN and not 1 <= default_layer <= config.n_layers:
         raise ValueError(f"default layer {default_layer} does not exist in a model of {config.n_layers} layers")
     if precision not in PRECISIONS:
         raise ValueError(f"weights are stored as one of {', '.join(PRECISIONS)}, not {precision!r}")
     text = json.dumps({"model": asdict(config), "default_layer": default_layer, "weights": precision,
-                       "language": language}, indent=2) + "\n"
+                       "language": language, "reading": asdict(reading)}, indent=2) + "\n"
     (path / "config.json").write_text(text)
 
 
 def set_default_layer(path: Path, layer: Layer) -> None:
     """Make ``layer`` the one a model directory parses with unless told otherwise (only config.json is rewritten)."""
     config = json.loads((path / "config.json").read_text())
-    _write_config(path, ModelConfig(**config["model"]), layer, config.get("weights", "bf16"), config.get("language", ENGLISH))
+    _write_config(path, ModelConfig(**config["model"]), layer, config.get("weights", "bf16"), config.get("language", ENGLISH),
+                  Reading.from_dict(config.get("reading", {})))
 
 
 @dataclass
@@ -193,12 +196,12 @@ def _card(path: Path) -> dict:
     return read_json(path / "card.json") if (path / "card.json").is_file() else {}
 
 
-def _model_config(path: Path) -> tuple[ModelConfig, Layer, str, str]:
-    """A single model's architecture, default layer, weights precision and language, each checked for type and range."""
+def _model_config(path: Path) -> tuple[ModelConfig, Layer, str, str, Reading]:
+    """A single model's architecture, default layer, weights precision, language and reading, each checked for type and range."""
     config = read_json(path / "config.json")
-    unknown = set(config) - {"model", "default_layer", "weights", "language"}
+    unknown = set(config) - {"model", "default_layer", "weights", "language", "reading"}
     if unknown or not isinstance(config.get("model"), dict):
-        raise ModelDirError(f"{path / 'config.json'}: expected keys model, default_layer, weights and language"
+        raise ModelDirError(f"{path / 'config.json'}: expected keys model, default_layer, weights, language and reading"
                             + (f" (unknown: {', '.join(sorted(unknown))})" if unknown else " (no model settings)"))
     try:
         model_config = ModelConfig(**config["model"])
@@ -215,7 +218,11 @@ def _model_config(path: Path) -> tuple[ModelConfig, Layer, str, str]:
     language = config.get("language", ENGLISH)
     if not (isinstance(language, str) and language.isascii() and language.replace("-", "").isalpha()):
         raise ModelDirError(f"{path / 'config.json'}: language must be a language code such as en, de or zh, not {language!r}")
-    return model_config, layer, precision, language
+    try:
+        reading = Reading.from_dict(config.get("reading", {}))
+    except (TypeError, ValueError) as err:
+        raise ModelDirError(f"{path / 'config.json'}: {err}") from None
+    return model_config, layer, precision, language, reading
 
 
 def load(path: Path | str | None = None) -> ModelBundle:
@@ -232,7 +239,7 @@ def load(path: Path | str | None = None) -> ModelBundle:
     missing = [name for name in FILES if not (path / name).is_file()]
     if missing:
         raise ModelDirError(f"{path}: model directory lacks {', '.join(missing)}")
-    model_config, layer, precision, language = _model_config(path)
+    model_config, layer, precision, language, reading = _model_config(path)
     card = _card(path)
     try:
         vocab = Vocabulary.load(path / "vocab.txt")
@@ -257,7 +264,7 @@ def load(path: Path | str | None = None) -> ModelBundle:
     if not_finite:
         raise ModelDirError(f"{path}: weights.pt holds NaN or infinite values (first in {not_finite}): the model is damaged")
     model = LanguageModel.from_weights(model_config, dequantize(state) if precision == "int8" else state).eval()
-    return ModelBundle(model, vocab, layer, path, card, language)
+    return ModelBundle(model, vocab, layer, path, card, language, reading)
 
 
 def quantized_copy(source: Path | str, out: Path, gold: str | None = None, device: str = "cpu",
@@ -281,7 +288,8 @@ def quantized_copy(source: Path | str, out: Path, gold: str | None = None, devic
     if ensemble is None:
         bundle = load(source)
         card = {**bundle.card, "weights": "int8", "quantized_from": str(bundle.path)}
-        save(Path(out), bundle.model, bundle.vocab, bundle.default_layer, card, precision="int8", language=bundle.language)
+        save(Path(out), bundle.model, bundle.vocab, bundle.default_layer, card, precision="int8", language=bundle.language,
+             reading=bundle.reading)
     else:
         from onparse.ensemble import make_ensemble
 

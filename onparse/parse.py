@@ -28,8 +28,9 @@ from onparse.model import compute_dtype
 from onparse.builder import Built, TreeBuilder
 from onparse.config import MEAN, Layer
 from onparse.modeldir import ModelBundle
-from onparse.language import tokenizer
-from onparse.tokenize import normalize, word_positions
+from onparse.language import Sentence, tokenizer
+from onparse.reading import model_tokens, pool, word_ranges
+from onparse.tokenize import word_positions
 from onparse.trees import attach_punctuation, map_leaves
 from onparse.vocabulary import UNK
 
@@ -56,8 +57,8 @@ class Parse:
     """One parsed sentence, the same shape for a single model and an ensemble: what the user gave, what the model read, what it built."""
 
     tokens: list[str]
-    word_positions: list[int]  # tokens the model read (punctuation left out)
-    model_input: list[str]  # normalized words, unknown ones as <unk>
+    word_positions: list[int]  # the tokens that are words, the tree's leaves (punctuation left out)
+    model_input: list[str]  # what the first member read: its normalized tokens in its order, unknown ones as <unk>
     distances: list[np.ndarray]  # each member's distances, layers x words
     builder: TreeBuilder  # each member's layer and whether a right-branching tree voted
     built: Built  # each member's tree, the votes, the rows the trees were built from
@@ -104,22 +105,33 @@ class Member:
     def n_layers(self) -> int:
         return self.model.config.n_layers
 
-    def model_input(self, words: Sequence[str]) -> list[str]:
-        vocab = self.bundle.vocab
-        return [w if w in vocab else UNK for w in map(normalize, words)]
+    @property
+    def reading(self):
+        """What this member reads of a sentence (``onparse.reading``)."""
+        return self.bundle.reading
 
-    def batch_distances(self, batch: list[Sequence[str]]) -> list[np.ndarray]:
-        """Distances (layers x words) of word lists sorted longest first, in one packed run."""
+    def model_input(self, sentence: Sentence) -> list[str]:
+        """The tokens this member reads, in its order, as its vocabulary spells them (unknown ones as <unk>)."""
         vocab = self.bundle.vocab
+        return [token if token in vocab else UNK for token in model_tokens(self.reading, sentence)]
+
+    def batch_distances(self, batch: list[Sentence]) -> list[np.ndarray]:
+        """Distances (layers x words) of sentences, in one packed run over what this member reads of them."""
+        vocab = self.bundle.vocab
+        read = [vocab.ids(self.model_input(sentence)) for sentence in batch]
+        order = sorted(range(len(batch)), key=lambda k: -len(read[k]))  # longest first, as packing needs
         ids = []
-        for column, words in enumerate(batch):
+        for column, k in enumerate(order):
             # each sentence follows an <eos>, as in training, and is padded to the longest of its group
-            longest = len(batch[column - column % ROW_GROUP])
-            word_ids = vocab.ids(self.model_input(words))
-            ids.append(torch.tensor([vocab.eos_id] + word_ids + [vocab.eos_id] * (longest - len(word_ids))))
+            longest = len(read[order[column - column % ROW_GROUP]])
+            ids.append(torch.tensor([vocab.eos_id] + read[k] + [vocab.eos_id] * (longest - len(read[k]))))
         packed = self.model.distances(pack_sequence(ids).to(self.device), self.dtype)
-        distances = pad_packed_sequence(packed)[0].float().cpu().numpy()  # T x B x layers
-        return [distances[1 : len(words) + 1, column].T.copy() for column, words in enumerate(batch)]
+        steps = pad_packed_sequence(packed)[0].float().cpu()  # T x B x layers
+        found: list[np.ndarray] = [np.empty(0)] * len(batch)
+        for column, k in enumerate(order):
+            read_steps = steps[1 : len(read[k]) + 1, column].T  # layers x steps read
+            found[k] = pool(read_steps, word_ranges(self.reading, batch[k])).numpy()
+        return found
 
 
 class Parser:
@@ -183,9 +195,9 @@ class Parser:
     def batch_size(self) -> int:
         return self.settings.batch_size
 
-    def model_input(self, words: Sequence[str]) -> list[str]:
-        """What the first (or only) member reads for these words."""
-        return self.members[0].model_input(words)
+    def model_input(self, sentence: Sentence) -> list[str]:
+        """What the first (or only) member reads of a sentence."""
+        return self.members[0].model_input(sentence)
 
     def check(self, tokens: Sequence[str]) -> list[int]:
         """The positions of the words the model would read; InputError for a sentence the parser will not take."""
@@ -196,41 +208,41 @@ class Parser:
             raise InputError(f"{len(positions)} words is over the limit of {self.settings.max_words}")
         return positions
 
-    def distances(self, word_lists: Iterable[Sequence[str]], window: int | None = None) -> Iterator[list[np.ndarray]]:
-        """Each member's distances (layers x words) for each word list, in order, in length-sorted batches.
+    def distances(self, sentences: Iterable[Sentence], window: int | None = None) -> Iterator[list[np.ndarray]]:
+        """Each member's distances (layers x words) for each sentence, in order, in length-sorted batches.
 
-        Every member reads the same batches; an empty list gives an empty
-        array without running the model. ``window`` is as in ``parse_stream``.
+        Every member reads the same batches; a sentence without words gives
+        an empty array without running the model. ``window`` is as in ``parse_stream``.
         """
-        if window is None and isinstance(word_lists, Sequence):
-            window = len(word_lists)
-        for _, distances in self._with_distances(word_lists, lambda words: words, window):
+        if window is None and isinstance(sentences, Sequence):
+            window = len(sentences)
+        for _, distances in self._with_distances(sentences, lambda sentence: sentence, window):
             yield distances
 
-    def _with_distances(self, items: Iterable[Any], words_of: Callable[[Any], Sequence[str] | None],
+    def _with_distances(self, items: Iterable[Any], sentence_of: Callable[[Any], Sentence | None],
                         window: int | None) -> Iterator[tuple[Any, list[np.ndarray] | None]]:
-        """Each item with the distances of its words, in input order; an item whose words are None gets None.
+        """Each item with the distances of its sentence's words, in input order; an item without a sentence gets None.
 
         A stream is read ``window`` items ahead, or by default ``WINDOW_WORDS``
         words ahead; batches hold at most ``batch_size`` sentences and
         ``BATCH_WORDS`` words, so memory is bounded by words, whatever the options.
         """
-        length = lambda item: len(words_of(item) or ())  # noqa: E731
+        length = lambda item: len(sentence.tokens) if (sentence := sentence_of(item)) else 0  # noqa: E731
         if window is None:
             batches = sorted_batches(items, self.batch_size, length, WINDOW_WORDS, BATCH_WORDS, WINDOW_WORDS)
         else:
             batches = sorted_batches(items, self.batch_size, length, window, BATCH_WORDS)
-        return in_input_order(self._batch_distances(batch, words_of) for batch in batches)
+        return in_input_order(self._batch_distances(batch, sentence_of) for batch in batches)
 
-    def _batch_distances(self, batch: list[tuple[int, Any]], words_of: Callable[[Any], Sequence[str] | None]
+    def _batch_distances(self, batch: list[tuple[int, Any]], sentence_of: Callable[[Any], Sentence | None]
                          ) -> list[tuple[int, tuple[Any, list[np.ndarray] | None]]]:
-        words = [words_of(item) for _, item in batch]
-        running = [k for k, found in enumerate(words) if found]  # longest first, as batch_distances needs
+        sentences = [sentence_of(item) for _, item in batch]
+        running = [k for k, found in enumerate(sentences) if found and found.words]
         results: list[list[np.ndarray] | None] = [
             None if found is None else [np.zeros((member.n_layers, 0), np.float32) for member in self.members]
-            for found in words]
+            for found in sentences]
         if running:
-            per_member = [member.batch_distances([words[k] for k in running]) for member in self.members]
+            per_member = [member.batch_distances([sentences[k] for k in running]) for member in self.members]
             release_freed_memory()
             for i, k in enumerate(running):
                 results[k] = [found[i] for found in per_member]
@@ -258,7 +270,7 @@ class Parser:
         if window is None and isinstance(token_lists, Sequence):
             window = len(token_lists)
 
-        def prepared(position: int, tokens: Sequence[str] | None) -> tuple[list[str], list[int], list[str]] | None:
+        def prepared(position: int, tokens: Sequence[str] | None) -> Sentence | None:
             if tokens is None:
                 return None
             if isinstance(tokens, str) or any(not isinstance(token, str) for token in tokens):
@@ -271,17 +283,16 @@ class Parser:
                     raise
                 invalid(position, err)
                 return None
-            tokens = list(tokens)
-            return tokens, positions, [tokens[i] for i in positions]
+            return Sentence(tuple(tokens), tuple(positions))
 
         items = itertools.starmap(prepared, enumerate(token_lists))
-        for item, distances in self._with_distances(items, lambda item: item and item[2], window):
-            yield None if item is None else self._parse(item[0], item[1], distances)
+        for sentence, distances in self._with_distances(items, lambda sentence: sentence, window):
+            yield None if sentence is None else self._parse(sentence, distances)
 
-    def _parse(self, tokens: list[str], positions: list[int], distances: list[np.ndarray]) -> Parse:
+    def _parse(self, sentence: Sentence, distances: list[np.ndarray]) -> Parse:
         built = self.build(distances)
-        words = [tokens[i] for i in positions]
-        return Parse(tokens, positions, self.model_input(words), distances, self.builder, built,
+        tokens, positions = list(sentence.tokens), list(sentence.words)
+        return Parse(tokens, positions, self.model_input(sentence), distances, self.builder, built,
                      attach_punctuation(built.tree, positions, len(tokens)))
 
     def parse_tokens(self, token_lists: Sequence[Sequence[str]]) -> list[Parse]:

@@ -40,7 +40,7 @@ from rich.console import Console
 
 from onparse import distributed
 from onparse.atomic import replacing_file
-from onparse.config import MEAN, DistillConfig, Layer, ModelConfig, TrainConfig
+from onparse.config import FORWARD, MEAN, DistillConfig, Layer, ModelConfig, Reading, TrainConfig
 from onparse.hardware import describe
 
 # The members' architecture: small enough that four train in well under an hour on two cores.
@@ -84,6 +84,8 @@ class FitPlan:
     device: str = "cpu"
     language: str = "en"  # how the text is tokenized (onparse.language)
     encoding: str = "UTF-8"  # of the train, dev and dev-gold files
+    punctuation: bool = False  # whether every model reads the punctuation tokens too (onparse.reading)
+    directions: list[str] = field(default_factory=lambda: [FORWARD])  # members read in these directions in turn, cycling
 
     @classmethod
     def from_dict(cls, values: dict) -> "FitPlan":
@@ -92,6 +94,10 @@ class FitPlan:
         if chunk_sizes:
             values["member_variants"] = {"chunk_size": chunk_sizes}
         return cls(**{**values, "member_model": ModelConfig(**values["member_model"])})
+
+    def reading(self, k: int) -> Reading:
+        """What member ``k`` (from 1) reads: the plan's punctuation, in its turn's direction."""
+        return Reading(self.punctuation, self.directions[(k - 1) % len(self.directions)])
 
     def check(self) -> None:
         """ValueError for a plan that cannot run."""
@@ -104,8 +110,11 @@ class FitPlan:
         unvaried = set(self.member_variants) - set(VARIED_SIZES)
         if unvaried:
             raise ValueError(f"members can vary only their {', '.join(VARIED_SIZES)}, not {', '.join(sorted(unvaried))}")
+        if not self.directions:
+            raise ValueError("members need a direction to read in")
         for k in range(1, self.members + 1):
             member_config(self, k).check()
+            self.reading(k).check()
         for layer in (self.layer, self.vote_layer):
             if layer not in (None, MEAN) and not 1 <= layer <= self.member_model.n_layers:
                 raise ValueError(f"layer {layer} is not one of the members' {self.member_model.n_layers} layers")
@@ -136,9 +145,10 @@ def stages(plan: FitPlan, out: Path) -> list[Stage]:
     common = dict(train=plan.train, dev=plan.dev, dev_gold=plan.dev_gold, default_layer=plan.layer, language=plan.language, encoding=plan.encoding,
                   dtype=plan.dtype, device=plan.device, evals_per_epoch=plan.evals_per_epoch, select_by=select)
     found = [Stage(f"member-{k}", TrainConfig(model=member_config(plan, k), epochs=plan.member_epochs, batch_size=plan.batch_size,
-                                              seed=plan.seed + k - 1, **common))
+                                              seed=plan.seed + k - 1, reading=plan.reading(k), **common))
              for k in range(1, plan.members + 1)]
-    shapes = {stage.name: stage.config.model for stage in found}  # a student keeps the shape of the model it starts from
+    # a student keeps the shape and the reading of the model it starts from
+    shapes = {stage.name: (stage.config.model, stage.config.reading) for stage in found}
     found.append(Stage("ensemble-1", members=[s.name for s in found]))
     previous = found[-1].members
     for r in range(1, plan.rounds + 1):
@@ -149,8 +159,8 @@ def stages(plan: FitPlan, out: Path) -> list[Stage]:
                                     sample_seed=plan.seed, trees=str(out / "teachers" / f"ensemble-{r}.jsonl"),
                                     rank_weight=plan.rank_weight, margin=plan.margin)
             found.append(Stage(f"round-{r}-{k}", TrainConfig(
-                model=shapes[start], epochs=plan.finetune_passes, lr=plan.finetune_lr, batch_size=plan.student_batch_size,
-                seed=plan.seed + k - 1, distill=distill, **common)))
+                model=shapes[start][0], reading=shapes[start][1], epochs=plan.finetune_passes, lr=plan.finetune_lr,
+                batch_size=plan.student_batch_size, seed=plan.seed + k - 1, distill=distill, **common)))
             students.append(found[-1].name)
             shapes[found[-1].name] = shapes[start]
         found.append(Stage(f"ensemble-{r + 1}", members=students))
@@ -159,8 +169,9 @@ def stages(plan: FitPlan, out: Path) -> list[Stage]:
                             from_scratch=True, sentences=plan.sentences, sample_seed=plan.seed,
                             trees=str(out / "teachers" / f"ensemble-{plan.rounds + 1}.jsonl"),
                             rank_weight=plan.rank_weight, margin=plan.margin)
-    found.append(Stage("scratch", TrainConfig(model=plan.member_model, epochs=plan.scratch_passes, lr=plan.scratch_lr,
-                                              batch_size=plan.student_batch_size, seed=plan.seed, distill=distill, **common)))
+    found.append(Stage("scratch", TrainConfig(model=plan.member_model, reading=plan.reading(1), epochs=plan.scratch_passes,
+                                              lr=plan.scratch_lr, batch_size=plan.student_batch_size, seed=plan.seed,
+                                              distill=distill, **common)))
     found.append(Stage("model", members=["scratch", *previous]))
     return found
 
@@ -169,9 +180,9 @@ def with_member_epochs(plan: FitPlan) -> FitPlan:
     """The plan with its members' epochs settled: as asked, or enough to read about MEMBER_TOKENS tokens."""
     if plan.member_epochs is not None:
         return plan
-    from onparse.train import read_corpus
+    from onparse.corpus import read_corpus
 
-    tokens = sum(len(words) + 1 for words in read_corpus(plan.train, plan.language, plan.encoding))
+    tokens = sum(len(words) + 1 for words in read_corpus(plan.train, plan.language, plan.encoding, plan.reading(1)))
     return replace(plan, member_epochs=max(1, round(MEMBER_TOKENS / max(tokens, 1))))
 
 
@@ -231,7 +242,7 @@ def ensemble_stage(stage: Stage, plan: FitPlan, out: Path) -> dict:
     if plan.select_by_gold:  # the original protocol: each member's layer of best dev F1 at its kept point
         chosen = {"layers": [gold_layer(member) for member in members], "layers_chosen_on_gold": True}
     elif plan.layer_rule == "agreement":
-        from onparse.train import read_sentences
+        from onparse.corpus import read_sentences
 
         layers, agreement = layers_by_agreement(members, read_sentences([plan.dev], plan.language, plan.encoding), settings)
         chosen = {"layers": layers, "layer_agreement": agreement}

@@ -162,3 +162,17 @@ def punct_tag(token: str) -> str:
 def normalize(word: str) -> str:
     """The spelling the model was trained on: lowercase, each number written as N."""
     return _NUMBER.sub("N", word.lower())
+
+
+# Punctuation spelt many ways, as a model reading punctuation sees it: every quote one quote, every bracket one bracket.
+_PUNCT_CLASSES = {**dict.fromkeys(["``", "''", "`", "'", "\u201c", "\u201d", "\u201e", "\u2018", "\u2019", "\u201a",
+                                   "\u00ab", "\u00bb", "\u2039", "\u203a", "\u300c", "\u300d", "\u300e", "\u300f"], '"'),
+                  **dict.fromkeys(["-LRB-", "-LSB-", "-LCB-", "*LRB*", "[", "{", "\u3010", "\u3014", "\u300a", "\u3008"], "("),
+                  **dict.fromkeys(["-RRB-", "-RSB-", "-RCB-", "*RRB*", "]", "}", "\u3011", "\u3015", "\u300b", "\u3009"], ")")}
+
+
+def normalize_punctuation(token: str) -> str:
+    """The spelling a model reading punctuation reads: full-width forms as ASCII (NFKC), every quote ``"``, every
+    opening bracket ``(`` and closing one ``)``, whether the text is a treebank's (``-LRB-``, ``````) or a user's."""
+    token = unicodedata.normalize("NFKC", token)
+    return _PUNCT_CLASSES.get(token, token)

@@ -18,15 +18,13 @@ from __future__ import annotations
 import json
 import math
 import os
-import re
 import signal
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
-from itertools import chain, islice
 from pathlib import Path
 from typing import Protocol
 
@@ -39,59 +37,12 @@ from onparse.atomic import replacing_file
 from onparse.config import MEAN, SELECTIONS, TrainConfig
 from onparse.hardware import describe
 from onparse.model import LanguageModel, State, compute_dtype
-from onparse.language import ENGLISH, tokenizer
-from onparse.tokenize import normalize, word_positions
-from onparse.treebank import TreebankError, codec, read_gold, tree_files
+from onparse.corpus import read_corpus
 from onparse.vocabulary import Vocabulary
 
 DEV_STREAMS = 10  # parallel streams the dev corpus is cut into for perplexity
 # Measures a model as it trains (dev F1 per layer, agreement with a teacher); called in eval mode, its figures go into the history.
 Measure = Callable[[LanguageModel, Vocabulary], object]
-
-
-TREE_SUFFIXES = (".mrg", ".penn")  # files of bracketed trees; any other file is text, one sentence a line
-COMMENT = "%%"  # starts a comment line in a text file (the NEGRA corpus's header)
-ID_FIELD = re.compile(r"\s*\S+\t")  # an id before the sentence: "ID<TAB>sentence" (NEGRA, Leipzig and Tatoeba corpora)
-ID_SAMPLE = 100  # lines that decide whether a file's lines carry ids
-
-
-def text_lines(lines: Iterable[str]) -> Iterator[str]:
-    """The sentences of a text file, one a line: comment lines skipped, and each line's id left out where the
-    file's first lines all start with one (a tab after the id)."""
-    content = (line for line in lines if line.strip() and not line.startswith(COMMENT))
-    first = list(islice(content, ID_SAMPLE))
-    ids = bool(first) and all(ID_FIELD.match(line) for line in first)
-    for line in chain(first, content):
-        found = ID_FIELD.match(line) if ids else None
-        yield line[found.end():] if found else line
-
-
-def read_sentences(paths: list[str], language: str = ENGLISH, encoding: str = "UTF-8") -> list[list[str]]:
-    """Sentences as written (punctuation left out) from trees (.mrg, .penn: the treebank's words) or plain text
-    (one sentence a line, ``text_lines``, tokenized as ``language``), in ``encoding``."""
-    split = tokenizer(language)
-    sentences: list[list[str]] = []
-    for path in paths:
-        for file in tree_files(path):
-            if file.suffix.lower() in TREE_SUFFIXES:
-                sentences.extend(list(s.words) for s in read_gold(str(file), encoding=encoding))
-            else:
-                with file.open(encoding=codec(encoding)) as lines:
-                    try:
-                        for line in text_lines(lines):
-                            tokens = split(line)
-                            words = [tokens[i] for i in word_positions(tokens)]
-                            if words:
-                                sentences.append(words)
-                    except UnicodeDecodeError as err:
-                        raise TreebankError(f"{file}: not {encoding} text ({err.reason} after {len(sentences):,} sentences); "
-                                            "name its encoding with --encoding") from None
-    return [words for words in sentences if words]
-
-
-def read_corpus(paths: list[str], language: str = ENGLISH, encoding: str = "UTF-8") -> list[list[str]]:
-    """``read_sentences`` normalized as the model reads them."""
-    return [[normalize(w) for w in words] for words in read_sentences(paths, language, encoding)]
 
 
 def stream(sentences: list[list[str]], vocab: Vocabulary) -> torch.Tensor:
@@ -245,7 +196,7 @@ def dev_stream(config: TrainConfig, vocab: Vocabulary, device: torch.device) -> 
     """The dev corpus cut into DEV_STREAMS columns for perplexity; ValueError before training when it is too short."""
     if not config.dev:
         return None
-    dev = stream(read_corpus([config.dev], config.language, config.encoding), vocab)
+    dev = stream(read_corpus([config.dev], config.language, config.encoding, config.reading), vocab)
     if dev.numel() < 2 * DEV_STREAMS:
         raise ValueError(f"the dev corpus {config.dev} holds {dev.numel()} words with their <eos>: "
                          f"at least {2 * DEV_STREAMS} are needed")
@@ -259,7 +210,7 @@ def language_model_setup(config: TrainConfig, checkpoint: dict | None, work_dir:
     Under torchrun each rank trains on its own columns of the batch: contiguous shards of the token stream.
     """
     device = torch.device(config.device)
-    sentences = read_corpus(config.train, config.language, config.encoding)
+    sentences = read_corpus(config.train, config.language, config.encoding, config.reading)
     if not sentences:
         raise ValueError("the training corpus holds no sentences")
     vocab = Vocabulary(checkpoint["vocab"]) if checkpoint else Vocabulary.build(sentences, config.model.vocab_size)
@@ -307,7 +258,7 @@ class Trainer:
         if config.dev_gold:  # for the record; it chooses model/ only under select_by="dev_f1"
             from onparse.evaluate import dev_f1
 
-            self.measures["dev_f1_per_layer"] = dev_f1(config.dev_gold, config.encoding)
+            self.measures["dev_f1_per_layer"] = dev_f1(config.dev_gold, config.encoding, config.reading)
         if config.selection == "dev_f1" and "dev_f1_per_layer" not in self.measures:
             raise ValueError("choosing the model by dev F1 needs gold dev trees (--dev-gold)")
         if config.default_layer != MEAN and not 1 <= config.default_layer <= self.model.config.n_layers:
@@ -561,7 +512,7 @@ def train(
         write_history(out_dir, run.history)  # a crash after an evaluation's line and before its checkpoint repeats nothing
         if not resume:
             modeldir.save(out_dir / "epoch-00.00", trainer.model, trainer.vocab, layer, {"epoch": 0, "untrained": True},
-                          language=config.language)
+                          language=config.language, reading=config.reading)
     if resume:
         console.print(f"resumed from {out_dir / 'checkpoint.pt'}: epoch {run.epoch + 1}, batch {run.batch}")
     if ranks.world > 1:
@@ -609,9 +560,9 @@ def train(
                 write_history(out_dir, run.history)
                 card = {"config": config.to_dict(), "hardware": describe(config.device), "processes": ranks.world,
                         "model_selection": selection_rule(config), "selected": event.record, **asdict(run)}
-                modeldir.save(out_dir / event.record["model_dir"], trainer.model, trainer.vocab, layer, card, language=config.language)
-                if event.best:
-                    modeldir.save(out_dir / "model", trainer.model, trainer.vocab, layer, card, language=config.language)
+                for folder in [event.record["model_dir"]] + (["model"] if event.best else []):
+                    modeldir.save(out_dir / folder, trainer.model, trainer.vocab, layer, card, language=config.language,
+                                  reading=config.reading)
             save_checkpoint()
             last_checkpoint = time.monotonic()
             if event.epoch_end and run.epoch < config.epochs:

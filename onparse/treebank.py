@@ -30,6 +30,7 @@ from pathlib import Path
 
 from nltk import Tree
 
+from onparse.language import Sentence
 from onparse.trees import bracketed, leaf_parents
 
 # Penn Treebank POS tags of real words; every other leaf (punctuation, $, #,
@@ -115,12 +116,21 @@ class TreebankError(ValueError):
 
 @dataclass(frozen=True)
 class GoldSentence:
-    """The words of a gold tree and its constituents over those words."""
+    """The words of a gold tree and its constituents over those words, and its tokens (punctuation too) for reading."""
 
     words: tuple[str, ...]
     spans: frozenset[tuple[int, int]]  # (start, end) of every constituent of two or more words
     labeled: tuple[tuple[str, int, int], ...]  # (label without function tags, start, end)
     source: str  # "file:line" where the tree starts
+    tokens: tuple[str, ...] = ()  # every leaf but empty elements (absent: the words alone)
+    positions: tuple[int, ...] = ()  # where each word stands among the tokens
+
+    @property
+    def sentence(self) -> Sentence:
+        """What a model reads of this sentence: its tokens, and which of them are the words."""
+        if not self.tokens:
+            return Sentence(self.words, tuple(range(len(self.words))))
+        return Sentence(self.tokens, self.positions)
 
 
 def tree_files(path: str) -> list[Path]:
@@ -284,6 +294,8 @@ def gold_sentence(tree: Tree, source: str = "", rule: WordRule = RULES["ptb"]) -
     refused (TreebankError naming its file and line) rather than guessed at.
     """
     words: list[str] = []
+    tokens: list[str] = []
+    positions: list[int] = []
     labeled: list[tuple[str, int, int]] = []
     pending: list = [(tree, -1)]  # (node, the word count where it began once entered; -1 before)
     while pending:
@@ -297,6 +309,9 @@ def gold_sentence(tree: Tree, source: str = "", rule: WordRule = RULES["ptb"]) -
             if not isinstance(only, Tree):
                 if rule.is_word(node.label(), only):
                     words.append(only)
+                    positions.append(len(tokens))
+                if _bare_label(node.label()) != EMPTY:
+                    tokens.append(only)
                 continue
         subtrees = [child for child in node if isinstance(child, Tree)]
         if not subtrees and len(node):
@@ -304,7 +319,8 @@ def gold_sentence(tree: Tree, source: str = "", rule: WordRule = RULES["ptb"]) -
                                 f"({bracketed(node)[:60]!r}): gold trees tag every word")
         pending.append((node, len(words)))
         pending.extend((child, -1) for child in reversed(subtrees))
-    return GoldSentence(tuple(words), frozenset((s, e) for _, s, e in labeled), tuple(labeled), source)
+    return GoldSentence(tuple(words), frozenset((s, e) for _, s, e in labeled), tuple(labeled), source,
+                        tuple(tokens), tuple(positions))
 
 
 @lru_cache(maxsize=4096)

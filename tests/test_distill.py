@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 from nltk import Tree
 
 from onparse.distill import DistillationObjective, Example, examples, ranking_loss, split_spans
+from onparse.language import Sentence
 from onparse.model import LanguageModel
 from onparse.trees import build_tree, right_branching, spans
 
@@ -57,7 +58,7 @@ def test_the_objective_pulls_a_model_toward_the_teachers_trees():
     model, vocab = tiny_model(3)
     sentences = [["the", "cat", "sat", "on", "the", "mat"], ["a", "dog", "sat"], ["the", "dog", "sat", "on", "a", "mat"]]
     teacher = [spans(right_branching(len(s))) for s in sentences]
-    data = examples(sentences, teacher, vocab)
+    data = examples([Sentence.of_tokens(s) for s in sentences], teacher, vocab)
     assert isinstance(data[0], Example) and data[0].ids[:2] == vocab.ids(["the", "cat"])
     objective = DistillationObjective(data, vocab, 2, batch_size=2, rank_weight=20.0, margin=0.05, seed=0)
     assert objective.batches_per_epoch == 2 and sorted(i for b in objective.batches(0) for i in b) == [0, 1, 2]

@@ -190,7 +190,7 @@ def test_the_maintainer_tool_starts_a_gold_selected_fit_from_another_fits_member
 
 def test_members_of_a_small_corpus_read_it_more_often(monkeypatch):
     from onparse import recipe
-    from onparse.train import read_corpus
+    from onparse.corpus import read_corpus
 
     plan = tiny_plan(member_epochs=None)
     tokens = sum(len(words) + 1 for words in read_corpus(plan.train))

@@ -242,7 +242,7 @@ def test_batches_stay_bounded_by_words_whatever_the_batch_size(tiny_model_dir, m
     original = Member.batch_distances
 
     def counting(self, batch):
-        sizes.append(sum(len(words) for words in batch))
+        sizes.append(sum(len(sentence.tokens) for sentence in batch))
         return original(self, batch)
 
     monkeypatch.setattr(Member, "batch_distances", counting)

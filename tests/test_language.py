@@ -9,9 +9,14 @@ from onparse import modeldir
 from onparse.cli import main
 from onparse.language import LanguageError, tokenize
 from onparse.parse import Parser
-from onparse.train import read_sentences
+from onparse.corpus import read_sentences
 
 from conftest import tiny_model
+
+
+def words(paths, *args):
+    """The words of each sentence read from ``paths`` (punctuation kept apart)."""
+    return [sentence.word_tokens for sentence in read_sentences(paths, *args)]
 
 
 def model_in(tmp_path, language: str):
@@ -53,8 +58,8 @@ def test_a_model_directory_with_a_bad_language_is_refused(tmp_path):
 def test_training_text_is_tokenized_as_its_language(tmp_path):
     text = tmp_path / "de.txt"
     text.write_text("Die Mäuse „laufen“ schnell.\n", encoding="utf-8")
-    assert read_sentences([str(text)], "de") == [["Die", "Mäuse", "laufen", "schnell"]]
-    assert read_sentences([str(text)], "en") != read_sentences([str(text)], "de")  # the Penn rules keep „laufen“ whole
+    assert words([str(text)], "de") == [["Die", "Mäuse", "laufen", "schnell"]]
+    assert words([str(text)], "en") != words([str(text)], "de")  # the Penn rules keep „laufen“ whole
 
 
 def test_a_run_records_its_language_in_every_model_directory(tmp_path):
@@ -74,10 +79,10 @@ def test_training_reads_trees_and_text_in_their_encoding(tmp_path):
     from conftest import FIXTURES
 
     negra = str(FIXTURES / "negra_style.penn")  # latin-1 trees: their words, punctuation tags dropped
-    assert read_sentences([negra], "de", "latin-1") == [["Die", "Mäuse", "laufen", "über", "die", "Straße"], ["große", "Häuser"]]
+    assert words([negra], "de", "latin-1") == [["Die", "Mäuse", "laufen", "über", "die", "Straße"], ["große", "Häuser"]]
     text = tmp_path / "latin1.txt"
     text.write_bytes("Große Häuser stehen.\n".encode("latin-1"))
-    assert read_sentences([str(text)], "de", "latin-1") == [["Große", "Häuser", "stehen"]]
+    assert words([str(text)], "de", "latin-1") == [["Große", "Häuser", "stehen"]]
     with pytest.raises(ValueError, match="not UTF-8 text .*--encoding"):
         read_sentences([str(text)], "de")
 
@@ -85,7 +90,7 @@ def test_training_reads_trees_and_text_in_their_encoding(tmp_path):
 def test_text_with_an_id_before_each_sentence_and_comment_lines_gives_the_sentences_alone(tmp_path):
     numbered = tmp_path / "negra.sent"  # the NEGRA corpus's raw sentences: a %% header, then "    ID:<TAB>sentence"
     numbered.write_bytes("%% raw sentences\n%%\n    1:\tGroße Häuser stehen .\n   12:\tSie 2 laufen .\n".encode("latin-1"))
-    assert read_sentences([str(numbered)], "de", "latin-1") == [["Große", "Häuser", "stehen"], ["Sie", "2", "laufen"]]
+    assert words([str(numbered)], "de", "latin-1") == [["Große", "Häuser", "stehen"], ["Sie", "2", "laufen"]]
     plain = tmp_path / "plain.txt"  # one line with a tab is not a file of ids
     plain.write_text("Große\tHäuser stehen .\nSie laufen .\n", encoding="utf-8")
-    assert read_sentences([str(plain)], "de") == [["Große", "Häuser", "stehen"], ["Sie", "laufen"]]
+    assert words([str(plain)], "de") == [["Große", "Häuser", "stehen"], ["Sie", "laufen"]]

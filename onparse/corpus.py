@@ -1,0 +1,59 @@
+"""Training and dev text as corpora ship it: bracketed trees (their leaves) or plain text, one sentence a line.
+
+A sentence keeps its punctuation: which tokens are words is the treebank's
+rule for trees and the punctuation test (``tokenize.word_positions``) for
+text, and what a model reads of a sentence is its own reading's choice
+(``onparse.reading``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from itertools import chain, islice
+
+from onparse.config import Reading
+from onparse.language import ENGLISH, Sentence, tokenizer
+from onparse.reading import model_tokens
+from onparse.treebank import TreebankError, codec, read_gold, tree_files
+
+TREE_SUFFIXES = (".mrg", ".penn")  # files of bracketed trees; any other file is text, one sentence a line
+COMMENT = "%%"  # starts a comment line in a text file (the NEGRA corpus's header)
+ID_FIELD = re.compile(r"\s*\S+\t")  # an id before the sentence: "ID<TAB>sentence" (NEGRA, Leipzig and Tatoeba corpora)
+ID_SAMPLE = 100  # lines that decide whether a file's lines carry ids
+
+
+def text_lines(lines: Iterable[str]) -> Iterator[str]:
+    """The sentences of a text file, one a line: comment lines skipped, and each line's id left out where the
+    file's first lines all start with one (a tab after the id)."""
+    content = (line for line in lines if line.strip() and not line.startswith(COMMENT))
+    first = list(islice(content, ID_SAMPLE))
+    ids = bool(first) and all(ID_FIELD.match(line) for line in first)
+    for line in chain(first, content):
+        found = ID_FIELD.match(line) if ids else None
+        yield line[found.end():] if found else line
+
+
+def read_sentences(paths: list[str], language: str = ENGLISH, encoding: str = "UTF-8") -> list[Sentence]:
+    """Sentences with at least one word, punctuation kept, from trees (.mrg, .penn: the treebank's leaves, its words
+    by its own rule) or plain text (one sentence a line, ``text_lines``, tokenized as ``language``), in ``encoding``."""
+    split = tokenizer(language)
+    sentences: list[Sentence] = []
+    for path in paths:
+        for file in tree_files(path):
+            if file.suffix.lower() in TREE_SUFFIXES:
+                sentences.extend(gold.sentence for gold in read_gold(str(file), encoding=encoding))
+                continue
+            with file.open(encoding=codec(encoding)) as lines:
+                try:
+                    sentences.extend(Sentence.of_tokens(split(line)) for line in text_lines(lines))
+                except UnicodeDecodeError as err:
+                    raise TreebankError(f"{file}: not {encoding} text ({err.reason} after {len(sentences):,} sentences); "
+                                        "name its encoding with --encoding") from None
+    return [sentence for sentence in sentences if sentence.words]
+
+
+def read_corpus(paths: list[str], language: str = ENGLISH, encoding: str = "UTF-8",
+                reading: Reading = Reading()) -> list[list[str]]:
+    """``read_sentences`` as the model reads them (``reading.model_tokens``): its tokens, normalized, in its order."""
+    return [model_tokens(reading, sentence) for sentence in read_sentences(paths, language, encoding)]

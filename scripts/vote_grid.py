@@ -1,0 +1,88 @@
+"""Score many ways of voting over the same members on gold dev trees, distances computed once per member.
+
+    python scripts/vote_grid.py --gold ../shared/data/ctb/30 runs/exp29/ctb-punct-fwd runs/exp29/ctb-punct-bwd \
+        --group fwd=1 --group both=1,2 --votes 0 0.5 --layers mean agreement --json out.json
+
+Maintainers' tool for recipe design (issue 29): every member alone at every
+layer, then each group of members (1-based indices; all by default) voting
+at each layer rule (a fixed layer, the mean, or layers by agreement on the
+dev text's own words, gold-free) with the right-branching tree at each
+weight (a share of the group's votes). Gold trees score only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from onparse.builder import TreeBuilder
+from onparse.config import MEAN
+from onparse.ensemble import member_source
+from onparse.modeldir import load
+from onparse.parse import Parser
+from onparse.scoring import score
+from onparse.treebank import GoldSentence, read_gold
+from onparse.trees import spans
+
+
+def agreement_layers(distances: list[list], candidates: list[list], sentences: list[GoldSentence], sweeps: int = 2) -> list:
+    """ensemble.layers_by_agreement's rule over distances already computed (no gold trees)."""
+    own = [{layer: [spans(TreeBuilder((layer,)).build([d]).tree) for d in found] for layer in layers}
+           for found, layers in zip(distances, candidates)]
+    layers = [MEAN] * len(distances)
+    for _ in range(sweeps):
+        for m in range(len(distances)):
+            others = [k for k in range(len(distances)) if k != m]
+            vote = TreeBuilder(tuple(layers[k] for k in others))
+            reference = [GoldSentence(s.words, frozenset(spans(vote.build([distances[k][i] for k in others]).tree)), (), "vote")
+                         for i, s in enumerate(sentences)]
+            figures = {layer: score(trees, reference)["sentence_f1"] for layer, trees in own[m].items()}
+            layers[m] = max(candidates[m], key=figures.get)
+    return layers
+
+
+def main() -> None:
+    options = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    options.add_argument("members", nargs="+")
+    options.add_argument("--gold", required=True)
+    options.add_argument("--encoding", default="UTF-8")
+    options.add_argument("--group", action="append", default=[], help="NAME=1,2,3 (1-based member indices)")
+    options.add_argument("--votes", nargs="*", type=float, default=[0, 0.5], help="right-branching votes as a share of the members'")
+    options.add_argument("--layers", nargs="*", default=["mean", "agreement"], help="1, 2, 3, mean, agreement")
+    options.add_argument("--json")
+    args = options.parse_args()
+    gold = [s for s in read_gold(args.gold, encoding=args.encoding) if s.words]
+    sentences = [s.sentence for s in gold]
+    distances, candidates, names = [], [], []
+    for member in args.members:
+        bundle = load(member_source(member).model)
+        parser = Parser(bundle, max_words=2000)
+        distances.append([found for (found,) in parser.distances(sentences)])
+        candidates.append([*range(1, bundle.model.config.n_layers + 1), MEAN])
+        names.append(member)
+    results: dict = {"members": {}, "groups": {}}
+    for m, name in enumerate(names):
+        results["members"][name] = {str(layer): round(score([spans(TreeBuilder((layer,)).build([d]).tree) for d in distances[m]],
+                                                            gold)["sentence_f1"], 2) for layer in candidates[m]}
+        print(name, results["members"][name], flush=True)
+    groups = dict(group.split("=") for group in args.group) or {"all": ",".join(str(k + 1) for k in range(len(names)))}
+    for group, indices in groups.items():
+        chosen = [int(k) - 1 for k in indices.split(",")]
+        for rule in args.layers:
+            if rule == "agreement":
+                layers = agreement_layers([distances[k] for k in chosen], [candidates[k] for k in chosen], gold)
+            else:
+                layers = [rule if rule == MEAN else int(rule)] * len(chosen)
+            for share in args.votes:
+                builder = TreeBuilder(tuple(layers), share * len(chosen))
+                predicted = [spans(builder.build([distances[k][i] for k in chosen]).tree) for i in range(len(gold))]
+                f1 = round(score(predicted, gold)["sentence_f1"], 2)
+                results["groups"][f"{group} {rule} rb={share:g}"] = {"layers": layers, "sentence_f1": f1}
+                print(f"{group} layers {rule} ({layers}) right-branching {share:g}n: {f1}", flush=True)
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
