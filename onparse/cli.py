@@ -7,7 +7,6 @@ and ``--version`` answer at once.
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
@@ -551,8 +550,7 @@ def train(train_paths, dev, dev_gold, out_dir, resume, overwrite, epochs, max_mi
 @contextmanager
 def training_errors(command: str, out_dir: Path) -> Iterator[None]:
     """What every training command says when it stops early: one line, the way to continue, an exit code."""
-    from onparse import recipe
-    from onparse import train as training
+    from onparse import recipe, runfolder
     from onparse.modeldir import ModelDirError
     from onparse.treebank import TreebankError
 
@@ -561,9 +559,9 @@ def training_errors(command: str, out_dir: Path) -> Iterator[None]:
         yield
     except recipe.TimeUp as stop:
         fail(f"time limit reached in stage {stop}: continue with {resume}", 3)
-    except training.Interrupted as stop:
+    except runfolder.Interrupted as stop:
         fail(f"interrupted by {stop}; continue with: {resume}", 130)
-    except (training.RunFolderError, ModelDirError) as err:
+    except (runfolder.RunFolderError, ModelDirError) as err:
         fail(str(err))
     except (TreebankError, ValueError, OSError) as err:
         fail(str(err), 1)
@@ -573,32 +571,19 @@ def run_training(out_dir: Path, resume: bool, overwrite: bool, epochs: int | Non
                  threads: int | None, new_config, command: str) -> None:
     """What ``train`` and ``distill`` share: the run folder (lock, resume, overwrite), errors, the last line."""
     import_nltk_quickly()
-    from onparse import distributed
-    from onparse import train as training
+    from onparse import distributed, runfolder
+    from onparse.train import selection_rule
 
     set_threads(threads)
-    main_rank = distributed.from_environment().main  # under torchrun, rank 0 alone holds and prepares the run folder
-    with training_errors(command, out_dir), training.locked_run(out_dir) if main_rank else nullcontext():
-        if resume:
-            config = training.saved_config(out_dir)
-            training.read_checkpoint(out_dir)  # refused now, with its reason, rather than after reading the corpus
-            if epochs:
-                config.epochs = epochs
-        else:
-            config = new_config()
-            if main_rank and training.run_contents(out_dir):
-                if not overwrite:
-                    fail(f"{out_dir} already holds a run: continue it with --resume, or start afresh with --overwrite")
-                for path in training.run_contents(out_dir):
-                    shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
+    with training_errors(command, out_dir), runfolder.opened(out_dir, resume, overwrite, new_config, epochs) as config:
         check_device(config.device)
-        run = training.train(config, out_dir, resume=resume, max_minutes=max_minutes)
+        run = runfolder.train(config, out_dir, resume=resume, max_minutes=max_minutes)
         distributed.leave()  # on an error, the process's exit ends the launch: torchrun stops the other ranks
-    if not main_rank:
+    if not distributed.from_environment().main:
         return
     done = f"trained {run.epoch} epochs, {run.tokens_seen:,} tokens, {run.train_seconds / 60:.1f} min"
     if run.history:
-        click.echo(f"{done}; best model ({training.selection_rule(config)}) in {out_dir / 'model'}")
+        click.echo(f"{done}; best model ({selection_rule(config)}) in {out_dir / 'model'}")
     else:
         click.echo(f"{done}; stopped before the first evaluation, so no model yet: "
                    f"continue with onparse {command} --out {out_dir} --resume")
@@ -741,7 +726,8 @@ def quantize(model, out_dir, gold, encoding, device, threads) -> None:
       onparse quantize runs/fit/negra/model --out models/onlstm-negra --gold valid.penn --encoding latin-1
     """
     import_nltk_quickly()
-    from onparse.modeldir import ModelDirError, quantized_copy
+    from onparse.modeldir import ModelDirError
+    from onparse.quantize import quantized_copy
     from onparse.treebank import TreebankError
 
     if out_dir.exists():
@@ -822,8 +808,7 @@ def fit(train_paths, dev, dev_gold, out_dir, resume, hours, members, rounds, mem
       onparse --model runs/fit/model "The cat sat on the mat."
     """
     import_nltk_quickly()
-    from onparse import distributed, recipe
-    from onparse import train as training
+    from onparse import distributed, recipe, runfolder
 
     set_threads(threads)
     plan = None
@@ -842,10 +827,10 @@ def fit(train_paths, dev, dev_gold, out_dir, resume, hours, members, rounds, mem
                               punctuation=punctuation, directions=list(directions),
                               dtype=dtype, device=device)
     main_rank = distributed.from_environment().main  # under torchrun, rank 0 alone holds the fit's folder
-    with training_errors("fit", out_dir), training.locked_run(out_dir) if main_rank else nullcontext():
+    with training_errors("fit", out_dir), runfolder.locked_run(out_dir) if main_rank else nullcontext():
         if resume and not (out_dir / recipe.RECORD).is_file():
             fail(f"{out_dir}: no {recipe.RECORD} to resume from")
-        if main_rank and not resume and training.run_contents(out_dir):
+        if main_rank and not resume and runfolder.run_contents(out_dir):
             fail(f"{out_dir} already holds a fit: continue it with --resume, or choose another --out")
         check_device(device if plan else recipe.read_record(out_dir)["plan"]["device"])
         recipe.fit(plan, out_dir, resume=resume, hours=hours, command=" ".join(["onparse", "fit", *sys.argv[2:]]))

@@ -94,8 +94,8 @@ def examples(sentences: Sequence[Sentence], tree_spans: Sequence[set[Span]], voc
              reading: Reading = Reading()) -> list[Example]:
     """Model ids and split targets of sentences and the teacher's spans over their words."""
     found = []
-    for sentence, spans in zip(sentences, tree_spans):
-        lo, hi = split_spans(spans, len(sentence.words))
+    for sentence, teacher in zip(sentences, tree_spans):
+        lo, hi = split_spans(teacher, len(sentence.words))
         found.append(Example(vocab.ids(model_tokens(reading, sentence)), word_ranges(reading, sentence), lo, hi))
     return found
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-import numpy as np
 import torch
 
 from onparse.builder import TreeBuilder
@@ -145,18 +144,17 @@ def same_tokens(tokens: Sequence[str], typed: Sequence[str]) -> bool:
 
 
 def evaluate_raw(parser: Parser, gold: Sequence[GoldSentence], trees: Sequence, advance: Advance | None = None) -> dict:
-    """Score the raw-text path: each gold sentence typed back as text (nltk's detokenizer), then tokenized and parsed.
+    """Score the raw-text path: each gold sentence typed back as text (nltk's detokenizer), then tokenized as the
+    model's language is (``Parser.tokenize``) and parsed.
 
     ``trees`` are the gold trees (leaves with their tags), for the full token
     sequence a user would type. A predicted constituent counts as the gold
     words whose characters lie inside it, so sentences whose tokens differ
     from the treebank's are still scored; how many differ is reported.
     """
-    from onparse.tokenize import tokenize
-
     typed = typed_back(trees)
     texts = [text for _, text in typed]
-    token_lists = [tokenize(text) for text in texts]
+    token_lists = [parser.tokenize(text) for text in texts]  # as the model's own language splits text
     matched = sum(same_tokens(tokens, typed_tokens) for tokens, (typed_tokens, _) in zip(token_lists, typed))
     predicted = []
     for sentence, text, tokens, parse in zip(gold, texts, token_lists, parser.parse_stream(token_lists)):

@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import tempfile
 from dataclasses import asdict, dataclass, field
 from importlib.resources import files
 from pathlib import Path
@@ -144,6 +142,49 @@ def pointing_at(target: Path | str, models: Path = MODELS) -> Path | None:
     return None
 
 
+MODEL_FILES = frozenset({"config.json", "vocab.txt", "weights.pt", "card.json", "card.md"})  # all a model directory holds
+ENSEMBLE_FILES = frozenset({"config.json", "card.json", "card.md", "members"})  # all an ensemble directory holds
+
+
+def is_model_folder(path: Path) -> bool:
+    """Whether ``path`` is a model directory holding nothing else (a real folder, not a link; its config a model's)."""
+    if path.is_symlink() or not path.is_dir() or not (path / "config.json").is_file():
+        return False
+    return all(entry.name in MODEL_FILES and entry.is_file() and not entry.is_symlink() for entry in path.iterdir())
+
+
+def is_ensemble_folder(path: Path) -> bool:
+    """Whether ``path`` is an ensemble directory holding nothing else (its members/ holding model directories alone)."""
+    if path.is_symlink() or not path.is_dir() or not (path / "config.json").is_file():
+        return False
+    try:
+        if "ensemble" not in read_json(path / "config.json"):
+            return False
+    except ModelDirError:
+        return False
+    members = path / "members"
+    return (all(entry.name in ENSEMBLE_FILES for entry in path.iterdir())
+            and (not members.exists() or (members.is_dir() and not members.is_symlink()
+                                          and all(is_model_folder(member) for member in members.iterdir()))))
+
+
+def refuse_to_replace(target: Path, is_own_kind, kind: str) -> None:
+    """ModelDirError unless replacing ``target`` loses nothing: a folder of ``kind`` (``is_own_kind``) or nothing at
+    all, outside the shipped models, that no shipped ensemble points into. Called before anything is deleted."""
+    target = Path(target)
+    resolved = target.resolve()
+    shipped = MODELS.resolve()
+    if resolved == shipped or shipped in resolved.parents or resolved in shipped.parents:
+        raise ModelDirError(f"{target} is or holds a shipped model: it is never replaced; choose another --out")
+    holder = pointing_at(target)
+    if holder:
+        raise ModelDirError(f"{target} holds a member of {holder}: rewriting it would change that model; choose another --out")
+    if target.is_symlink() or (target.exists() and not target.is_dir()):
+        raise ModelDirError(f"{target} is not a folder onparse wrote: choose another --out")
+    if target.is_dir() and any(target.iterdir()) and not is_own_kind(target):
+        raise ModelDirError(f"{target} holds files that are not {kind}'s: nothing there is deleted; choose another --out")
+
+
 def locate(model: Path | str | None = None) -> Path:
     """A model's directory: a path, the name of a shipped model (a folder of models/), or the default."""
     if model is None:
@@ -266,44 +307,3 @@ def load(path: Path | str | None = None) -> ModelBundle:
     model = LanguageModel.from_weights(model_config, dequantize(state) if precision == "int8" else state).eval()
     return ModelBundle(model, vocab, layer, path, card, language, reading)
 
-
-def quantized_copy(source: Path | str, out: Path, gold: str | None = None, device: str = "cpu",
-                   encoding: str = "UTF-8") -> dict | None:
-    """Write ``source`` (a model, or an ensemble: each member) to ``out`` with int8 weights; with ``gold`` (trees in
-    ``encoding``), the sentence F1 of both precisions.
-
-    The card records the change, so a user sees what int8 cost before shipping it.
-    """
-    figures = None
-    if gold:
-        from onparse.evaluate import evaluate_parser
-        from onparse.parse import Parser
-        from onparse.treebank import read_gold
-
-        sentences = list(read_gold(gold, encoding=encoding))
-        figures = lambda path: round(evaluate_parser(Parser.load(path, device=device), sentences,  # noqa: E731
-                                                     untrained_seed=None)["sentence_f1"], 2)
-    change = {"gold": gold, "before": figures(source)} if figures else None
-    ensemble = read_ensemble(source)
-    if ensemble is None:
-        bundle = load(source)
-        card = {**bundle.card, "weights": "int8", "quantized_from": str(bundle.path)}
-        save(Path(out), bundle.model, bundle.vocab, bundle.default_layer, card, precision="int8", language=bundle.language,
-             reading=bundle.reading)
-    else:
-        from onparse.ensemble import make_ensemble
-
-        with tempfile.TemporaryDirectory() as scratch:
-            members = [Path(scratch) / str(k) / path.name for k, path in enumerate(ensemble.members)]
-            for path, member in zip(ensemble.members, members):
-                quantized_copy(path, member)
-            kept = {key: value for key, value in ensemble.card.items() if key != "members"}
-            card = make_ensemble(Path(out), members, ensemble.right_branching_voter, card={
-                **kept, "weights": "int8", "quantized_from": str(ensemble.path)}, layers=ensemble.layers)
-        if (ensemble.path / "card.md").is_file():
-            shutil.copyfile(ensemble.path / "card.md", Path(out) / "card.md")
-    if change:
-        change["after"] = figures(out)
-        card["int8_change"] = change
-        (Path(out) / "card.json").write_text(json.dumps(card, indent=2) + "\n")
-    return change

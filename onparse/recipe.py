@@ -29,10 +29,8 @@ a stopped fit resumes at the stage it was in, mid-run from that run's checkpoint
 from __future__ import annotations
 
 import json
-import shutil
 import time
 from collections.abc import Callable
-from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
@@ -260,25 +258,23 @@ def ensemble_stage(stage: Stage, plan: FitPlan, out: Path) -> dict:
 
 def training_stage(stage: Stage, plan: FitPlan, out: Path, deadline: float | None, console: Console) -> dict:
     """Train (or resume) a stage's run folder to the end of its schedule; its model/ is the point its rule kept."""
-    from onparse import train as training
+    from onparse import runfolder
+    from onparse.train import selection_rule
 
     path = out / stage.name
-    main = distributed.from_environment().main  # under torchrun, rank 0 alone prepares and holds the run folder
-    resume = (path / "checkpoint.pt").is_file()
-    if not resume and path.exists() and main:  # stopped before its first checkpoint: start it again
-        shutil.rmtree(path)
+    resume = (path / "checkpoint.pt").is_file()  # else stopped before its first checkpoint: start it again
     remaining = None if deadline is None else (deadline - time.monotonic()) / 60  # past: stop after one step
-    with training.locked_run(path) if main else nullcontext():
-        run = training.train(stage.config, path, resume=resume, max_minutes=remaining, console=console, title=stage.name)
+    with runfolder.opened(path, resume, True, lambda: stage.config):
+        run = runfolder.train(stage.config, path, resume=resume, max_minutes=remaining, console=console, title=stage.name)
     if run.epoch < stage.config.epochs:
         raise TimeUp(stage.name)
-    if not main:  # rank 0 records the stage
+    if not distributed.from_environment().main:  # rank 0 records the stage
         return {}
     selected = json.loads((path / "model" / "card.json").read_text())["selected"]
     kept = {key: selected[key] for key in ("epoch", "dev_ppl", "teacher_agreement") if key in selected}
     figures = {"dev_f1": round(selected["dev_f1_per_layer"][str(plan.layer)], 2)} if "dev_f1_per_layer" in selected else {}
     return {"train_minutes": round(run.train_seconds / 60, 2), "tokens_seen": run.tokens_seen, "selected": kept,
-            "model_selection": training.selection_rule(stage.config), **figures}
+            "model_selection": selection_rule(stage.config), **figures}
 
 
 def fit(plan: FitPlan | None, out: Path, resume: bool = False, hours: float | None = None, console: Console | None = None,

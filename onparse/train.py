@@ -15,27 +15,17 @@ as an uninterrupted run would.
 
 from __future__ import annotations
 
-import json
 import math
-import os
-import signal
-import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
-from pathlib import Path
 from typing import Protocol
 
 import torch
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from onparse import distributed, modeldir
-from onparse.atomic import replacing_file
+from onparse import distributed
 from onparse.config import MEAN, SELECTIONS, TrainConfig
-from onparse.hardware import describe
 from onparse.model import LanguageModel, State, compute_dtype
 from onparse.corpus import read_corpus
 from onparse.vocabulary import Vocabulary
@@ -203,8 +193,7 @@ def dev_stream(config: TrainConfig, vocab: Vocabulary, device: torch.device) -> 
     return batchify(dev, DEV_STREAMS).to(device)
 
 
-def language_model_setup(config: TrainConfig, checkpoint: dict | None, work_dir: Path | None,
-                         ranks: distributed.Ranks = distributed.Ranks()) -> Setup:
+def language_model_setup(config: TrainConfig, checkpoint: dict | None = None, ranks: distributed.Ranks = distributed.Ranks()) -> Setup:
     """A language model from random weights (decoder bias at the unigram distribution) and its vocabulary from the corpus.
 
     Under torchrun each rank trains on its own columns of the batch: contiguous shards of the token stream.
@@ -232,51 +221,40 @@ def language_model_setup(config: TrainConfig, checkpoint: dict | None, work_dir:
 class Trainer:
     """A run in memory (model, optimizer, objective, position); ``steps()`` is the training loop.
 
-    ``work_dir`` is where an objective keeps what it derives once per run (a
-    distillation's teacher trees); ``measures`` add figures to each evaluation,
-    as ``config.dev_gold`` adds dev F1 per layer.
+    The caller gives the objective and what each evaluation measures
+    (``setup``: a language model, ``language_model_setup``, or a
+    distillation, ``onparse.distill``) and, resuming, the checkpoint to
+    ``restore``; ``onparse.runfolder.trainer`` chooses them from a config.
     """
 
-    def __init__(self, config: TrainConfig, checkpoint: dict | None = None, measures: dict[str, Measure] | None = None,
-                 work_dir: Path | None = None):
+    def __init__(self, config: TrainConfig, setup: Setup, ranks: distributed.Ranks = distributed.Ranks()):
         if config.selection not in SELECTIONS:
             raise ValueError(f"select_by must be one of {', '.join(SELECTIONS)}, not {config.selection!r}")
-        self.config = config
-        self.dtype = compute_dtype(config.dtype)
-        self.ranks = distributed.join(config.device)
-        self.device = torch.device(config.device)
-        if config.distill:
-            from onparse.distill import distillation_setup
-
-            if self.ranks.world > 1:
-                raise ValueError("distillation trains in one process: run onparse distill without torchrun")
-            setup = distillation_setup(config, checkpoint, work_dir)
-        else:
-            setup = language_model_setup(config, checkpoint, work_dir, self.ranks)
-        self.model, self.vocab, self.objective, self.dev_data = setup.model, setup.vocab, setup.objective, setup.dev_data
-        self.measures = {**setup.measures, **(measures or {})}
-        if config.dev_gold:  # for the record; it chooses model/ only under select_by="dev_f1"
-            from onparse.evaluate import dev_f1
-
-            self.measures["dev_f1_per_layer"] = dev_f1(config.dev_gold, config.encoding, config.reading)
-        if config.selection == "dev_f1" and "dev_f1_per_layer" not in self.measures:
+        if config.selection == "dev_f1" and "dev_f1_per_layer" not in setup.measures:
             raise ValueError("choosing the model by dev F1 needs gold dev trees (--dev-gold)")
+        self.config, self.ranks = config, ranks
+        self.dtype = compute_dtype(config.dtype)
+        self.device = torch.device(config.device)
+        self.model, self.vocab, self.objective, self.dev_data = setup.model, setup.vocab, setup.objective, setup.dev_data
+        self.measures = setup.measures
         if config.default_layer != MEAN and not 1 <= config.default_layer <= self.model.config.n_layers:
             raise ValueError(f"layer {config.default_layer} does not exist in a model of {self.model.config.n_layers} layers")
         self.batches_per_epoch = self.objective.batches_per_epoch
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
         self.run = RunState()
-        if checkpoint:
-            try:
-                self.model.load_state_dict(checkpoint["model"])
-                self.optimizer.load_state_dict(checkpoint["optimizer"])
-                self.run = RunState(**checkpoint["run"])
-                self.objective.restore(distributed.scatter_columns(checkpoint["state"], self.ranks), self.device)
-                torch.set_rng_state(checkpoint["rng"])
-            except (KeyError, TypeError, ValueError, RuntimeError) as err:
-                reason = str(err).splitlines()[0][:160] if str(err) else type(err).__name__
-                raise RunFolderError(f"the checkpoint does not fit the run's config.json ({reason})") from None
         self.replica = distributed.replicate(self.model, self.ranks)  # what the step runs: DDP across processes
+
+    def restore(self, checkpoint: dict) -> None:
+        """Continue from ``checkpoint`` (``checkpoint()``'s dict); ValueError when it does not fit this run."""
+        try:
+            self.model.load_state_dict(checkpoint["model"])
+            self.optimizer.load_state_dict(checkpoint["optimizer"])
+            self.run = RunState(**checkpoint["run"])
+            self.objective.restore(distributed.scatter_columns(checkpoint["state"], self.ranks), self.device)
+            torch.set_rng_state(checkpoint["rng"])
+        except (KeyError, TypeError, ValueError, RuntimeError) as err:
+            reason = str(err).splitlines()[0][:160] if str(err) else type(err).__name__
+            raise ValueError(f"the checkpoint does not fit the run's config.json ({reason})") from None
 
     def checkpoint(self) -> dict:
         """Everything ``Trainer(config, checkpoint)`` needs to continue exactly from here."""
@@ -371,200 +349,3 @@ def selection_rule(config: TrainConfig) -> str:
     }[config.selection]
 
 
-class Interrupted(Exception):
-    """Training stopped on a signal (Ctrl-C, SIGTERM) after writing a checkpoint."""
-
-
-@contextmanager
-def deferred_signals() -> Iterator[list[str]]:
-    """Turn SIGINT and SIGTERM into a request (the yielded list gets the signal's name) instead of an exception.
-
-    The loop looks at the request between updates, so a checkpoint is never
-    written from a half-done step. A second signal acts at once as usual.
-    """
-    received: list[str] = []
-    if threading.current_thread() is not threading.main_thread():
-        yield received
-        return
-    previous = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
-
-    def request(number, frame) -> None:
-        received.append(signal.Signals(number).name)
-        for other, handler in previous.items():
-            signal.signal(other, handler)
-
-    for number in previous:
-        signal.signal(number, request)
-    try:
-        yield received
-    finally:
-        for number, handler in previous.items():
-            signal.signal(number, handler)
-
-
-class RunFolderError(ValueError):
-    """A run folder that cannot be resumed or started: damaged, or in use by another run."""
-
-
-LOCK = ".lock"  # held by the process training in a run folder, so a second one is refused
-CHECKPOINT_KEYS = {"config", "vocab", "model", "optimizer", "run", "state", "rng"}
-
-
-@contextmanager
-def locked_run(out_dir: Path) -> Iterator[None]:
-    """Hold the run folder for this process; RunFolderError if another process holds it.
-
-    An advisory lock (``fcntl.flock``) on ``out_dir/.lock``: the system
-    releases it when the process ends, even on ``kill -9``, so a stale lock
-    never blocks a resume.
-    """
-    import fcntl
-
-    out_dir.mkdir(parents=True, exist_ok=True)
-    with open(out_dir / LOCK, "a+") as lock:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            lock.seek(0)
-            holder = lock.read().strip() or "another process"
-            raise RunFolderError(f"{out_dir} is in use by another onparse train (pid {holder}): "
-                                 "wait for it, or train into another --out") from None
-        lock.seek(0)
-        lock.truncate()
-        lock.write(str(os.getpid()))
-        lock.flush()
-        yield
-
-
-def run_contents(out_dir: Path) -> list[Path]:
-    """What a run folder holds besides its lock."""
-    return [path for path in out_dir.iterdir() if path.name != LOCK] if out_dir.is_dir() else []
-
-
-def read_checkpoint(out_dir: Path) -> dict:
-    """The run's checkpoint, checked to be one; RunFolderError naming what is wrong otherwise."""
-    path = out_dir / "checkpoint.pt"
-    if not path.is_file():
-        raise RunFolderError(f"{out_dir}: no checkpoint.pt to resume from")
-    try:
-        checkpoint = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as err:
-        reason = str(err).splitlines()[0][:120] if str(err) else type(err).__name__
-        raise RunFolderError(f"{path}: damaged or not a checkpoint ({reason})") from None
-    if not isinstance(checkpoint, dict) or not CHECKPOINT_KEYS <= set(checkpoint):
-        raise RunFolderError(f"{path}: not a training checkpoint (a model's weights?): it lacks "
-                             f"{', '.join(sorted(CHECKPOINT_KEYS - set(checkpoint if isinstance(checkpoint, dict) else ())))}")
-    return checkpoint
-
-
-def saved_config(out_dir: Path) -> TrainConfig:
-    """The config a run folder was started with; RunFolderError when it is missing or damaged."""
-    try:
-        values = modeldir.read_json(out_dir / "config.json")
-        config = TrainConfig.from_dict(values)
-        config.model.check()
-    except modeldir.ModelDirError as err:
-        raise RunFolderError(str(err)) from None
-    except (TypeError, ValueError) as err:
-        raise RunFolderError(f"{out_dir / 'config.json'}: {str(err).splitlines()[0][:160]}") from None
-    return config
-
-
-def write_history(out_dir: Path, history: list[dict]) -> None:
-    """``history.jsonl`` rewritten whole from the run's own record, so it always matches the checkpoint."""
-    with replacing_file(out_dir / "history.jsonl") as file:
-        file.writelines(json.dumps(record) + "\n" for record in history)
-
-
-def train(
-    config: TrainConfig,
-    out_dir: Path,
-    resume: bool = False,
-    max_minutes: float | None = None,
-    measures: dict[str, Measure] | None = None,
-    checkpoint_minutes: float = 10.0,
-    console: Console | None = None,
-    title: str = "train",
-) -> RunState:
-    """Train (or resume) a model into ``out_dir``; ``out_dir/model`` is the best point by the run's selection rule.
-
-    On SIGINT or SIGTERM the run writes a checkpoint after the update in
-    flight and raises ``Interrupted``; resuming continues exactly from there.
-
-    Under torchrun every rank runs this: all train and evaluate alike, and
-    rank 0 alone prints and writes the run folder.
-
-    ``out_dir`` gets ``config.json`` (the run's settings), ``history.jsonl``
-    (one line per evaluation), a model directory per evaluation
-    (``epoch-EE.FF``), ``model/`` and ``checkpoint.pt``. Resuming continues
-    the checkpoint with ``config``, whose epochs may be more than the run's
-    (the cosine schedule then stretches to the new end). The run is done when
-    ``run.epoch == config.epochs``; a time limit returns earlier.
-    """
-    if distributed.from_environment().main:  # the other ranks of a torchrun launch write nothing
-        out_dir.mkdir(parents=True, exist_ok=True)
-    trainer = Trainer(config, read_checkpoint(out_dir) if resume else None, measures, out_dir)
-    ranks, layer, run = trainer.ranks, config.default_layer, trainer.run
-    console = (console or Console(stderr=True)) if ranks.main else Console(quiet=True)
-    if ranks.main:
-        with replacing_file(out_dir / "config.json") as file:
-            file.write(json.dumps(config.to_dict(), indent=2) + "\n")
-        write_history(out_dir, run.history)  # a crash after an evaluation's line and before its checkpoint repeats nothing
-        if not resume:
-            modeldir.save(out_dir / "epoch-00.00", trainer.model, trainer.vocab, layer, {"epoch": 0, "untrained": True},
-                          language=config.language, reading=config.reading)
-    if resume:
-        console.print(f"resumed from {out_dir / 'checkpoint.pt'}: epoch {run.epoch + 1}, batch {run.batch}")
-    if ranks.world > 1:
-        console.print(f"training on {ranks.world} processes, {config.batch_size // ranks.world} of the {config.batch_size} streams each")
-
-    def save_checkpoint() -> None:
-        checkpoint = trainer.checkpoint()  # every rank: the carried states are gathered from all of them
-        if ranks.main:
-            temporary = out_dir / "checkpoint.tmp"
-            torch.save(checkpoint, temporary)
-            os.replace(temporary, out_dir / "checkpoint.pt")  # a kill -9 mid-write leaves the previous checkpoint whole
-
-    deadline = None if max_minutes is None else time.monotonic() + 60 * max_minutes
-    last_checkpoint = time.monotonic()
-    columns = (TextColumn(f"{title} epoch {{task.fields[epoch]}}"), BarColumn(), MofNCompleteColumn(),
-               TextColumn("{task.fields[speed]} tok/s  loss {task.fields[loss]}"), TimeElapsedColumn(), TimeRemainingColumn())
-    with deferred_signals() as received, Progress(*columns, console=console) as progress:
-        task = progress.add_task("train", total=trainer.batches_per_epoch, completed=run.batch, epoch=run.epoch + 1,
-                                 speed="-", loss="-")
-        for event in trainer.steps():
-            if isinstance(event, Step):
-                progress.update(task, completed=run.batch, epoch=run.epoch + 1,
-                                speed=f"{event.tokens / event.seconds:,.0f}", loss=f"{event.loss:.3f}")
-                if not console.is_terminal and run.update % 50 == 0:  # logs get a line where a terminal gets the bar
-                    console.print(f"{title} epoch {run.epoch + 1} batch {run.batch}/{trainer.batches_per_epoch} loss {event.loss:.3f} "
-                                  f"{run.tokens_seen / run.train_seconds:,.0f} tok/s")
-                stop, time_up, due = distributed.any_rank(
-                    [bool(received), deadline is not None and time.monotonic() > deadline,
-                     time.monotonic() - last_checkpoint > 60 * checkpoint_minutes], ranks, trainer.device)
-                if stop:
-                    save_checkpoint()
-                    raise Interrupted(f"{received[0] if received else 'a signal to another process'}: "
-                                      f"checkpoint saved at epoch {run.epoch + 1}, batch {run.batch}")
-                if time_up:
-                    save_checkpoint()
-                    console.print(f"time limit reached: checkpoint saved at epoch {run.epoch + 1}, batch {run.batch}; "
-                                  "resume the run to continue")
-                    return run
-                if due:
-                    save_checkpoint()
-                    last_checkpoint = time.monotonic()
-                continue
-            console.print(json.dumps(event.record))
-            if ranks.main:
-                write_history(out_dir, run.history)
-                card = {"config": config.to_dict(), "hardware": describe(config.device), "processes": ranks.world,
-                        "model_selection": selection_rule(config), "selected": event.record, **asdict(run)}
-                for folder in [event.record["model_dir"]] + (["model"] if event.best else []):
-                    modeldir.save(out_dir / folder, trainer.model, trainer.vocab, layer, card, language=config.language,
-                                  reading=config.reading)
-            save_checkpoint()
-            last_checkpoint = time.monotonic()
-            if event.epoch_end and run.epoch < config.epochs:
-                progress.update(task, completed=0, epoch=run.epoch + 1)
-    return run

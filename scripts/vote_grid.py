@@ -49,7 +49,8 @@ def main() -> None:
     options.add_argument("--encoding", default="UTF-8")
     options.add_argument("--group", action="append", default=[], help="NAME=1,2,3 (1-based member indices)")
     options.add_argument("--votes", nargs="*", type=float, default=[0, 0.5], help="right-branching votes as a share of the members'")
-    options.add_argument("--layers", nargs="*", default=["mean", "agreement"], help="1, 2, 3, mean, agreement")
+    options.add_argument("--layers", nargs="*", default=["mean", "agreement"],
+                         help="1, 2, 3, mean, agreement, every (each layer of each member votes)")
     options.add_argument("--json")
     args = options.parse_args()
     gold = [s for s in read_gold(args.gold, encoding=args.encoding) if s.words]
@@ -70,13 +71,17 @@ def main() -> None:
     for group, indices in groups.items():
         chosen = [int(k) - 1 for k in indices.split(",")]
         for rule in args.layers:
+            voters = chosen
             if rule == "agreement":
                 layers = agreement_layers([distances[k] for k in chosen], [candidates[k] for k in chosen], gold)
+            elif rule == "every":  # each layer of each member votes, a member's layers sharing one member's votes
+                voters = [k for k in chosen for _ in candidates[k][:-1]]
+                layers = [layer for k in chosen for layer in candidates[k][:-1]]
             else:
                 layers = [rule if rule == MEAN else int(rule)] * len(chosen)
             for share in args.votes:
-                builder = TreeBuilder(tuple(layers), share * len(chosen))
-                predicted = [spans(builder.build([distances[k][i] for k in chosen]).tree) for i in range(len(gold))]
+                builder = TreeBuilder(tuple(layers), share * len(voters))
+                predicted = [spans(builder.build([distances[k][i] for k in voters]).tree) for i in range(len(gold))]
                 f1 = round(score(predicted, gold)["sentence_f1"], 2)
                 results["groups"][f"{group} {rule} rb={share:g}"] = {"layers": layers, "sentence_f1": f1}
                 print(f"{group} layers {rule} ({layers}) right-branching {share:g}n: {f1}", flush=True)

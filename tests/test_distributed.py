@@ -14,7 +14,7 @@ import torch.multiprocessing as mp
 
 from onparse import distributed
 from onparse.config import ModelConfig, TrainConfig
-from onparse.train import Trainer, read_checkpoint
+from onparse.runfolder import read_checkpoint, trainer as make_trainer
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS, DEV = str(ROOT / "examples" / "corpus.txt"), str(ROOT / "examples" / "dev.txt")
@@ -27,7 +27,7 @@ def first_update(rank: int, world: int, port: int, out: str) -> None:
     """One rank of a launch: one update, rank 0 saves the weights and what it counted."""
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank), WORLD_SIZE=str(world))
     torch.set_num_threads(1)
-    trainer = Trainer(CONFIG)
+    trainer = make_trainer(CONFIG)
     next(trainer.steps())
     if rank == 0:
         torch.save({"model": trainer.model.state_dict(), "tokens": trainer.run.tokens_seen,
@@ -44,7 +44,7 @@ def free_port() -> int:
 def test_two_ranks_with_half_the_batch_take_the_first_update_one_process_takes(tmp_path):
     mp.spawn(first_update, args=(2, free_port(), str(tmp_path / "two.pt")), nprocs=2)
     two = torch.load(tmp_path / "two.pt", weights_only=True)
-    one = Trainer(CONFIG)
+    one = make_trainer(CONFIG)
     start = {name: tensor.clone() for name, tensor in one.model.state_dict().items()}
     next(one.steps())
     assert two["columns"] == CONFIG.batch_size // 2 and two["tokens"] == one.run.tokens_seen
@@ -89,7 +89,7 @@ def test_the_carried_state_is_gathered_whole_and_scattered_back():
 
 def test_one_process_needs_no_process_group():
     assert distributed.join("cpu") == distributed.Ranks() and not torch.distributed.is_initialized()
-    trainer = Trainer(replace(CONFIG, epochs=1))
+    trainer = make_trainer(replace(CONFIG, epochs=1))
     assert trainer.replica is trainer.model
 
 

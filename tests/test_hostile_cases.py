@@ -103,7 +103,7 @@ def test_weights_holding_nan_or_infinity_are_refused(tiny_model_dir, tmp_path, d
 
 
 def test_a_second_train_into_the_same_folder_is_refused_while_the_first_runs(tmp_path):
-    from onparse.train import locked_run
+    from onparse.runfolder import locked_run
 
     corpus = tmp_path / "corpus.txt"
     corpus.write_text(CORPUS * 10)

@@ -7,7 +7,8 @@ import torch
 
 from onparse.config import ModelConfig, TrainConfig
 from onparse.model import LanguageModel
-from onparse.train import Evaluation, Step, Trainer, batchify, learning_rate, n_segments, perplexity, segment
+from onparse.runfolder import trainer as make_trainer
+from onparse.train import Evaluation, Step, batchify, learning_rate, n_segments, perplexity, segment
 from onparse.vocabulary import Vocabulary
 
 TINY = ModelConfig(embedding_size=8, hidden_size=12, chunk_size=4, n_layers=2)
@@ -26,14 +27,14 @@ def tiny_config(corpus, **changes) -> TrainConfig:
 
 
 def test_the_loss_falls(corpus):
-    trainer = Trainer(tiny_config(corpus, epochs=6, lr=3e-2))
+    trainer = make_trainer(tiny_config(corpus, epochs=6, lr=3e-2))
     losses = [event.loss for event in trainer.steps() if isinstance(event, Step)]
     assert len(losses) == 6 * trainer.batches_per_epoch
     assert sum(losses[-10:]) / 10 < sum(losses[:10]) / 10 - 0.3  # about 2.05 -> 1.35; with no learning it stays at 2.06
 
 
 def test_evaluations_are_spread_over_each_epoch(corpus):
-    trainer = Trainer(tiny_config(corpus, dev=str(corpus), evals_per_epoch=4, bptt=13))
+    trainer = make_trainer(tiny_config(corpus, dev=str(corpus), evals_per_epoch=4, bptt=13))
     assert trainer.batches_per_epoch == 8  # 105 steps of 4 streams, 104 targets in segments of 13
     events = [e for e in trainer.steps() if isinstance(e, Evaluation)]
     assert [e.record["epoch"] for e in events] == [0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0]
@@ -69,15 +70,15 @@ def test_learning_rate_warms_up_then_decays_to_its_floor():
 
 def test_an_interrupted_and_resumed_run_ends_with_the_same_weights(corpus, tmp_path):
     config = tiny_config(corpus, dev=str(corpus), evals_per_epoch=2)
-    uninterrupted = Trainer(config)
+    uninterrupted = make_trainer(config)
     for _ in uninterrupted.steps():
         pass
-    first = Trainer(config)
+    first = make_trainer(config)
     steps = first.steps()
     for _ in range(27):  # into the second epoch, between evaluations
         next(steps)
     torch.save(first.checkpoint(), tmp_path / "checkpoint.pt")
-    second = Trainer(config, torch.load(tmp_path / "checkpoint.pt", weights_only=True))
+    second = make_trainer(config, torch.load(tmp_path / "checkpoint.pt", weights_only=True))
     assert second.run.update == first.run.update and second.run.epoch == 1
     for _ in second.steps():
         pass
@@ -90,7 +91,7 @@ def test_a_corpus_too_small_for_one_batch_is_an_error(tmp_path):
     path = tmp_path / "small.txt"
     path.write_text("the cat\n")
     with pytest.raises(ValueError, match="too small"):
-        Trainer(TrainConfig(train=[str(path)], model=TINY, batch_size=64))
+        make_trainer(TrainConfig(train=[str(path)], model=TINY, batch_size=64))
 
 
 def test_vocabulary_build_ranks_by_count_then_alphabetically():

@@ -1,0 +1,50 @@
+"""Int8 copies of models and ensembles, with what int8 cost in F1 written into their cards."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from pathlib import Path
+
+from onparse.ensemble import make_ensemble
+from onparse.evaluate import evaluate_parser
+from onparse.modeldir import load, read_ensemble, save
+from onparse.parse import Parser
+from onparse.treebank import read_gold
+
+
+def quantized_copy(source: Path | str, out: Path, gold: str | None = None, device: str = "cpu",
+                   encoding: str = "UTF-8") -> dict | None:
+    """Write ``source`` (a model, or an ensemble: each member) to ``out`` with int8 weights; with ``gold`` (trees in
+    ``encoding``), the sentence F1 of both precisions.
+
+    The card records the change, so a user sees what int8 cost before shipping it.
+    """
+    figures = None
+    if gold:
+        sentences = list(read_gold(gold, encoding=encoding))
+        figures = lambda path: round(evaluate_parser(Parser.load(path, device=device), sentences,  # noqa: E731
+                                                     untrained_seed=None)["sentence_f1"], 2)
+    change = {"gold": gold, "before": figures(source)} if figures else None
+    ensemble = read_ensemble(source)
+    if ensemble is None:
+        bundle = load(source)
+        card = {**bundle.card, "weights": "int8", "quantized_from": str(bundle.path)}
+        save(Path(out), bundle.model, bundle.vocab, bundle.default_layer, card, precision="int8", language=bundle.language,
+             reading=bundle.reading)
+    else:
+        with tempfile.TemporaryDirectory() as scratch:
+            members = [Path(scratch) / str(k) / path.name for k, path in enumerate(ensemble.members)]
+            for path, member in zip(ensemble.members, members):
+                quantized_copy(path, member)
+            kept = {key: value for key, value in ensemble.card.items() if key != "members"}
+            card = make_ensemble(Path(out), members, ensemble.right_branching_voter, card={
+                **kept, "weights": "int8", "quantized_from": str(ensemble.path)}, layers=ensemble.layers)
+        if (ensemble.path / "card.md").is_file():
+            shutil.copyfile(ensemble.path / "card.md", Path(out) / "card.md")
+    if change:
+        change["after"] = figures(out)
+        card["int8_change"] = change
+        (Path(out) / "card.json").write_text(json.dumps(card, indent=2) + "\n")
+    return change

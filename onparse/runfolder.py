@@ -1,0 +1,325 @@
+"""A run folder: what one training run leaves, the callbacks around the training loop, and the one place that
+starts, resumes or replaces a run.
+
+    config.json     the run's settings (TrainConfig)
+    history.jsonl   one line per evaluation
+    epoch-EE.FF/    a model directory per evaluation; model/ the best by the run's selection rule
+    checkpoint.pt   everything needed to continue exactly (weights, optimizer, position, carried state, RNG)
+    teacher.jsonl   a distillation's teacher trees (when no other file is named)
+
+``prepare`` decides start, resume or replace, and deletes only a folder it
+has recognised as a run folder holding nothing else, whose inputs it has
+checked first, and that no shipped model points into. ``trainer`` gives a
+config its objective (language model or distillation); ``train`` runs the
+loop with its callbacks (progress bar, history, model directories,
+checkpoints, signals, time limit).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
+from dataclasses import asdict
+from pathlib import Path
+
+import torch
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from onparse import distributed, modeldir
+from onparse.atomic import replacing_file
+from onparse.config import TrainConfig
+from onparse.distill import distillation_setup
+from onparse.evaluate import dev_f1
+from onparse.hardware import describe
+from onparse.train import RunState, Step, Trainer, language_model_setup, selection_rule
+from onparse.treebank import tree_files
+
+# What a run folder may hold: anything else is not the run's, and nothing here deletes it.
+RUN_FILES = {"config.json", "history.jsonl", "checkpoint.pt", "checkpoint.tmp", "teacher.jsonl"}
+RUN_FOLDERS = ("epoch-", "model")
+
+
+def trainer(config: TrainConfig, checkpoint: dict | None = None, work_dir: Path | None = None) -> Trainer:
+    """The run's Trainer: its objective chosen from the config (distillation where ``config.distill`` says so,
+    else a language model), dev F1 per layer measured where ``config.dev_gold`` is given (for the record), resumed
+    from ``checkpoint`` where one is given (RunFolderError when it does not fit)."""
+    ranks = distributed.join(config.device)
+    if config.distill:
+        if ranks.world > 1:
+            raise ValueError("distillation trains in one process: run onparse distill without torchrun")
+        setup = distillation_setup(config, checkpoint, work_dir)
+    else:
+        setup = language_model_setup(config, checkpoint, ranks)
+    if config.dev_gold:  # for the record; it chooses model/ only under select_by="dev_f1"
+        setup.measures["dev_f1_per_layer"] = dev_f1(config.dev_gold, config.encoding, config.reading)
+    found = Trainer(config, setup, ranks)
+    if checkpoint:
+        try:
+            found.restore(checkpoint)
+        except ValueError as err:
+            raise RunFolderError(str(err)) from None
+    return found
+
+
+class Interrupted(Exception):
+    """Training stopped on a signal (Ctrl-C, SIGTERM) after writing a checkpoint."""
+
+
+@contextmanager
+def deferred_signals() -> Iterator[list[str]]:
+    """Turn SIGINT and SIGTERM into a request (the yielded list gets the signal's name) instead of an exception.
+
+    The loop looks at the request between updates, so a checkpoint is never
+    written from a half-done step. A second signal acts at once as usual.
+    """
+    received: list[str] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield received
+        return
+    previous = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
+
+    def request(number, frame) -> None:
+        received.append(signal.Signals(number).name)
+        for other, handler in previous.items():
+            signal.signal(other, handler)
+
+    for number in previous:
+        signal.signal(number, request)
+    try:
+        yield received
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+class RunFolderError(ValueError):
+    """A run folder that cannot be resumed or started: damaged, or in use by another run."""
+
+
+LOCK = ".lock"  # held by the process training in a run folder, so a second one is refused
+CHECKPOINT_KEYS = {"config", "vocab", "model", "optimizer", "run", "state", "rng"}
+
+
+@contextmanager
+def locked_run(out_dir: Path) -> Iterator[None]:
+    """Hold the run folder for this process; RunFolderError if another process holds it.
+
+    An advisory lock (``fcntl.flock``) on ``out_dir/.lock``: the system
+    releases it when the process ends, even on ``kill -9``, so a stale lock
+    never blocks a resume.
+    """
+    import fcntl
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with open(out_dir / LOCK, "a+") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            lock.seek(0)
+            holder = lock.read().strip() or "another process"
+            raise RunFolderError(f"{out_dir} is in use by another onparse train (pid {holder}): "
+                                 "wait for it, or train into another --out") from None
+        lock.seek(0)
+        lock.truncate()
+        lock.write(str(os.getpid()))
+        lock.flush()
+        yield
+
+
+def run_contents(out_dir: Path) -> list[Path]:
+    """What a run folder holds besides its lock."""
+    return [path for path in out_dir.iterdir() if path.name != LOCK] if out_dir.is_dir() else []
+
+
+def is_run_folder(path: Path) -> bool:
+    """Whether ``path`` holds a run's files and nothing else (its model directories holding models alone)."""
+    if path.is_symlink() or not path.is_dir():
+        return False
+    for entry in path.iterdir():
+        if entry.name == LOCK or (entry.name in RUN_FILES and entry.is_file() and not entry.is_symlink()):
+            continue
+        if not (entry.name.startswith(RUN_FOLDERS) and modeldir.is_model_folder(entry)):
+            return False
+    return True
+
+
+def check_inputs(config: TrainConfig, out_dir: Path) -> None:
+    """Refuse a new run whose inputs are missing, or that lie inside ``out_dir``, before anything there is deleted."""
+    for path in [*config.train, config.dev, config.dev_gold]:
+        if path:
+            tree_files(path)  # TreebankError naming a path that matches nothing
+    if config.distill:
+        for role, model in (("teacher", config.distill.teacher), ("student", config.distill.start)):
+            where = modeldir.locate(model)
+            if not where.is_dir():
+                raise modeldir.ModelDirError(f"{where}: no such model directory (the {role})")
+            if out_dir.resolve() in where.resolve().parents or out_dir.resolve() == where.resolve():
+                raise RunFolderError(f"the {role} {where} lies inside --out {out_dir}: starting afresh there would delete it")
+
+
+@contextmanager
+def opened(out_dir: Path, resume: bool, overwrite: bool, new_config: Callable[[], TrainConfig],
+           epochs: int | None = None) -> Iterator[TrainConfig]:
+    """The run folder held (``locked_run``) and the run's config: its own to resume (checked with its checkpoint),
+    or ``new_config()`` to start afresh.
+
+    The one place a run folder is replaced: only with ``overwrite``, only a
+    folder that is a run's alone (``is_run_folder``), outside the shipped
+    models (``modeldir.refuse_to_replace``), and only once the new run's
+    inputs are found (``check_inputs``). Anything else is refused, with
+    nothing deleted and nothing written. Under torchrun, rank 0 alone holds
+    and prepares the folder.
+    """
+    main = distributed.from_environment().main
+    if main and not resume and run_contents(out_dir):
+        modeldir.refuse_to_replace(out_dir, is_run_folder, "a training run")
+        if not overwrite:
+            raise RunFolderError(f"{out_dir} already holds a run: continue it with --resume, or start afresh with --overwrite")
+    with locked_run(out_dir) if main else nullcontext():
+        if resume:
+            config = saved_config(out_dir)
+            read_checkpoint(out_dir)  # refused now, with its reason, rather than after reading the corpus
+            if epochs:
+                config.epochs = epochs
+        else:
+            config = new_config()
+            if main and run_contents(out_dir):
+                check_inputs(config, out_dir)
+                for path in run_contents(out_dir):
+                    shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
+        yield config
+
+
+def read_checkpoint(out_dir: Path) -> dict:
+    """The run's checkpoint, checked to be one; RunFolderError naming what is wrong otherwise."""
+    path = out_dir / "checkpoint.pt"
+    if not path.is_file():
+        raise RunFolderError(f"{out_dir}: no checkpoint.pt to resume from")
+    try:
+        checkpoint = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as err:
+        reason = str(err).splitlines()[0][:120] if str(err) else type(err).__name__
+        raise RunFolderError(f"{path}: damaged or not a checkpoint ({reason})") from None
+    if not isinstance(checkpoint, dict) or not CHECKPOINT_KEYS <= set(checkpoint):
+        raise RunFolderError(f"{path}: not a training checkpoint (a model's weights?): it lacks "
+                             f"{', '.join(sorted(CHECKPOINT_KEYS - set(checkpoint if isinstance(checkpoint, dict) else ())))}")
+    return checkpoint
+
+
+def saved_config(out_dir: Path) -> TrainConfig:
+    """The config a run folder was started with; RunFolderError when it is missing or damaged."""
+    try:
+        values = modeldir.read_json(out_dir / "config.json")
+        config = TrainConfig.from_dict(values)
+        config.model.check()
+    except modeldir.ModelDirError as err:
+        raise RunFolderError(str(err)) from None
+    except (TypeError, ValueError) as err:
+        raise RunFolderError(f"{out_dir / 'config.json'}: {str(err).splitlines()[0][:160]}") from None
+    return config
+
+
+def write_history(out_dir: Path, history: list[dict]) -> None:
+    """``history.jsonl`` rewritten whole from the run's own record, so it always matches the checkpoint."""
+    with replacing_file(out_dir / "history.jsonl") as file:
+        file.writelines(json.dumps(record) + "\n" for record in history)
+
+
+def train(
+    config: TrainConfig,
+    out_dir: Path,
+    resume: bool = False,
+    max_minutes: float | None = None,
+    checkpoint_minutes: float = 10.0,
+    console: Console | None = None,
+    title: str = "train",
+) -> RunState:
+    """Train (or resume) a model into ``out_dir``; ``out_dir/model`` is the best point by the run's selection rule.
+
+    On SIGINT or SIGTERM the run writes a checkpoint after the update in
+    flight and raises ``Interrupted``; resuming continues exactly from there.
+
+    Under torchrun every rank runs this: all train and evaluate alike, and
+    rank 0 alone prints and writes the run folder.
+
+    ``out_dir`` gets ``config.json`` (the run's settings), ``history.jsonl``
+    (one line per evaluation), a model directory per evaluation
+    (``epoch-EE.FF``), ``model/`` and ``checkpoint.pt``. Resuming continues
+    the checkpoint with ``config``, whose epochs may be more than the run's
+    (the cosine schedule then stretches to the new end). The run is done when
+    ``run.epoch == config.epochs``; a time limit returns earlier.
+    """
+    if distributed.from_environment().main:  # the other ranks of a torchrun launch write nothing
+        out_dir.mkdir(parents=True, exist_ok=True)
+    running = trainer(config, read_checkpoint(out_dir) if resume else None, out_dir)
+    ranks, layer, run = running.ranks, config.default_layer, running.run
+    console = (console or Console(stderr=True)) if ranks.main else Console(quiet=True)
+    if ranks.main:
+        with replacing_file(out_dir / "config.json") as file:
+            file.write(json.dumps(config.to_dict(), indent=2) + "\n")
+        write_history(out_dir, run.history)  # a crash after an evaluation's line and before its checkpoint repeats nothing
+        if not resume:
+            modeldir.save(out_dir / "epoch-00.00", running.model, running.vocab, layer, {"epoch": 0, "untrained": True},
+                          language=config.language, reading=config.reading)
+    if resume:
+        console.print(f"resumed from {out_dir / 'checkpoint.pt'}: epoch {run.epoch + 1}, batch {run.batch}")
+    if ranks.world > 1:
+        console.print(f"training on {ranks.world} processes, {config.batch_size // ranks.world} of the {config.batch_size} streams each")
+
+    def save_checkpoint() -> None:
+        checkpoint = running.checkpoint()  # every rank: the carried states are gathered from all of them
+        if ranks.main:
+            temporary = out_dir / "checkpoint.tmp"
+            torch.save(checkpoint, temporary)
+            os.replace(temporary, out_dir / "checkpoint.pt")  # a kill -9 mid-write leaves the previous checkpoint whole
+
+    deadline = None if max_minutes is None else time.monotonic() + 60 * max_minutes
+    last_checkpoint = time.monotonic()
+    columns = (TextColumn(f"{title} epoch {{task.fields[epoch]}}"), BarColumn(), MofNCompleteColumn(),
+               TextColumn("{task.fields[speed]} tok/s  loss {task.fields[loss]}"), TimeElapsedColumn(), TimeRemainingColumn())
+    with deferred_signals() as received, Progress(*columns, console=console) as progress:
+        task = progress.add_task("train", total=running.batches_per_epoch, completed=run.batch, epoch=run.epoch + 1,
+                                 speed="-", loss="-")
+        for event in running.steps():
+            if isinstance(event, Step):
+                progress.update(task, completed=run.batch, epoch=run.epoch + 1,
+                                speed=f"{event.tokens / event.seconds:,.0f}", loss=f"{event.loss:.3f}")
+                if not console.is_terminal and run.update % 50 == 0:  # logs get a line where a terminal gets the bar
+                    console.print(f"{title} epoch {run.epoch + 1} batch {run.batch}/{running.batches_per_epoch} loss {event.loss:.3f} "
+                                  f"{run.tokens_seen / run.train_seconds:,.0f} tok/s")
+                stop, time_up, due = distributed.any_rank(
+                    [bool(received), deadline is not None and time.monotonic() > deadline,
+                     time.monotonic() - last_checkpoint > 60 * checkpoint_minutes], ranks, running.device)
+                if stop:
+                    save_checkpoint()
+                    raise Interrupted(f"{received[0] if received else 'a signal to another process'}: "
+                                      f"checkpoint saved at epoch {run.epoch + 1}, batch {run.batch}")
+                if time_up:
+                    save_checkpoint()
+                    console.print(f"time limit reached: checkpoint saved at epoch {run.epoch + 1}, batch {run.batch}; "
+                                  "resume the run to continue")
+                    return run
+                if due:
+                    save_checkpoint()
+                    last_checkpoint = time.monotonic()
+                continue
+            console.print(json.dumps(event.record))
+            if ranks.main:
+                write_history(out_dir, run.history)
+                card = {"config": config.to_dict(), "hardware": describe(config.device), "processes": ranks.world,
+                        "model_selection": selection_rule(config), "selected": event.record, **asdict(run)}
+                for folder in [event.record["model_dir"]] + (["model"] if event.best else []):
+                    modeldir.save(out_dir / folder, running.model, running.vocab, layer, card, language=config.language,
+                                  reading=config.reading)
+            save_checkpoint()
+            last_checkpoint = time.monotonic()
+            if event.epoch_end and run.epoch < config.epochs:
+                progress.update(task, completed=0, epoch=run.epoch + 1)
+    return run
