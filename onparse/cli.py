@@ -16,8 +16,8 @@ from typing import NoReturn
 import click
 
 from onparse import __version__
-from onparse.config import (BACKWARD, COMPUTE_DTYPES, FORWARD, LINE_BYTES_PER_WORD, MAX_SENTENCE_WORDS, MEAN, ModelConfig,
-                             ParseConfig, Reading, TrainConfig)
+from onparse.config import (BACKWARD, COMPUTE_DTYPES, FORWARD, LAYER_RULES, LINE_BYTES_PER_WORD, MAX_SENTENCE_WORDS, MEAN,
+                             MEMBER_MODEL, DistillConfig, FitPlan, ModelConfig, ParseConfig, Reading, TrainConfig, default)
 
 
 class ParseByDefault(click.Group):
@@ -595,13 +595,17 @@ def run_training(out_dir: Path, resume: bool, overwrite: bool, epochs: int | Non
 @click.option("--student", metavar="PATH", required=False, help="Model directory to fine-tune (with --from-scratch: whose shape and vocabulary to use).")
 @click.option("--from-scratch", is_flag=True, help="Start from fresh weights (drawn with --seed) instead of the student's.")
 @click.option("--passes", "epochs", type=Positive, help="Passes over the teacher's trees  [default: 1; with --resume, the run's own].")
-@click.option("--evals-per-pass", "evals_per_epoch", type=Positive, default=4, show_default=True,
+@click.option("--evals-per-pass", "evals_per_epoch", type=Positive, default=default(FitPlan, "evals_per_epoch"), show_default=True,
               help="Dev evaluations (perplexity, agreement with the teacher, a saved model) per pass.")
-@click.option("--sentences", type=Positive, default=40000, show_default=True, help="Training sentences the teacher parses (a seeded sample).")
-@click.option("--batch-size", type=Positive, default=32, show_default=True, help="Sentences per update.")
-@click.option("--lr", type=click.FloatRange(min=0, min_open=True), default=5e-4, show_default=True)
-@click.option("--rank-weight", type=click.FloatRange(min=0), default=20.0, show_default=True, help="Weight of the distance-ranking loss beside the language-model loss.")
-@click.option("--margin", type=click.FloatRange(min=0), default=0.05, show_default=True, help="Hinge margin between distances.")
+@click.option("--sentences", type=Positive, default=DistillConfig.sentences, show_default=True,
+              help="Training sentences the teacher parses (a seeded sample).")
+@click.option("--batch-size", type=Positive, default=default(FitPlan, "student_batch_size"), show_default=True,
+              help="Sentences per update.")
+@click.option("--lr", type=click.FloatRange(min=0, min_open=True), default=default(FitPlan, "finetune_lr"), show_default=True)
+@click.option("--rank-weight", type=click.FloatRange(min=0), default=DistillConfig.rank_weight, show_default=True,
+              help="Weight of the distance-ranking loss beside the language-model loss.")
+@click.option("--margin", type=click.FloatRange(min=0), default=DistillConfig.margin, show_default=True,
+              help="Hinge margin between distances.")
 @click.option("--layer", type=LayerType(), help="The student's layer that learns the trees and parses  [default: the student's own].")
 def distill(train_paths, dev, dev_gold, select_by, out_dir, resume, overwrite, max_minutes, threads, teacher, student,
             from_scratch, epochs, sentences, rank_weight, margin, layer, **settings) -> None:
@@ -619,8 +623,6 @@ def distill(train_paths, dev, dev_gold, select_by, out_dir, resume, overwrite, m
       onparse distill --teacher runs/fit/ensemble-2 --student runs/wsj/model --from-scratch \\
           --passes 2 --lr 2e-3 --train corpus.txt --dev dev.txt --out runs/scratch
     """
-    from onparse.config import DistillConfig
-
     def new_config() -> TrainConfig:
         from onparse.modeldir import ModelDirError, load, locate
 
@@ -753,40 +755,47 @@ def quantize(model, out_dir, gold, encoding, device, threads) -> None:
               help="Fit folder: a run folder or ensemble per stage, fit.json, and model/ (the parser).")
 @click.option("--resume", is_flag=True, help="Continue the fit in --out where it stopped, with its own settings.")
 @click.option("--hours", type=click.FloatRange(min=0, min_open=True), help="Stop (recorded, resumable) after this much wall time.")
-@click.option("--members", type=Positive, default=4, show_default=True, help="Language models trained from random weights.")
-@click.option("--rounds", type=click.IntRange(min=0), default=2, show_default=True, help="Distillation rounds (each student learns the last ensemble).")
+@click.option("--members", type=Positive, default=default(FitPlan, "members"), show_default=True,
+              help="Language models trained from random weights.")
+@click.option("--rounds", type=click.IntRange(min=0), default=default(FitPlan, "rounds"), show_default=True,
+              help="Distillation rounds (each student learns the last ensemble).")
 @click.option("--member-epochs", type=Positive, help="Epochs of each member  [default: enough to read about a million tokens, at least one].")
-@click.option("--embedding-size", "embedding_sizes", type=Positive, multiple=True, default=[200], show_default=True,
+@click.option("--embedding-size", "embedding_sizes", type=Positive, multiple=True, default=[MEMBER_MODEL.embedding_size],
+              show_default=True, help="Repeat to vary the members, as --chunk-size.")
+@click.option("--hidden-size", "hidden_sizes", type=Positive, multiple=True, default=[MEMBER_MODEL.hidden_size], show_default=True,
               help="Repeat to vary the members, as --chunk-size.")
-@click.option("--hidden-size", "hidden_sizes", type=Positive, multiple=True, default=[600], show_default=True,
-              help="Repeat to vary the members, as --chunk-size.")
-@click.option("--layers", "n_layers", type=Positive, default=3, show_default=True)
-@click.option("--chunk-size", "chunk_sizes", type=Positive, multiple=True, default=[10], show_default=True,
+@click.option("--layers", "n_layers", type=Positive, default=MEMBER_MODEL.n_layers, show_default=True)
+@click.option("--chunk-size", "chunk_sizes", type=Positive, multiple=True, default=[MEMBER_MODEL.chunk_size], show_default=True,
               help="Repeat to vary the members: member k takes the k-th size, cycling (students keep their start's; "
                    "the student from scratch takes the first).")
-@click.option("--vocab-size", type=click.IntRange(min=3), default=10000, show_default=True)
-@click.option("--sentences", type=Positive, default=40000, show_default=True, help="Training sentences each teacher parses.")
-@click.option("--scratch-passes", type=Positive, default=2, show_default=True, help="Passes of the student from scratch.")
-@click.option("--evals-per-epoch", type=Positive, default=4, show_default=True)
+@click.option("--vocab-size", type=click.IntRange(min=3), default=MEMBER_MODEL.vocab_size, show_default=True)
+@click.option("--sentences", type=Positive, default=default(FitPlan, "sentences"), show_default=True,
+              help="Training sentences each teacher parses.")
+@click.option("--scratch-passes", type=Positive, default=default(FitPlan, "scratch_passes"), show_default=True,
+              help="Passes of the student from scratch.")
+@click.option("--evals-per-epoch", type=Positive, default=default(FitPlan, "evals_per_epoch"), show_default=True)
 @right_branching_options("in every ensemble")
-@click.option("--layer-rule", type=click.Choice(["agreement", "fixed"]), default="agreement", show_default=True,
+@click.option("--layer-rule", type=click.Choice(LAYER_RULES), default=default(FitPlan, "layer_rule"), show_default=True,
               help="agreement: each ensemble gives each member the layer agreeing best with the others on --dev; fixed: --vote-layer for all.")
-@click.option("--layer", type=LayerType(), default=MEAN, show_default=True, help="The layer students learn their teacher's trees at.")
+@click.option("--layer", type=LayerType(), default=default(FitPlan, "layer"), show_default=True,
+              help="The layer students learn their teacher's trees at.")
 @click.option("--vote-layer", type=LayerType(),
               help="With --layer-rule fixed: every member's layer in every vote (default: --layer). Another layer than the "
                    "learnt one keeps students' trees apart.")
 @click.option("--select-by-gold", is_flag=True,
               help="Choose checkpoints and the voter on --dev-gold (the original ON-LSTM protocol: not unsupervised; the card says so).")
-@click.option("--language", default="en", show_default=True, metavar="CODE",
+@click.option("--language", default=default(FitPlan, "language"), show_default=True, metavar="CODE",
               help="The text's language (en, de, zh, ...): how text files are tokenized, recorded in every model.")
-@click.option("--encoding", default="UTF-8", show_default=True, help="The encoding of the --train, --dev and --dev-gold files.")
-@click.option("--punctuation/--no-punctuation", default=Reading.punctuation, show_default=True,
+@click.option("--encoding", default=default(FitPlan, "encoding"), show_default=True,
+              help="The encoding of the --train, --dev and --dev-gold files.")
+@click.option("--punctuation/--no-punctuation", default=default(FitPlan, "punctuation"), show_default=True,
               help="Whether every model reads the punctuation tokens too (trees and scores stay over the words).")
-@click.option("--direction", "directions", type=click.Choice([FORWARD, BACKWARD]), multiple=True, default=[FORWARD],
-              show_default=True, help="Repeat to vary the members, as --chunk-size: member k reads in the k-th direction, cycling.")
-@click.option("--seed", type=int, default=1111, show_default=True)
-@click.option("--dtype", type=click.Choice(list(COMPUTE_DTYPES)), default="bf16", show_default=True)
-@click.option("--device", default="cpu", show_default=True, help="torch device, e.g. cuda.")
+@click.option("--direction", "directions", type=click.Choice([FORWARD, BACKWARD]), multiple=True,
+              default=default(FitPlan, "directions"), show_default=True,
+              help="Repeat to vary the members, as --chunk-size: member k reads in the k-th direction, cycling.")
+@click.option("--seed", type=int, default=default(FitPlan, "seed"), show_default=True)
+@click.option("--dtype", type=click.Choice(list(COMPUTE_DTYPES)), default=default(FitPlan, "dtype"), show_default=True)
+@click.option("--device", default=default(FitPlan, "device"), show_default=True, help="torch device, e.g. cuda.")
 @click.option("--threads", type=Positive, help=THREADS_HELP)
 def fit(train_paths, dev, dev_gold, out_dir, resume, hours, members, rounds, member_epochs, embedding_sizes, hidden_sizes,
         n_layers, chunk_sizes, vocab_size, sentences, scratch_passes, evals_per_epoch, right_branching_voter, right_branching_votes,
@@ -817,7 +826,7 @@ def fit(train_paths, dev, dev_gold, out_dir, resume, hours, members, rounds, mem
             fail("give the training text with --train and dev text with --dev")
         sizes = {"embedding_size": embedding_sizes, "hidden_size": hidden_sizes, "chunk_size": chunk_sizes}
         model = ModelConfig(vocab_size=vocab_size, n_layers=n_layers, **{name: values[0] for name, values in sizes.items()})
-        plan = recipe.FitPlan(train=list(train_paths), dev=dev, dev_gold=dev_gold, members=members, rounds=rounds,
+        plan = FitPlan(train=list(train_paths), dev=dev, dev_gold=dev_gold, members=members, rounds=rounds,
                               member_variants={name: list(values) for name, values in sizes.items() if len(values) > 1},
                               member_model=model, member_epochs=member_epochs, sentences=sentences,
                               scratch_passes=scratch_passes, evals_per_epoch=evals_per_epoch,

@@ -38,94 +38,12 @@ from rich.console import Console
 
 from onparse import distributed
 from onparse.atomic import replacing_file
-from onparse.config import FORWARD, MEAN, DistillConfig, Layer, ModelConfig, Reading, TrainConfig
+from onparse.config import MEAN, DistillConfig, FitPlan, Layer, TrainConfig, member_config
 from onparse.hardware import describe
 
-# The members' architecture: small enough that four train in well under an hour on two cores.
-MEMBER_MODEL = ModelConfig(embedding_size=200, hidden_size=600, n_layers=3, chunk_size=10)
 # Tokens a member reads: one epoch of WSJ 00-20 (about 0.95 M) parsed best of the schedules measured; a smaller corpus is read more often.
 MEMBER_TOKENS = 1_000_000
 RECORD = "fit.json"
-VARIED_SIZES = ("embedding_size", "hidden_size", "chunk_size")  # what members may vary: the layers stay, so one layer rule fits all
-
-
-@dataclass
-class FitPlan:
-    """Every choice of a fit, recorded in ``fit.json`` and the model's card."""
-
-    train: list[str]
-    dev: str
-    dev_gold: str | None = None  # scored at every stage; chooses nothing unless select_by_gold
-    members: int = 4
-    rounds: int = 2
-    member_model: ModelConfig = field(default_factory=lambda: ModelConfig(**asdict(MEMBER_MODEL)))
-    # members cycle through these sizes, e.g. {"hidden_size": [600, 1150], "chunk_size": [5, 10, 20]} (absent: member_model's)
-    member_variants: dict[str, list[int]] = field(default_factory=dict)
-    member_epochs: int | None = None  # None: as many as make about MEMBER_TOKENS tokens (at least one)
-    evals_per_epoch: int = 4
-    batch_size: int = 64  # language-model streams of the members
-    sentences: int = 40000  # training sentences each teacher parses
-    student_batch_size: int = 32  # sentences per distillation update
-    finetune_passes: int = 1
-    finetune_lr: float = 5e-4
-    scratch_passes: int = 2
-    scratch_lr: float = 2e-3
-    rank_weight: float = 20.0
-    margin: float = 0.05
-    layer: Layer = MEAN  # the layer students learn their teacher's trees at, and every model's layer under the fixed rule
-    layer_rule: str = "agreement"  # "agreement": each ensemble picks its members' layers by agreement on dev text; "fixed"
-    vote_layer: Layer | None = None  # under the fixed rule, every member's layer in every ensemble (None: ``layer``)
-    right_branching_voter: float = 0.0  # a right-branching tree's votes: a prior for right-branching languages, never chosen on gold unless asked
-    select_by_gold: bool = False  # the original ON-LSTM protocol: checkpoints, layers and the voter chosen on dev_gold
-    seed: int = 1111
-    dtype: str = "bf16"
-    device: str = "cpu"
-    language: str = "en"  # how the text is tokenized (onparse.language)
-    encoding: str = "UTF-8"  # of the train, dev and dev-gold files
-    punctuation: bool = False  # whether every model reads the punctuation tokens too (onparse.reading)
-    directions: list[str] = field(default_factory=lambda: [FORWARD])  # members read in these directions in turn, cycling
-
-    @classmethod
-    def from_dict(cls, values: dict) -> "FitPlan":
-        values = dict(values)
-        chunk_sizes = values.pop("member_chunk_sizes", None)  # fit.json of fits made before member_variants
-        if chunk_sizes:
-            values["member_variants"] = {"chunk_size": chunk_sizes}
-        return cls(**{**values, "member_model": ModelConfig(**values["member_model"])})
-
-    def reading(self, k: int) -> Reading:
-        """What member ``k`` (from 1) reads: the plan's punctuation, in its turn's direction."""
-        return Reading(self.punctuation, self.directions[(k - 1) % len(self.directions)])
-
-    def check(self) -> None:
-        """ValueError for a plan that cannot run."""
-        if self.select_by_gold and not self.dev_gold:
-            raise ValueError("choosing on gold trees needs them: give --dev-gold")
-        if self.layer_rule not in ("agreement", "fixed"):
-            raise ValueError(f"the layer rule is agreement or fixed, not {self.layer_rule!r}")
-        if min(self.members, self.member_epochs or 1, self.evals_per_epoch, self.sentences, self.scratch_passes) < 1 or self.rounds < 0:
-            raise ValueError("members, epochs, evaluations, sentences and passes must be at least 1, rounds at least 0")
-        unvaried = set(self.member_variants) - set(VARIED_SIZES)
-        if unvaried:
-            raise ValueError(f"members can vary only their {', '.join(VARIED_SIZES)}, not {', '.join(sorted(unvaried))}")
-        if not self.directions:
-            raise ValueError("members need a direction to read in")
-        for k in range(1, self.members + 1):
-            member_config(self, k).check()
-            self.reading(k).check()
-        for layer in (self.layer, self.vote_layer):
-            if layer not in (None, MEAN) and not 1 <= layer <= self.member_model.n_layers:
-                raise ValueError(f"layer {layer} is not one of the members' {self.member_model.n_layers} layers")
-
-    @property
-    def fixed_layer(self) -> Layer:
-        """Every member's layer in every ensemble under the fixed rule."""
-        return self.layer if self.vote_layer is None else self.vote_layer
-
-
-def member_config(plan: FitPlan, k: int) -> ModelConfig:
-    """Member ``k``'s architecture: ``member_model``, with each varied size at member ``k``'s turn in its cycle."""
-    return replace(plan.member_model, **{name: sizes[(k - 1) % len(sizes)] for name, sizes in plan.member_variants.items()})
 
 
 @dataclass

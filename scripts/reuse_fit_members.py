@@ -18,7 +18,8 @@ from dataclasses import asdict
 from pathlib import Path
 
 from onparse import train as training
-from onparse.recipe import FitPlan, stages, write_record
+from onparse.config import FitPlan
+from onparse.recipe import stages, write_record
 
 VARIANTS = {
     "agreement": {"layer_rule": "agreement"},

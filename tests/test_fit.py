@@ -11,7 +11,8 @@ from onparse.cli import main
 from onparse.config import MEAN, ModelConfig
 from onparse.formats import bracket
 from onparse.parse import Parser
-from onparse.recipe import FitPlan, TimeUp, fit, stages
+from onparse.config import FitPlan
+from onparse.recipe import TimeUp, fit, stages
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -1,0 +1,43 @@
+"""Every default is written once: the commands' options show and use the settings dataclasses' own."""
+
+from dataclasses import MISSING, fields
+
+import click
+import pytest
+
+from onparse.cli import main
+from onparse.config import MEMBER_MODEL, DistillConfig, FitPlan, ModelConfig, ParseConfig, TrainConfig, default
+
+
+def defaults_of(command: str) -> dict:
+    """Each option's default as the command would use it (None where it has none)."""
+    found = main.commands[command]
+    context = click.Context(found)
+    unset = getattr(click.core, "UNSET", None)  # what newer clicks give an option without a default
+    return {param.name: value for param in found.params if (value := param.get_default(context)) not in (None, unset)}
+
+
+def same(option_default, setting) -> bool:
+    return list(option_default) == list(setting) if isinstance(setting, list) else option_default == setting
+
+
+@pytest.mark.parametrize("command, settings", [("fit", FitPlan), ("train", TrainConfig), ("train", ModelConfig),
+                                               ("parse", ParseConfig), ("eval", ParseConfig)])
+def test_each_option_named_for_a_setting_defaults_to_it(command, settings):
+    options = defaults_of(command)
+    shared = [f.name for f in fields(settings) if f.name in options and (f.default is not MISSING or f.default_factory is not MISSING)]
+    assert shared, f"{command} shares no option with {settings.__name__}"
+    for name in shared:
+        assert same(options[name], default(settings, name)), f"{command} --{name}: {options[name]!r} != {default(settings, name)!r}"
+
+
+def test_the_fits_member_sizes_and_the_distillations_settings_are_the_plans():
+    fit = defaults_of("fit")
+    for option, size in (("embedding_sizes", "embedding_size"), ("hidden_sizes", "hidden_size"), ("chunk_sizes", "chunk_size")):
+        assert list(fit[option]) == [getattr(MEMBER_MODEL, size)]
+    assert fit["n_layers"] == MEMBER_MODEL.n_layers and fit["vocab_size"] == MEMBER_MODEL.vocab_size
+    distill = defaults_of("distill")
+    assert {name: distill[name] for name in ("sentences", "rank_weight", "margin")} == {
+        name: default(DistillConfig, name) for name in ("sentences", "rank_weight", "margin")}
+    assert distill["batch_size"] == default(FitPlan, "student_batch_size") and distill["lr"] == default(FitPlan, "finetune_lr")
+    assert distill["evals_per_epoch"] == default(FitPlan, "evals_per_epoch")
