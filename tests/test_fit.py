@@ -221,3 +221,36 @@ def test_a_fit_recorded_before_member_variants_resumes_with_its_chunk_sizes():
     del recorded["member_variants"]
     recorded["member_chunk_sizes"] = [4, 8]
     assert FitPlan.from_dict(recorded).member_variants == {"chunk_size": [4, 8]}
+
+
+def test_every_member_draws_its_own_seed_and_reads_in_its_turns_direction():
+    plan = tiny_plan(members=4, directions=["forward", "backward"], punctuation=True)
+    members = [stage.config for stage in stages(plan, Path("out")) if stage.name.startswith("member-")]
+    assert len({config.seed for config in members}) == 4
+    assert [config.reading.direction for config in members] == ["forward", "backward"] * 2
+    assert all(config.reading.punctuation for config in members)
+    students = [stage.config for stage in stages(plan, Path("out")) if stage.config and stage.config.distill]
+    assert [config.reading for config in students] == [config.reading for config in members] + [members[0].reading]
+
+
+def test_the_ensembles_agreement_text_is_read_in_the_fits_language(tmp_path, monkeypatch):
+    from onparse import ensemble, modeldir, recipe
+    from onparse.recipe import Stage
+
+    from conftest import tiny_model
+
+    for name in ("member-1", "member-2"):
+        model, vocab = tiny_model(1)
+        modeldir.save(tmp_path / name, model, vocab, default_layer=2, language="de")
+    dev = tmp_path / "dev.txt"
+    dev.write_text("Die Mäuse „laufen“ schnell.\n", encoding="utf-8")
+    seen = []
+
+    def agreeing(models, sentences, settings):
+        seen.extend(sentences)
+        return [MEAN] * len(models), [{} for _ in models]
+
+    monkeypatch.setattr(ensemble, "layers_by_agreement", agreeing)
+    plan = tiny_plan(dev=str(dev), language="de")
+    recipe.ensemble_stage(Stage("ensemble-1", members=["member-1", "member-2"]), plan, tmp_path)
+    assert [seen[0].tokens[i] for i in seen[0].words] == ["Die", "Mäuse", "laufen", "schnell"]

@@ -94,3 +94,16 @@ def test_text_with_an_id_before_each_sentence_and_comment_lines_gives_the_senten
     plain = tmp_path / "plain.txt"  # one line with a tab is not a file of ids
     plain.write_text("Große\tHäuser stehen .\nSie laufen .\n", encoding="utf-8")
     assert words([str(plain)], "de") == [["Große", "Häuser", "stehen"], ["Sie", "laufen"]]
+
+
+def test_eval_raw_types_the_gold_back_and_splits_it_as_the_models_language(tmp_path):
+    from nltk import Tree
+
+    from onparse.evaluate import evaluate_raw
+    from onparse.treebank import RULES, gold_sentence
+
+    tree = Tree.fromstring("(S (NN Katzen) (VVFIN laufen) (APPRART am) (ADJA 3.) (NN Mai) ($. .))")
+    gold = [gold_sentence(tree, "t", RULES["negra"])]
+    german = evaluate_raw(Parser.load(model_in(tmp_path, "de")), gold, [tree])
+    english = evaluate_raw(Parser.load(model_in(tmp_path, "en")), gold, [tree])
+    assert german["same_tokens"] == 1 and english["same_tokens"] == 0  # the Penn rules split the ordinal "3."

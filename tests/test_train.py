@@ -98,3 +98,40 @@ def test_vocabulary_build_ranks_by_count_then_alphabetically():
     vocab = Vocabulary.build([["b", "a", "c"], ["c", "a", "d"], ["c", "<unk>"]], size=5)
     assert vocab.words == ["<eos>", "<unk>", "c", "a", "b"]
     assert vocab.ids(["c", "d", "b"]) == [2, vocab.unk_id, 4]
+
+
+NO_DROPOUT = ModelConfig(embedding_size=8, hidden_size=12, chunk_size=4, n_layers=2, dropout=0, dropouth=0, dropouti=0,
+                         dropoute=0, wdrop=0)
+
+
+def test_the_hidden_state_carried_between_segments_reaches_the_next_loss(corpus):
+    trainer = make_trainer(tiny_config(corpus, model=NO_DROPOUT, dtype="fp32"))
+    steps = trainer.steps()
+    next(steps)
+    carried = [(h.clone(), c.clone()) for h, c in trainer.objective.hidden]
+    inputs, targets = segment(trainer.objective.data, trainer.config.bptt, 1)
+    with torch.no_grad():
+        with_state = trainer.model.loss(trainer.model(inputs, carried)[0], targets).item()
+        fresh = trainer.model.loss(trainer.model(inputs, None)[0], targets).item()
+    second = next(steps)
+    assert second.loss == pytest.approx(with_state, rel=1e-5) and abs(with_state - fresh) > 1e-4
+
+
+def test_every_update_is_taken_from_gradients_clipped_to_the_configured_norm(corpus):
+    trainer = make_trainer(tiny_config(corpus, clip=1e-3, lr=1e-3))
+    next(trainer.steps())
+    norm = torch.linalg.vector_norm(torch.stack([p.grad.norm() for p in trainer.model.parameters() if p.grad is not None]))
+    assert norm <= 1e-3 * 1.0001
+
+
+def test_the_kept_model_is_the_point_of_lowest_dev_perplexity(corpus, tmp_path):
+    import json
+
+    from onparse.runfolder import train
+
+    config = tiny_config(corpus, dev=str(corpus), evals_per_epoch=2, epochs=3, lr=5e-2)
+    train(config, tmp_path / "run")
+    history = [json.loads(line) for line in (tmp_path / "run" / "history.jsonl").read_text().splitlines()]
+    kept = json.loads((tmp_path / "run" / "model" / "card.json").read_text())["selected"]
+    assert kept["dev_ppl"] == min(point["dev_ppl"] for point in history)
+    assert len({point["dev_ppl"] for point in history}) > 1  # the rule had a choice to make
