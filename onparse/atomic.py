@@ -60,28 +60,37 @@ def _umask() -> int:
 
 @contextmanager
 def _terminated_on_sigterm() -> Iterator[None]:
-    """SIGTERM raises SystemExit(143) inside the block, so ``finally`` and ``except`` clauses run (main thread only)."""
+    """SIGTERM (and SIGHUP, a closed terminal or ssh session) raise SystemExit(128 + the signal) inside the block,
+    so ``finally`` and ``except`` clauses run and nothing half-written stays behind (main thread only)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
 
     def terminate(number, frame) -> None:
-        raise SystemExit(128 + signal.SIGTERM)
+        raise SystemExit(128 + number)
 
-    previous = signal.signal(signal.SIGTERM, terminate)
+    previous = {number: signal.signal(number, terminate) for number in (signal.SIGTERM, signal.SIGHUP)}
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
 
 @contextmanager
 def replacing_folder(path: Path) -> Iterator[Path]:
-    """A new folder to fill; it replaces the folder ``path`` when the block ends without an exception."""
+    """A new folder to fill; it replaces the folder ``path`` when the block ends without an exception.
+
+    The folder keeps the mode of the one it replaces (a new one gets the
+    usual 0777 less the umask); SIGTERM, like Ctrl-C, removes the unfinished one.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
+    mode = stat.S_IMODE(path.stat().st_mode) if path.is_dir() else 0o777 & ~_umask()
     temporary = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part"))
     try:
-        yield temporary
+        with _terminated_on_sigterm():
+            yield temporary
+        os.chmod(temporary, mode)
         if path.exists():
             old = temporary.with_suffix(".old")
             path.rename(old)

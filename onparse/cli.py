@@ -7,6 +7,7 @@ and ``--version`` answer at once.
 from __future__ import annotations
 
 import os
+import shlex
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
@@ -162,6 +163,23 @@ def require_stdout() -> None:
     """Refuse to run when standard output is closed (``>&-``) and the result would have nowhere to go."""
     if sys.stdout is None:
         fail("standard output is closed: redirect it to a file, or use --output FILE")
+
+
+def typed_command() -> str:
+    """The running command as a user would type it to run it again: its arguments and every option not at its default."""
+    ctx = click.get_current_context()
+    words = ["onparse", ctx.info_name]
+    for param in ctx.command.params:
+        value = ctx.params.get(param.name)
+        if value in (None, (), []) or value == param.get_default(ctx):
+            continue
+        if isinstance(param, click.Argument):
+            words += [str(v) for v in value] if isinstance(value, tuple) else [str(value)]
+        elif getattr(param, "is_flag", False):
+            words.append(param.opts[0] if value else param.secondary_opts[0])
+        else:
+            words += [word for v in (value if param.multiple else [value]) for word in (param.opts[0], str(v))]
+    return shlex.join(words)
 
 
 def right_branching_options(where: str):
@@ -649,11 +667,13 @@ def distill(train_paths, dev, dev_gold, select_by, out_dir, resume, overwrite, m
 @click.option("--layers-by-agreement", "agree_on", metavar="TEXT",
               help="Give each member the layer (or mean) whose trees agree best with the others' vote on this text (no gold trees).")
 @click.option("--dev-gold", help="Gold trees: print the ensemble's figures (with and without the voter) beside each member's.")
+@click.option("--encoding", default=default(TrainConfig, "encoding"), show_default=True,
+              help="The encoding of the --layers-by-agreement and --dev-gold files.")
 @click.option("--overwrite", is_flag=True, help="Replace an ensemble already at --out.")
 @click.option("--device", default=ParseConfig.device, show_default=True, help="torch device for --dev-gold, e.g. cuda.")
 @click.option("--threads", type=Positive, help=THREADS_HELP)
-def ensemble(members, out_dir, right_branching_voter, right_branching_votes, link, agree_on, dev_gold, overwrite, device,
-             threads) -> None:
+def ensemble(members, out_dir, right_branching_voter, right_branching_votes, link, agree_on, dev_gold, encoding, overwrite,
+             device, threads) -> None:
     """Make an ensemble: model directories or training runs (their model/) whose trees vote.
 
     Every member parses with its own layer; the binary tree with the most
@@ -667,38 +687,30 @@ def ensemble(members, out_dir, right_branching_voter, right_branching_votes, lin
       onparse ensemble runs/seed1 runs/seed2 runs/seed3 --out models/mine --layers-by-agreement dev.txt
     """
     import_nltk_quickly()
-    from onparse.ensemble import layers_by_agreement, make_ensemble
-    from onparse.modeldir import ModelDirError, pointing_at
+    from onparse.ensemble import check_target, layers_by_agreement, make_ensemble
+    from onparse.modeldir import ModelDirError, load
     from onparse.treebank import TreebankError
 
-    if out_dir.exists() and any(out_dir.iterdir()) and not overwrite:
-        fail(f"{out_dir} exists: choose another --out, or --overwrite")
-    holder = pointing_at(out_dir)
-    if holder:
-        fail(f"{out_dir} holds a member of {holder}: rewriting it would change that model; choose another --out")
     set_threads(threads)
     votes = right_branching_weight(right_branching_voter, right_branching_votes)
-    command = (f"onparse ensemble {' '.join(members)} --out {out_dir}" + (" --right-branching-voter" if right_branching_voter else "")
-               + (f" --right-branching-votes {votes:g}" if right_branching_votes else "") + (" --link" if link else ""))
     try:
+        sources = check_target(out_dir, list(members), not link, overwrite)  # refused now, before minutes of agreement
         layers = None
         if agree_on:
             from onparse.corpus import read_sentences
-            from onparse.ensemble import member_source
-            from onparse.modeldir import load
 
             check_device(device)
-            language = load(member_source(members[0]).model).language  # the members' own language, never a default
-            layers, _ = layers_by_agreement(list(members), read_sentences([agree_on], language), {"device": device})
-            command += f" --layers-by-agreement {agree_on}"
-        make_ensemble(out_dir, list(members), votes, copy=not link, card={"command": command}, layers=layers)
+            language = load(sources[0].model).language  # the members' own language, never a default
+            layers, _ = layers_by_agreement(list(members), read_sentences([agree_on], language, encoding), {"device": device})
+        make_ensemble(out_dir, list(members), votes, copy=not link, card={"command": typed_command()},
+                      layers=layers, overwrite=overwrite)
         if dev_gold:
             from onparse.treebank import read_gold
 
             check_device(device)
             settings = {"device": device, "dtype": ParseConfig.dtype, "batch_size": ParseConfig.batch_size,
                         "max_words": MAX_SENTENCE_WORDS}
-            result = _evaluate_model(str(out_dir), None, settings, list(read_gold(dev_gold)), untrained=False)
+            result = _evaluate_model(str(out_dir), None, settings, list(read_gold(dev_gold, encoding=encoding)), untrained=False)
             result.update(gold=dev_gold, max_length=None)
             _print_scores(result, None)
     except ModelDirError as err:
@@ -842,7 +854,7 @@ def fit(train_paths, dev, dev_gold, out_dir, resume, hours, members, rounds, mem
         if main_rank and not resume and runfolder.run_contents(out_dir):
             fail(f"{out_dir} already holds a fit: continue it with --resume, or choose another --out")
         check_device(device if plan else recipe.read_record(out_dir)["plan"]["device"])
-        recipe.fit(plan, out_dir, resume=resume, hours=hours, command=" ".join(["onparse", "fit", *sys.argv[2:]]))
+        recipe.fit(plan, out_dir, resume=resume, hours=hours, command=typed_command())
     if main_rank:
         click.echo(f"fit done: the parser is {out_dir / 'model'} (its card.md lists every stage)")
 

@@ -15,7 +15,6 @@ model elsewhere never changes it; ``copy=False`` names them where they stand.
 from __future__ import annotations
 
 import os
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -93,19 +92,41 @@ def layers_by_agreement(models: list[Path | str], sentences: list[Sentence], set
     return layers, agreement
 
 
-def make_ensemble(out: Path, members: list[Path | str], right_branching_voter: float = 0.0, copy: bool = True,
-                  card: dict | None = None, layers: list[Layer] | None = None) -> dict:
-    """Write an ensemble directory at ``out`` (replacing one there only when complete); returns its card.
-
-    ``members`` are model directories or run folders (their ``model/``).
-    Copied members go to ``out/members/NAME`` (names made unique with a number).
-    ``layers``, where given, is each member's layer in this ensemble;
-    ``right_branching_voter`` the votes of a right-branching tree (0: none).
-    """
+def check_target(out: Path, members: list[Path | str], copy: bool, overwrite: bool) -> list[MemberSource]:
+    """The members' sources, once ``out`` is known to be a place an ensemble of them may be written: empty or new,
+    or with ``overwrite`` an ensemble outside the shipped models (``modeldir.refuse_to_replace``) that holds no member
+    it would name (``copy=False``); ModelDirError otherwise, before anything is written."""
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        modeldir.refuse_to_replace(out, modeldir.is_ensemble_folder, "an ensemble")
+        if not overwrite:
+            raise modeldir.ModelDirError(f"{out} exists: choose another --out, or --overwrite")
     sources = [member_source(member) for member in members]
     if not sources:
         raise ValueError("an ensemble needs at least one member")
+    for source in sources if not copy else []:
+        inside = source.model.resolve()
+        if inside == out.resolve() or out.resolve() in inside.parents:
+            raise modeldir.ModelDirError(f"{source.model} lies inside --out {out}: replacing it would delete a member "
+                                         "the ensemble names; copy the members instead of --link")
+    return sources
+
+
+def make_ensemble(out: Path, members: list[Path | str], right_branching_voter: float = 0.0, copy: bool = True,
+                  card: dict | None = None, layers: list[Layer] | None = None, overwrite: bool = False) -> dict:
+    """Write an ensemble directory at ``out`` (replacing one there only when complete); returns its card.
+
+    ``members`` are model directories or run folders (their ``model/``).
+    Copied members go to ``out/members/NAME`` (names made unique with a
+    number), their own files alone (``modeldir.copy_model``). ``layers``,
+    where given, is each member's layer in this ensemble;
+    ``right_branching_voter`` the votes of a right-branching tree (0: none).
+    A folder at ``out`` is replaced only with ``overwrite``, and only an
+    ensemble outside the shipped models (``modeldir.refuse_to_replace``)
+    whose replacement leaves every linked member standing; ModelDirError
+    otherwise, before anything is written.
+    """
     out = Path(out)
+    sources = check_target(out, members, copy, overwrite)
     names: list[str] = []
     for source in sources:
         name, k = source.name, 2
@@ -116,7 +137,7 @@ def make_ensemble(out: Path, members: list[Path | str], right_branching_voter: f
         placed = []
         for source, name in zip(sources, names):
             if copy:
-                shutil.copytree(source.model, folder / "members" / name)
+                modeldir.copy_model(source.model, folder / "members" / name)
             placed.append(folder / "members" / name if copy else source.model.resolve())
         summaries = [member_summary(source, path, folder) for source, path in zip(sources, placed)]
         if layers is not None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from dataclasses import asdict, dataclass, field
 from importlib.resources import files
 from pathlib import Path
@@ -183,6 +184,21 @@ def refuse_to_replace(target: Path, is_own_kind, kind: str) -> None:
         raise ModelDirError(f"{target} is not a folder onparse wrote: choose another --out")
     if target.is_dir() and any(target.iterdir()) and not is_own_kind(target):
         raise ModelDirError(f"{target} holds files that are not {kind}'s: nothing there is deleted; choose another --out")
+
+
+def copy_model(source: Path, target: Path) -> None:
+    """Copy a model directory's own files (``MODEL_FILES``) to ``target``, never what else lies there, never through a link.
+
+    A model folder that shares is the files a model needs: a link inside it
+    (to a private folder, to ``/``) is neither followed nor copied.
+    """
+    target.mkdir(parents=True)
+    for name in sorted(MODEL_FILES):
+        found = source / name
+        if found.is_symlink():
+            raise ModelDirError(f"{found} is a symbolic link: a copied model takes only its own files (copy the file in, or --link)")
+        if found.is_file():
+            shutil.copyfile(found, target / name)
 
 
 def locate(model: Path | str | None = None) -> Path:

@@ -162,14 +162,14 @@ def ensemble_stage(stage: Stage, plan: FitPlan, out: Path) -> dict:
 
         layers, agreement = layers_by_agreement(members, read_sentences([plan.dev], plan.language, plan.encoding), settings)
         chosen = {"layers": layers, "layer_agreement": agreement}
-    make_ensemble(path, members, plan.right_branching_voter, copy=final, layers=chosen["layers"])
+    make_ensemble(path, members, plan.right_branching_voter, copy=final, layers=chosen["layers"], overwrite=True)
     if not plan.dev_gold:
         return {"right_branching_voter": plan.right_branching_voter, **chosen}
     gold = gold_figures(path, plan.dev_gold, settings, plan.encoding)
     voter = plan.right_branching_voter
     if plan.select_by_gold:  # the voter chosen on gold trees: the record says so
         voter = (plan.right_branching_voter or 1.0) if gold["with_voter"] > gold["without_voter"] else 0.0
-        make_ensemble(path, members, voter, copy=final, layers=chosen["layers"])
+        make_ensemble(path, members, voter, copy=final, layers=chosen["layers"], overwrite=True)
     return {"right_branching_voter": voter, "voter_chosen_on_gold": plan.select_by_gold, **chosen,
             "dev_f1": gold["with_voter" if voter else "without_voter"], "dev_gold": gold}
 

@@ -1,0 +1,138 @@
+"""Nothing a user typed, trained or shipped is deleted or replaced, and no model folder carries what lies outside it.
+
+Each command that replaces a folder first checks it is its own kind (a run,
+an ensemble), outside the shipped models, and that the new work's inputs are
+there; copies of model folders take the model's own files and never follow links.
+"""
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from onparse import modeldir
+from onparse.cli import main
+
+from conftest import tiny_model
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+TINY = ["--epochs", "1", "--embedding-size", "8", "--hidden-size", "12", "--chunk-size", "4", "--vocab-size", "40",
+        "--batch-size", "4", "--bptt", "10", "--dtype", "fp32"]
+
+
+def run(*arguments):
+    return CliRunner().invoke(main, [str(a) for a in arguments])
+
+
+def train(out: Path, *extra):
+    return run("train", "--train", EXAMPLES / "corpus.txt", "--dev", EXAMPLES / "dev.txt", "--out", out, *TINY, *extra)
+
+
+def snapshot(folder: Path) -> dict:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def users_folder(tmp_path: Path) -> Path:
+    folder = tmp_path / "userdir"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "thesis.tex").write_text("\\section{Results}\n")
+    (folder / "sub" / "results.csv").write_text("f1\n55.5\n")
+    return folder
+
+
+def model(path: Path, seed: int = 0) -> Path:
+    weights, vocab = tiny_model(seed)
+    modeldir.save(path, weights, vocab, default_layer=2)
+    return path
+
+
+def test_overwrite_never_empties_a_folder_that_is_not_a_run(tmp_path):
+    folder = users_folder(tmp_path)
+    before = snapshot(folder)
+    refused = train(folder, "--overwrite")
+    assert refused.exit_code == 2 and "not a training run's" in refused.stderr
+    assert snapshot(folder) == before and not (folder / ".lock").exists()
+
+
+def test_overwrite_checks_the_new_runs_inputs_before_deleting_the_old_run(tmp_path):
+    assert train(tmp_path / "run").exit_code == 0
+    before = snapshot(tmp_path / "run")
+    refused = run("train", "--train", tmp_path / "typo.txt", "--dev", EXAMPLES / "dev.txt", "--out", tmp_path / "run",
+                  "--overwrite", *TINY)
+    assert refused.exit_code == 1 and "typo.txt" in refused.stderr
+    assert snapshot(tmp_path / "run") == before
+    assert train(tmp_path / "run", "--overwrite").exit_code == 0  # a run folder with its inputs found is replaced
+
+
+def test_a_distillation_never_deletes_its_own_teacher_or_a_mistyped_ones_run(tmp_path):
+    assert train(tmp_path / "run").exit_code == 0
+    before = snapshot(tmp_path / "run")
+    common = ["--train", EXAMPLES / "corpus.txt", "--dev", EXAMPLES / "dev.txt", "--passes", "1", "--sentences", "20",
+              "--out", tmp_path / "run", "--overwrite"]
+    inside = run("distill", "--teacher", tmp_path / "run" / "model", "--student", tmp_path / "run" / "model", *common)
+    assert inside.exit_code == 2 and "inside --out" in inside.stderr
+    mistyped = run("distill", "--teacher", tmp_path / "no-such-model", "--student", tmp_path / "run" / "model", *common)
+    assert mistyped.exit_code == 2 and "no-such-model" in mistyped.stderr
+    assert snapshot(tmp_path / "run") == before
+
+
+def test_an_ensemble_replaces_only_an_ensemble_and_never_its_own_members(tmp_path):
+    members = [model(tmp_path / "a"), model(tmp_path / "b", 1)]
+    folder = users_folder(tmp_path)
+    before = snapshot(folder)
+    assert run("ensemble", *members, "--out", folder, "--overwrite").exit_code == 2 and snapshot(folder) == before
+    kept = snapshot(members[0])
+    itself = run("ensemble", members[0], "--out", members[0], "--link", "--overwrite")
+    assert itself.exit_code == 2 and snapshot(members[0]) == kept
+    assert run("ensemble", *members, "--out", tmp_path / "e").exit_code == 0
+    holding = run("ensemble", tmp_path / "e" / "members" / "a", "--out", tmp_path / "e", "--link", "--overwrite")
+    assert holding.exit_code == 2 and "inside --out" in holding.stderr
+    assert run("ensemble", *members, "--out", tmp_path / "e", "--overwrite", "--right-branching-voter").exit_code == 0
+
+
+def test_nothing_is_written_into_the_shipped_models(tmp_path):
+    member = model(tmp_path / "a")
+    for target in (modeldir.MODELS / "onlstm-negra", modeldir.MODELS):
+        before = (target / "config.json").read_bytes() if (target / "config.json").is_file() else None
+        refused = run("ensemble", member, "--out", target, "--overwrite")
+        assert refused.exit_code == 2 and "shipped model" in refused.stderr
+        assert before is None or (target / "config.json").read_bytes() == before
+    shipped_member = modeldir.read_ensemble(modeldir.DEFAULT_MODEL).members[0]
+    refused = train(shipped_member, "--overwrite")
+    assert refused.exit_code == 2 and modeldir.load(shipped_member).path == shipped_member
+
+
+def test_an_ensemble_copies_its_members_own_files_and_never_what_links_point_to(tmp_path):
+    secret = tmp_path / "secret"
+    secret.mkdir()
+    (secret / "id_rsa").write_text("PRIVATE KEY")
+    member = model(tmp_path / "a")
+    (member / "notes").symlink_to(secret)
+    (member / "root").symlink_to("/")
+    made = run("ensemble", member, "--out", tmp_path / "e")
+    assert made.exit_code == 0, made.output
+    copied = tmp_path / "e" / "members" / "a"
+    assert sorted(p.name for p in copied.iterdir()) == ["config.json", "vocab.txt", "weights.pt"]
+    assert not any("PRIVATE" in p.read_text(errors="replace") for p in (tmp_path / "e").rglob("*") if p.is_file())
+    (member / "notes").unlink()
+    (member / "weights.pt").rename(tmp_path / "weights.pt")
+    (member / "weights.pt").symlink_to(tmp_path / "weights.pt")  # a model file that is a link: refused, not followed
+    linked = run("ensemble", member, "--out", tmp_path / "e2")
+    assert linked.exit_code == 2 and "symbolic link" in linked.stderr and not (tmp_path / "e2").exists()
+
+
+@pytest.mark.parametrize("overwrite", [False, True])
+def test_ensemble_folders_get_the_usual_modes(tmp_path, overwrite):
+    members = [model(tmp_path / "a")]
+    previous = os.umask(0o022)
+    try:
+        if overwrite:
+            assert run("ensemble", *members, "--out", tmp_path / "e").exit_code == 0
+            os.chmod(tmp_path / "e", 0o750)
+        assert run("ensemble", *members, "--out", tmp_path / "e", *(["--overwrite"] if overwrite else [])).exit_code == 0
+    finally:
+        os.umask(previous)
+    assert (tmp_path / "e").stat().st_mode & 0o777 == (0o750 if overwrite else 0o755)
+    assert json.loads((tmp_path / "e" / "config.json").read_text())["ensemble"]["members"] == ["members/a"]
