@@ -24,7 +24,8 @@ def sorted_batches(
     """Batches of ``(position, item)``, longest first, reading a window of items at a time.
 
     Items are read lazily, so a stream of any length batches in bounded
-    memory. A window closes at ``window`` items (default: ``batch_size``) or
+    memory; where reading the stream fails, the items read before the
+    failure are batched first, then the error is raised. A window closes at ``window`` items (default: ``batch_size``) or
     once its items' lengths (each counted as at least 1) reach
     ``window_tokens``; within it items are sorted by decreasing ``length``
     and cut into batches of at most ``batch_size`` items and ``max_tokens``
@@ -38,13 +39,17 @@ def sorted_batches(
     while True:
         chunk: list[tuple[int, int, Item]] = []
         tokens = 0
-        for position, item in numbered:
-            size = length(item)
-            chunk.append((size, position, item))
-            tokens += max(size, 1)
-            if len(chunk) >= window or (window_tokens is not None and tokens >= window_tokens):
-                break
-        if not chunk:
+        failure = None
+        try:
+            for position, item in numbered:
+                size = length(item)
+                chunk.append((size, position, item))
+                tokens += max(size, 1)
+                if len(chunk) >= window or (window_tokens is not None and tokens >= window_tokens):
+                    break
+        except Exception as err:  # the stream's own error, raised once what came before it is done
+            failure = err
+        if not chunk and failure is None:
             return
         chunk.sort(key=lambda entry: -entry[0])  # stable: equal lengths keep their order
         batch: list[tuple[int, Item]] = []
@@ -55,7 +60,10 @@ def sorted_batches(
                 batch, batch_tokens = [], 0
             batch.append((position, item))
             batch_tokens += size
-        yield batch
+        if batch:
+            yield batch
+        if failure is not None:
+            raise failure
 
 
 def in_input_order(batches: Iterable[list[tuple[int, Result]]]) -> Iterator[Result]:

@@ -18,7 +18,8 @@ import click
 
 from onparse import __version__
 from onparse.config import (BACKWARD, COMPUTE_DTYPES, FORWARD, LAYER_RULES, LINE_BYTES_PER_WORD, MAX_SENTENCE_WORDS, MEAN,
-                             MEMBER_MODEL, DistillConfig, FitPlan, ModelConfig, ParseConfig, Reading, TrainConfig, default)
+                             MEMBER_MODEL, DistillConfig, FitPlan, ModelConfig, ParseConfig, Reading, TrainConfig, checked_layer,
+                             default)
 
 
 class ParseByDefault(click.Group):
@@ -75,11 +76,10 @@ class LayerType(click.ParamType):
     name = "LAYER|mean"
 
     def convert(self, value, param, ctx):
-        if isinstance(value, int) or value == MEAN:
-            return value
-        if isinstance(value, str) and value.isdigit() and int(value) >= 1:
-            return int(value)
-        self.fail(f"{value!r} is neither a layer number (1, 2, ...) nor 'mean'", param, ctx)
+        try:
+            return checked_layer(int(value) if isinstance(value, str) and value.isascii() and value.isdigit() else value)
+        except ValueError as err:
+            self.fail(str(err), param, ctx)
 
 
 class ShardType(click.ParamType):
@@ -125,13 +125,12 @@ def fail(message: str, code: int = 2) -> NoReturn:
 
 def check_device(device: str) -> None:
     """Refuse a device that cannot hold data and give it back (a missing GPU, ``meta``) before any work."""
-    import torch
+    from onparse import hardware
 
     try:
-        if torch.ones(1, device=device).cpu().item() != 1:
-            raise RuntimeError("a value did not come back unchanged")
-    except Exception as err:
-        fail(f"device {device!r} is not usable here ({str(err).splitlines()[0] if str(err) else type(err).__name__})")
+        hardware.check_device(device)
+    except ValueError as err:
+        fail(str(err))
 
 
 def set_threads(threads: int | None) -> None:

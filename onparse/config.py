@@ -15,6 +15,20 @@ MEAN = "mean"  # the layer name for distances averaged over all layers
 Layer = int | str  # 1-based layer number, or MEAN
 
 
+def checked_layer(value: object, n_layers: int | None = None) -> Layer:
+    """``value`` as a layer: a whole number from 1 (up to ``n_layers`` where given) or MEAN; ValueError otherwise.
+
+    The one check of a layer, at every boundary (options, config files, the API): ``True`` and ``"3"`` are no layers.
+    """
+    if value == MEAN and isinstance(value, str):
+        return MEAN
+    if type(value) is not int or value < 1:
+        raise ValueError(f"{value!r} is neither a layer number (1, 2, ...) nor {MEAN!r}")
+    if n_layers is not None and value > n_layers:
+        raise ValueError(f"layer {value} does not exist: the model has layers 1 to {n_layers} (or {MEAN!r}, their mean)")
+    return value
+
+
 @dataclass
 class ModelConfig:
     """Architecture and regularization of an ON-LSTM language model."""
@@ -94,6 +108,18 @@ class ParseConfig:
     max_words: int = 400  # longest sentence accepted, at most MAX_SENTENCE_WORDS
     device: str = "cpu"
     dtype: str = "fp32"  # a key of COMPUTE_DTYPES
+
+    def check(self) -> None:
+        """ValueError for settings no parse can run with, named as the command line names them."""
+        for name in ("batch_size", "max_words"):
+            if type(getattr(self, name)) is not int or getattr(self, name) < 1:
+                raise ValueError(f"{name} must be a whole number of at least 1, not {getattr(self, name)!r}")
+        if self.max_words > MAX_SENTENCE_WORDS:
+            raise ValueError(f"max_words is at most {MAX_SENTENCE_WORDS} (a vote is cubic in length), not {self.max_words}")
+        if self.dtype not in COMPUTE_DTYPES:
+            raise ValueError(f"dtype must be one of {', '.join(COMPUTE_DTYPES)}, not {self.dtype!r}")
+        if not isinstance(self.device, str):
+            raise ValueError(f"device must be a torch device name such as cpu or cuda, not {self.device!r}")
 
 
 # How a run picks its model/ among its evaluation points: the figure, and whether higher is better.
@@ -245,8 +271,8 @@ class FitPlan:
             member_config(self, k).check()
             self.reading(k).check()
         for layer in (self.layer, self.vote_layer):
-            if layer not in (None, MEAN) and not 1 <= layer <= self.member_model.n_layers:
-                raise ValueError(f"layer {layer} is not one of the members' {self.member_model.n_layers} layers")
+            if layer is not None:
+                checked_layer(layer, self.member_model.n_layers)
 
     @property
     def fixed_layer(self) -> Layer:

@@ -24,6 +24,21 @@ def describe(device: str | torch.device = "cpu") -> str:
     return f"{cpu_name()}, {torch.get_num_threads()} threads, {accelerator}, torch {torch.__version__}"
 
 
+def check_device(device: str | torch.device) -> None:
+    """ValueError for a device that cannot hold data and give it back (a missing GPU, ``meta``), said before any work."""
+    try:
+        if torch.ones(1, device=device).cpu().item() != 1:
+            raise RuntimeError("a value did not come back unchanged")
+    except Exception as err:
+        raise ValueError(f"device {str(device)!r} is not usable here ({one_line(err)})") from None
+
+
+def one_line(err: BaseException, width: int = 160) -> str:
+    """An exception as the one line an error message may quote: its first line, cut to ``width``, or its type's name."""
+    text = str(err).strip()
+    return text.splitlines()[0][:width] if text else type(err).__name__
+
+
 def default_threads() -> int | None:
     """CPU threads for torch when the user names none: None (torch's own, one per core) on an idle machine,
     and the cores left over where other work is running right now; under torchrun, a share of the cores per process.

@@ -26,7 +26,8 @@ from pathlib import Path
 import torch
 
 from onparse.atomic import replacing_folder
-from onparse.config import MEAN, Layer, ModelConfig, Reading
+from onparse.hardware import one_line
+from onparse.config import MEAN, Layer, ModelConfig, Reading, checked_layer
 from onparse.language import ENGLISH
 from onparse.model import LanguageModel, parameter_shapes
 from onparse.vocabulary import Vocabulary
@@ -93,8 +94,7 @@ def dequantize(stored: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
 
 def _write_config(path: Path, config: ModelConfig, default_layer: Layer, precision: str, language: str = ENGLISH,
                   reading: Reading = Reading()) -> None:
-    if default_layer != MEAN and not 1 <= default_layer <= config.n_layers:
-        raise ValueError(f"default layer {default_layer} does not exist in a model of {config.n_layers} layers")
+    checked_layer(default_layer, config.n_layers)
     if precision not in PRECISIONS:
         raise ValueError(f"weights are stored as one of {', '.join(PRECISIONS)}, not {precision!r}")
     text = json.dumps({"model": asdict(config), "default_layer": default_layer, "weights": precision,
@@ -205,6 +205,8 @@ def locate(model: Path | str | None = None) -> Path:
     """A model's directory: a path, the name of a shipped model (a folder of models/), or the default."""
     if model is None:
         return DEFAULT_MODEL
+    if not str(model):
+        raise ModelDirError("no model named '': give a shipped model's name or a model directory's path")
     path = Path(model)
     if not path.exists() and len(path.parts) == 1 and (MODELS / path).is_dir():
         return MODELS / path
@@ -216,7 +218,7 @@ def read_json(path: Path) -> dict:
     try:
         value = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError) as err:  # RecursionError: brackets nested thousands deep
-        reason = str(err).splitlines()[0][:120] if str(err) else type(err).__name__
+        reason = one_line(err, 120)
         raise ModelDirError(f"{path}: not readable as JSON ({reason})") from None
     if not isinstance(value, dict):
         raise ModelDirError(f"{path}: holds {type(value).__name__}, not a JSON object")
@@ -243,9 +245,12 @@ def read_ensemble(path: Path | str | None = None) -> EnsembleDir | None:
         raise ModelDirError(f"{path / 'config.json'}: right_branching_voter must be true, false or a number of votes (0 or more), "
                             f"not {voter!r}")
     layers = spec.get("layers")
-    if layers is not None and not (isinstance(layers, list) and len(layers) == len(members) and all(
-            layer == MEAN or (type(layer) is int and layer >= 1) for layer in layers)):
+    if layers is not None and not (isinstance(layers, list) and len(layers) == len(members)):
         raise ModelDirError(f"{path / 'config.json'}: layers must list one layer (1, 2, ... or {MEAN!r}) per member")
+    try:
+        layers = None if layers is None else [checked_layer(layer) for layer in layers]
+    except ValueError as err:
+        raise ModelDirError(f"{path / 'config.json'}: layers must list one layer per member: {err}") from None
     return EnsembleDir(path, [path / member for member in members], voter, _card(path), layers)
 
 
@@ -265,10 +270,10 @@ def _model_config(path: Path) -> tuple[ModelConfig, Layer, str, str, Reading]:
         model_config.check()
     except (TypeError, ValueError) as err:
         raise ModelDirError(f"{path / 'config.json'}: {err}") from None
-    layer = config.get("default_layer")
-    if layer != MEAN and not (type(layer) is int and 1 <= layer <= model_config.n_layers):
-        raise ModelDirError(f"{path / 'config.json'}: default_layer must be a layer from 1 to {model_config.n_layers} "
-                            f"or {MEAN!r}, not {layer!r}")
+    try:
+        layer = checked_layer(config.get("default_layer"), model_config.n_layers)
+    except ValueError as err:
+        raise ModelDirError(f"{path / 'config.json'}: default_layer: {err}") from None
     precision = config.get("weights", "bf16")
     if precision not in PRECISIONS:
         raise ModelDirError(f"{path / 'config.json'}: weights must be one of {', '.join(PRECISIONS)}, not {precision!r}")
@@ -301,7 +306,7 @@ def load(path: Path | str | None = None) -> ModelBundle:
     try:
         vocab = Vocabulary.load(path / "vocab.txt")
     except (OSError, ValueError) as err:  # UnicodeDecodeError is a ValueError
-        raise ModelDirError(f"{path / 'vocab.txt'}: cannot be read ({str(err).splitlines()[0][:120]})") from None
+        raise ModelDirError(f"{path / 'vocab.txt'}: cannot be read ({one_line(err, 120)})") from None
     if len(vocab) != model_config.vocab_size:
         raise ModelDirError(f"{path}: vocab.txt has {len(vocab)} words, config says {model_config.vocab_size}")
     try:  # weights_only: a file that would need to run code to load is refused, never run

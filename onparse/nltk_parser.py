@@ -35,5 +35,11 @@ class ONLSTMParser(ParserI):
 
     def parse_sents(self, sents: Iterable[Sequence[str]], *args: Any, **kwargs: Any) -> Iterator[Iterator[Tree]]:
         """One iterator per sentence, the sentences run in length-sorted batches (``Parser.parse_sents``)."""
-        for parse in self.parser.parse_stream(iter(sents)):  # a stream: read a bounded window ahead
+        def token_lists() -> Iterator[Sequence[str]]:
+            for position, sent in enumerate(sents, 1):
+                if sent is None or isinstance(sent, str):
+                    raise TypeError(f"sentence {position}: nltk's parsers take token lists, not {sent!r:.40}")
+                yield sent
+
+        for parse in self.parser.parse_sents(token_lists()):  # a stream: read a bounded window ahead
             yield iter([parse.text_tree])

@@ -26,7 +26,8 @@ from onparse.config import ParseConfig
 from onparse.kernels import release_freed_memory
 from onparse.model import compute_dtype
 from onparse.builder import Built, TreeBuilder
-from onparse.config import MEAN, Layer
+from onparse.config import Layer, checked_layer
+from onparse.hardware import check_device
 from onparse.modeldir import ModelBundle
 from onparse.language import Sentence, tokenizer
 from onparse.reading import model_tokens, pool, word_ranges
@@ -89,11 +90,10 @@ class Member:
     """One model of a parser, in the parser's device and matmul dtype, with the layer it parses with."""
 
     def __init__(self, bundle: ModelBundle, layer: Layer | None, device: torch.device, dtype: torch.dtype):
-        n_layers = bundle.model.config.n_layers
-        self.layer = bundle.default_layer if layer is None else layer
-        if self.layer != MEAN and not (isinstance(self.layer, int) and 1 <= self.layer <= n_layers):
-            raise InputError(f"layer {self.layer} does not exist: {bundle.path or 'this model'} has layers 1 to {n_layers}"
-                             f" (or {MEAN!r}, their mean)")
+        try:
+            self.layer = checked_layer(bundle.default_layer if layer is None else layer, bundle.model.config.n_layers)
+        except ValueError as err:
+            raise InputError(f"{bundle.path or 'this model'}: {err}") from None
         self.bundle = bundle
         model = bundle.model
         if dtype != torch.float32:  # weights stored once in the matmul dtype, not cast on every batch
@@ -147,8 +147,11 @@ class Parser:
     def __init__(self, bundles: ModelBundle | Sequence[ModelBundle], layer: Layer | None = None, *,
                  right_branching_voter: float = 0.0, path: Path | None = None, **settings: Any):
         self.settings = ParseConfig(**settings)
-        if self.settings.batch_size < 1 or self.settings.max_words < 1:
-            raise InputError("batch size and word limit must be at least 1")
+        try:
+            self.settings.check()
+            check_device(self.settings.device)
+        except ValueError as err:
+            raise InputError(str(err)) from None
         bundles = [bundles] if isinstance(bundles, ModelBundle) else list(bundles)
         if not bundles:
             raise InputError("a parser needs at least one model")
@@ -170,10 +173,10 @@ class Parser:
             return cls(modeldir.load(model), layer, **settings)
         bundles = [modeldir.load(member) for member in ensemble.members]
         for bundle, chosen in zip(bundles, ensemble.layers or []):  # the ensemble's choice of each member's layer
-            if chosen != MEAN and chosen > bundle.model.config.n_layers:
-                raise modeldir.ModelDirError(f"{ensemble.path / 'config.json'}: layer {chosen} for {bundle.path}, "
-                                             f"which has {bundle.model.config.n_layers}")
-            bundle.default_layer = chosen
+            try:
+                bundle.default_layer = checked_layer(chosen, bundle.model.config.n_layers)
+            except ValueError as err:
+                raise modeldir.ModelDirError(f"{ensemble.path / 'config.json'}: for {bundle.path}, {err}") from None
         return cls(bundles, layer, right_branching_voter=ensemble.right_branching_voter, path=ensemble.path, **settings)
 
     @property
@@ -203,6 +206,8 @@ class Parser:
         """The positions of the words the model would read; InputError for a sentence the parser will not take."""
         if not tokens:
             raise InputError("empty sentence")
+        if not all(tokens):
+            raise InputError(f"token {list(tokens).index('') + 1} is empty: a token holds at least one character")
         positions = word_positions(tokens)
         if len(positions) > self.settings.max_words:
             raise InputError(f"{len(positions)} words is over the limit of {self.settings.max_words}")
@@ -273,9 +278,10 @@ class Parser:
         def prepared(position: int, tokens: Sequence[str] | None) -> Sentence | None:
             if tokens is None:
                 return None
-            if isinstance(tokens, str) or any(not isinstance(token, str) for token in tokens):
-                raise TypeError("parse_tokens and parse_stream take a list of token lists, one per sentence, "
-                                f"not {tokens!r:.60}: wrap one sentence's tokens in a list, or use parse() for text")
+            tokens = list(tokens) if isinstance(tokens, Iterable) and not isinstance(tokens, (str, bytes)) else tokens
+            if not isinstance(tokens, list) or any(not isinstance(token, str) for token in tokens):
+                raise TypeError(f"sentence {position + 1}: parse_tokens and parse_stream take a list of token lists, one "
+                                f"per sentence, not {tokens!r:.60}: wrap one sentence's tokens in a list, or use parse() for text")
             try:
                 positions = self.check(tokens)
             except InputError as err:
@@ -323,8 +329,14 @@ class Parser:
         """
         if isinstance(sentences, str):
             raise TypeError("parse_sents takes an iterable of sentences: parse(text) parses one")
-        tokens = (self.tokenize(item) if isinstance(item, str) else item for item in sentences)
-        return self.parse_stream(tokens)  # type: ignore[arg-type]
+
+        def tokens() -> Iterator[Sequence[str]]:
+            for position, item in enumerate(sentences, 1):
+                if item is None:
+                    raise TypeError(f"sentence {position} is None: parse_sents takes texts or token lists")
+                yield self.tokenize(item) if isinstance(item, str) else item
+
+        return self.parse_stream(tokens())  # type: ignore[arg-type]
 
     def tokenize(self, text: str) -> list[str]:
         """One sentence as tokens, split as the model's training text was (``onparse.language``)."""

@@ -37,7 +37,7 @@ from onparse.atomic import replacing_file
 from onparse.config import TrainConfig
 from onparse.distill import distillation_setup
 from onparse.evaluate import dev_f1
-from onparse.hardware import describe
+from onparse.hardware import describe, one_line
 from onparse.train import RunState, Step, Trainer, language_model_setup, selection_rule
 from onparse.treebank import tree_files
 
@@ -205,7 +205,7 @@ def read_checkpoint(out_dir: Path) -> dict:
     try:
         checkpoint = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as err:
-        reason = str(err).splitlines()[0][:120] if str(err) else type(err).__name__
+        reason = one_line(err, 120)
         raise RunFolderError(f"{path}: damaged or not a checkpoint ({reason})") from None
     if not isinstance(checkpoint, dict) or not CHECKPOINT_KEYS <= set(checkpoint):
         raise RunFolderError(f"{path}: not a training checkpoint (a model's weights?): it lacks "
@@ -222,7 +222,7 @@ def saved_config(out_dir: Path) -> TrainConfig:
     except modeldir.ModelDirError as err:
         raise RunFolderError(str(err)) from None
     except (TypeError, ValueError) as err:
-        raise RunFolderError(f"{out_dir / 'config.json'}: {str(err).splitlines()[0][:160]}") from None
+        raise RunFolderError(f"{out_dir / 'config.json'}: {one_line(err)}") from None
     return config
 
 

@@ -25,7 +25,8 @@ from typing import Protocol
 import torch
 
 from onparse import distributed
-from onparse.config import MEAN, SELECTIONS, TrainConfig
+from onparse.hardware import one_line
+from onparse.config import SELECTIONS, TrainConfig, checked_layer
 from onparse.model import LanguageModel, State, compute_dtype
 from onparse.corpus import read_corpus
 from onparse.vocabulary import Vocabulary
@@ -237,8 +238,7 @@ class Trainer:
         self.device = torch.device(config.device)
         self.model, self.vocab, self.objective, self.dev_data = setup.model, setup.vocab, setup.objective, setup.dev_data
         self.measures = setup.measures
-        if config.default_layer != MEAN and not 1 <= config.default_layer <= self.model.config.n_layers:
-            raise ValueError(f"layer {config.default_layer} does not exist in a model of {self.model.config.n_layers} layers")
+        checked_layer(config.default_layer, self.model.config.n_layers)
         self.batches_per_epoch = self.objective.batches_per_epoch
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
         self.run = RunState()
@@ -253,7 +253,7 @@ class Trainer:
             self.objective.restore(distributed.scatter_columns(checkpoint["state"], self.ranks), self.device)
             torch.set_rng_state(checkpoint["rng"])
         except (KeyError, TypeError, ValueError, RuntimeError) as err:
-            reason = str(err).splitlines()[0][:160] if str(err) else type(err).__name__
+            reason = one_line(err)
             raise ValueError(f"the checkpoint does not fit the run's config.json ({reason})") from None
 
     def checkpoint(self) -> dict:

@@ -85,3 +85,50 @@ def test_the_component_is_registered_by_entry_point_and_refuses_languages_it_has
 def test_each_language_gets_a_shipped_model_of_that_language(language):
     assert (MODELS / SHIPPED_BY_LANGUAGE[language]).is_dir()
     assert Parser.load(SHIPPED_BY_LANGUAGE[language]).language == language
+
+
+def test_tokens_given_as_any_iterable_parse_as_the_list_would(tiny_model_dir):
+    parser = onparse.load(str(tiny_model_dir))
+    tokens = ["The", "cat", "sat", "on", "the", "mat", "."]
+    expected = str(parser.parse_tokens([tokens])[0].text_tree)
+    for given in (iter(tokens), map(str, tokens), tuple(tokens)):
+        assert str(next(parser.parse_sents([given])).text_tree) == expected
+    assert str(ONLSTMParser(tiny_model_dir).parse_one(iter(tokens))) == expected
+
+
+def test_what_is_no_sentence_is_refused_by_name(tiny_model_dir):
+    parser = onparse.load(str(tiny_model_dir))
+    with pytest.raises(TypeError, match="sentence 2 is None"):
+        list(parser.parse_sents(["The cat sat.", None, "Dogs bark."]))
+    with pytest.raises(TypeError, match="sentence 2"):
+        list(ONLSTMParser(tiny_model_dir).parse_sents([["a", "b"], None]))
+    with pytest.raises(onparse.parse.InputError, match="token 1 is empty"):
+        parser.parse_tokens([["", "is", "big"]])
+
+
+def test_the_parses_read_before_a_failing_stream_are_given_first(tiny_model_dir):
+    def sentences():
+        for k in range(50):
+            yield "the cat sat"
+        raise RuntimeError("the source broke")
+
+    parsed = []
+    with pytest.raises(RuntimeError, match="the source broke"):
+        for parse in onparse.load(str(tiny_model_dir)).parse_sents(sentences()):
+            parsed.append(parse)
+    assert len(parsed) == 50
+
+
+@pytest.mark.parametrize("settings, message", [
+    ({"layer": "3"}, "neither a layer number"), ({"layer": True}, "neither a layer number"), ({"layer": 4}, "layers 1 to 3"),
+    ({"dtype": "fp64"}, "dtype must be one of"), ({"batch_size": "64"}, "batch_size must be a whole number"),
+    ({"max_words": 10**9}, "max_words is at most"), ({"device": "meta"}, "not usable"),
+])
+def test_load_checks_its_settings_as_the_command_line_does(tiny_model_dir, settings, message):
+    with pytest.raises(onparse.parse.InputError, match=message):
+        onparse.load(str(tiny_model_dir), **settings)
+
+
+def test_an_empty_model_name_is_named_as_such():
+    with pytest.raises(onparse.modeldir.ModelDirError, match="no model named ''"):
+        onparse.load("")

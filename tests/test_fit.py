@@ -156,7 +156,7 @@ def test_students_can_vote_at_another_layer_than_the_one_they_learn(tmp_path):
 
 
 def test_a_plan_with_a_layer_the_members_lack_is_refused():
-    with pytest.raises(ValueError, match="layer 4 is not one of the members' 3 layers"):
+    with pytest.raises(ValueError, match="layer 4 does not exist: the model has layers 1 to 3"):
         tiny_plan(vote_layer=4).check()
 
 
