@@ -24,18 +24,29 @@ def is_special(path: Path) -> bool:
     return path.exists() and not (path.is_file() or path.is_dir())
 
 
+def check_writable(path: Path) -> None:
+    """OSError, before any work, for an output that cannot be written where it is: no such folder, or a file or
+    folder its owner protected from writing (a shell's ``>`` refuses those too)."""
+    target = Path(os.path.realpath(path))
+    if not target.parent.is_dir():
+        raise FileNotFoundError(2, "no such folder", str(path.parent))
+    if target.exists() and not os.access(target, os.W_OK) or not target.exists() and not os.access(target.parent, os.W_OK):
+        raise PermissionError(13, "write-protected", str(path))
+
+
 @contextmanager
 def replacing_file(path: Path, encoding: str = "utf-8") -> Iterator[IO[str]]:
     """A text file to write; it replaces ``path`` when the block ends without an exception.
 
     A symbolic link is written through (the file it points to is replaced;
-    the link stays), and the file keeps its permissions (a new one gets the
-    usual ones, 0666 less the umask). SIGTERM while writing ends the process
+    the link stays), a file with other hard links is written in place (so
+    every name keeps seeing it), and the file keeps its permissions (a new
+    one gets the usual ones, 0666 less the umask). SIGTERM while writing ends the process
     (exit 143) after removing the unfinished file, as Ctrl-C does through
     KeyboardInterrupt.
     """
     target = Path(os.path.realpath(path))
-    if is_special(target):
+    if is_special(target) or (target.is_file() and target.stat().st_nlink > 1):
         with open(target, "w", encoding=encoding) as direct:
             yield direct
         return

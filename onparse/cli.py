@@ -17,9 +17,10 @@ from typing import NoReturn
 import click
 
 from onparse import __version__
+from onparse.hardware import one_line
 from onparse.config import (BACKWARD, COMPUTE_DTYPES, FORWARD, LAYER_RULES, LINE_BYTES_PER_WORD, MAX_SENTENCE_WORDS, MEAN,
-                             MEMBER_MODEL, DistillConfig, FitPlan, ModelConfig, ParseConfig, Reading, TrainConfig, checked_layer,
-                             default)
+                             MEMBER_MODEL, DistillConfig, FitPlan, ModelConfig, ParseConfig, Reading, TrainConfig, check_encoding,
+                             checked_layer, default)
 
 
 class ParseByDefault(click.Group):
@@ -39,11 +40,16 @@ class ParseByDefault(click.Group):
             fail(f"{err.format_message()} (see onparse --help)", err.exit_code)
         except click.exceptions.Abort:  # Ctrl-C outside a command's own handling
             fail("interrupted", 130)
+        except OSError as err:  # standard output on a full disk or a device that refuses (help, tables, JSON)
+            sys.stdout = open(os.devnull, "w")  # nothing more can be written there, not even at exit
+            fail(f"cannot write {err.filename or 'standard output'}: {err.strerror or one_line(err)}", 1)
         sys.exit(code if isinstance(code, int) else 0)
 
     def invoke(self, ctx: click.Context):
         if sys.stderr is None:  # started with stderr closed: messages go nowhere, exit codes still tell
             sys.stderr = open(os.devnull, "w")
+        if sys.stdout is None and ctx.invoked_subcommand != "parse":  # parse may write to --output instead
+            require_stdout()
         try:
             return super().invoke(ctx)
         except BrokenPipeError:  # the reader left (`| head`): stop quietly, as other filters do
@@ -68,6 +74,7 @@ def main() -> None:
 
 FORMAT_NAMES = ("bracket", "mrg", "json", "pretty")
 Positive = click.IntRange(min=1)
+Threads = click.IntRange(1, 256)  # far more than any machine's cores; a million threads crashes the OpenMP runtime
 
 
 class LayerType(click.ParamType):
@@ -82,6 +89,19 @@ class LayerType(click.ParamType):
             self.fail(str(err), param, ctx)
 
 
+class Encoding(click.ParamType):
+    """A text encoding Python knows (utf-8, latin-1, gb18030, ...)."""
+
+    name = "ENCODING"
+
+    def convert(self, value, param, ctx):
+        try:
+            check_encoding(value)
+        except ValueError as err:
+            self.fail(str(err), param, ctx)
+        return value
+
+
 class ShardType(click.ParamType):
     """K/N: the K-th (from 1) of N parts of an input file."""
 
@@ -91,7 +111,7 @@ class ShardType(click.ParamType):
         if isinstance(value, tuple):
             return value
         part, _, parts = str(value).partition("/")
-        if part.isdigit() and parts.isdigit() and 1 <= int(part) <= int(parts):
+        if part.isascii() and part.isdigit() and parts.isascii() and parts.isdigit() and 1 <= int(part) <= int(parts):
             return int(part), int(parts)
         self.fail(f"{value!r} is not K/N with 1 <= K <= N (for example 3/8)", param, ctx)
 
@@ -215,7 +235,7 @@ def model_options(command):
         click.option("--max-words", type=click.IntRange(1, MAX_SENTENCE_WORDS), default=ParseConfig.max_words,
                      show_default=True, help=f"Longest sentence accepted, in words (at most {MAX_SENTENCE_WORDS}); "
                      f"a line over {LINE_BYTES_PER_WORD} bytes a word is refused as it is read."),
-        click.option("--threads", type=Positive, help=THREADS_HELP),
+        click.option("--threads", type=Threads, help=THREADS_HELP),
     ]):
         command = option(command)
     return command
@@ -250,9 +270,9 @@ def parse(sentences, input_path, output_path, fmt, no_punct, tokenized, shard, m
       onparse --input big.txt --shard 3/8 > trees.3   # one of 8 jobs (cat trees.1 ... trees.8)
     """
     import_nltk_quickly()
-    from onparse.atomic import replacing_file, same_file
+    from onparse.atomic import check_writable, replacing_file, same_file
     from onparse.formats import FORMATS, terminal_safe
-    from onparse.lines import TooLong, read_lines, shard_of
+    from onparse.lines import input_lines
 
     from_arguments = bool(sentences) and sentences != ("-",)
     if from_arguments and input_path:
@@ -264,24 +284,14 @@ def parse(sentences, input_path, output_path, fmt, no_punct, tokenized, shard, m
         fail(f"--output {output_path} is the input file: writing it would destroy the input")
     if not to_file:
         require_stdout()
-    limit = LINE_BYTES_PER_WORD * settings["max_words"]
     try:
-        if from_arguments:
-            lines, where = [s.encode("utf-8", "surrogateescape") for s in sentences], "argument "
-            lines = [line if len(line) <= limit else TooLong(limit) for line in lines]
-        elif input_path in (None, "-"):
-            if sys.stdin is None:
-                fail("standard input is closed: give sentences as arguments or with --input FILE")
-            lines, where = read_lines(click.get_binary_stream("stdin"), limit), "line "
-        elif shard:
-            part, parts = shard
-            lines, where = read_lines(shard_of(open(input_path, "rb"), part, parts), limit), f"{input_path} part {part}/{parts} line "
-        else:
-            lines, where = read_lines(open(input_path, "rb"), limit), f"{input_path}:"
-        if to_file and not Path(output_path).parent.is_dir():
-            raise FileNotFoundError(2, "no such folder", str(Path(output_path).parent))
+        lines = input_lines(sentences if from_arguments else (), input_path, shard, LINE_BYTES_PER_WORD * settings["max_words"])
+        if to_file:
+            check_writable(Path(output_path))
     except OSError as err:
         fail(f"{err.filename}: {err.strerror}")
+    where = "argument " if from_arguments else "line " if input_path in (None, "-") else (
+        f"{input_path} part {shard[0]}/{shard[1]} line " if shard else f"{input_path}:")
     parser = load_parser(model, layer, **settings)
     if not tokenized:
         from onparse.language import LanguageError, tokenizer
@@ -290,46 +300,29 @@ def parse(sentences, input_path, output_path, fmt, no_punct, tokenized, shard, m
             tokenizer(parser.language)  # a missing tokenizer library is said once, before any line is read
         except LanguageError as err:
             fail(str(err))
-    render = FORMATS[fmt]
-    separator = "\n\n" if fmt == "pretty" else "\n"
+    render, separator = FORMATS[fmt], "\n\n" if fmt == "pretty" else "\n"
     interactive = not from_arguments and input_path in (None, "-") and sys.stdin.isatty()
-    errors = seen = 0
+    errors, seen = 0, []
 
     def report(position: int, reason: object) -> None:
         nonlocal errors
         click.echo(f"onparse: {where}{position + 1}: {reason}", err=True)
         errors += 1
 
-    def token_lists():
-        nonlocal seen
-        for position, raw in enumerate(lines):
-            seen += 1
-            tokens = None
-            if isinstance(raw, TooLong):
-                report(position, f"{raw}, more than a sentence of --max-words {settings['max_words']} can be")
-            else:
-                try:
-                    line = raw.decode("utf-8")
-                    tokens = line.split() if tokenized else parser.tokenize(line)
-                except UnicodeDecodeError:
-                    report(position, "not UTF-8 text")
-            yield tokens if tokens or from_arguments else None  # an empty line passes through as an empty line
-
-    class NoInput(Exception):
-        """Nothing was read: the output file, if any, is left as it was."""
-
-    output = replacing_file(Path(output_path)) if to_file else nullcontext(click.get_text_stream("stdout"))
+    counted = (seen.append(line) or line for line in lines)  # noqa: B023 (whether anything came in)
+    parses = parser.parse_lines(counted, tokenized, blank_lines=not from_arguments, invalid=report, window=1 if interactive else None)
+    output = replacing_file(Path(output_path)) if to_file else nullcontext(sys.stdout)
     try:
         with output as out:
             safe = terminal_safe if out.isatty() else (lambda text: text)
-            for parsed in parser.parse_stream(token_lists(), window=1 if interactive else None, invalid=report):
+            for parsed in parses:
                 out.write(safe(render(parsed, not no_punct)) + separator if parsed else separator)
                 if interactive:
                     out.flush()
             if not seen and not shard:  # a part may hold no line: its output is empty
-                raise NoInput
+                raise EOFError
             out.flush()
-    except NoInput:
+    except EOFError:  # nothing was read: the output file, if any, is left as it was
         fail("no input: give a sentence, --input FILE, or lines on stdin", 1)
     except OSError as err:  # a full disk, a device that refuses: the target keeps what it held before
         if isinstance(err, BrokenPipeError):
@@ -344,6 +337,8 @@ def parse(sentences, input_path, output_path, fmt, no_punct, tokenized, shard, m
 @main.command("eval")
 @click.option("--gold", required=True, metavar="PATH", help=".mrg file, folder of them (recursive), glob, or one-tree-per-line file.")
 @click.option("--pred", metavar="FILE", help="Score these trees (one per gold sentence, any parser) instead of running the model.")
+@click.option("--strict", is_flag=True, help="With --pred: a prediction whose leaves are not its gold words is an error "
+              "(by default it is left out of the score and reported).")
 @click.option("--max-length", type=Positive, help="Keep sentences of at most this many words (10 gives WSJ10).")
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
 @click.option("--no-untrained", is_flag=True, help="Skip the untrained-model control (halves the time).")
@@ -351,9 +346,9 @@ def parse(sentences, input_path, output_path, fmt, no_punct, tokenized, shard, m
 @click.option("--words", "word_rule", metavar="RULE",
               help="Which gold leaves are words: ptb, ctb, negra, unicode, or tags:TAG,TAG (the punctuation tags)  "
                    "[default: recognised from the treebank's tags, and named under the table].")
-@click.option("--encoding", default="UTF-8", show_default=True, help="The encoding of the gold (and --pred) files (NEGRA: latin-1).")
+@click.option("--encoding", type=Encoding(), default="UTF-8", show_default=True, help="The encoding of the gold (and --pred) files (NEGRA: latin-1).")
 @model_options
-def evaluate(gold, pred, max_length, as_json, no_untrained, raw, word_rule, encoding, model, layer, **settings) -> None:
+def evaluate(gold, pred, strict, max_length, as_json, no_untrained, raw, word_rule, encoding, model, layer, **settings) -> None:
     """Score the parser against gold trees with unlabeled F1 (ON-LSTM protocol).
 
     Prints every layer of the model beside left-branching, right-branching,
@@ -368,7 +363,7 @@ def evaluate(gold, pred, max_length, as_json, no_untrained, raw, word_rule, enco
       onparse eval --gold negra/valid.penn --encoding latin-1 --model onlstm-negra
     """
     import_nltk_quickly()
-    from onparse.scoring import PROTOCOL, is_sentence, protocol
+    from onparse.scoring import PROTOCOL, is_sentence, protocol, score_predictions
     from onparse.treebank import TreebankError, collector_paused, named_rule, read_gold
 
     try:
@@ -380,7 +375,12 @@ def evaluate(gold, pred, max_length, as_json, no_untrained, raw, word_rule, enco
             if not sentences:
                 fail(f"{gold}: no gold sentences" + (f" of at most {max_length} words" if max_length else ""), 1)
             if pred:
-                result = _score_predictions(pred, every_sentence, kept, encoding)
+                result = score_predictions(pred, every_sentence, kept, encoding, strict, reader.rule)
+                if result["unaligned"]:
+                    first = result["unaligned"][0]
+                    click.echo(f"onparse: {len(result['unaligned'])} of {result['aligned'] + len(result['unaligned'])} "
+                               f"predictions left out, their leaves not the gold words (first: {first['source']}, "
+                               f"{first['reason']}); --json lists them", err=True)
         if raw and not pred:
             result = _evaluate_raw(model, layer, settings, gold, max_length, reader.rule, encoding)
         elif not pred:
@@ -393,33 +393,6 @@ def evaluate(gold, pred, max_length, as_json, no_untrained, raw, word_rule, enco
         click.echo(__import__("json").dumps(result, indent=2))
     else:
         _print_scores(result, pred)
-
-
-def _score_predictions(pred: str, every_sentence: list, kept: list[bool], encoding: str) -> dict:
-    """Another parser's trees (one per gold sentence, read as a stream) scored; the length filter drops the same positions."""
-    from onparse import scoring
-    from onparse.treebank import read_each
-
-    position = iter(range(len(every_sentence)))
-    mismatches: list[ValueError] = []
-
-    def spans_of(tree, source: str):
-        k = next(position, None)
-        if k is None or not kept[k]:
-            return None
-        try:
-            return scoring.predicted_spans(tree, every_sentence[k].words, source)
-        except ValueError as err:  # reported after the count, which says more when files are misaligned
-            mismatches.append(err)
-
-    found = list(read_each(pred, spans_of, encoding))
-    if len(found) != len(every_sentence):
-        fail(f"{pred}: {len(found)} trees for {len(every_sentence)} gold sentences", 1)
-    if mismatches:
-        raise mismatches[0]
-    sentences = [s for s, keep in zip(every_sentence, kept) if keep]
-    predicted = [spans for spans, keep in zip(found, kept) if keep]
-    return {**scoring.score(predicted, sentences), "baselines": scoring.baseline_scores(sentences), "protocol": scoring.PROTOCOL}
 
 
 def _evaluate_model(model: str | None, layer: int | None, settings: dict, sentences: list, untrained: bool) -> dict:
@@ -511,12 +484,12 @@ def run_options(command):
         click.option("--resume", is_flag=True, help="Continue the run in --out from its checkpoint, with its own settings."),
         click.option("--overwrite", is_flag=True, help="Start afresh in an --out that already holds a run, deleting it."),
         click.option("--max-minutes", type=click.FloatRange(min=0, min_open=True), help="Stop (with a checkpoint) after this much wall time."),
-        click.option("--encoding", default=TrainConfig.encoding, show_default=True,
+        click.option("--encoding", type=Encoding(), default=TrainConfig.encoding, show_default=True,
                      help="The encoding of the --train, --dev and --dev-gold files (NEGRA: latin-1)."),
         click.option("--seed", type=int, default=TrainConfig.seed, show_default=True),
         click.option("--dtype", type=click.Choice(list(COMPUTE_DTYPES)), default=TrainConfig.dtype, show_default=True),
         click.option("--device", default=TrainConfig.device, show_default=True, help="torch device, e.g. cuda."),
-        click.option("--threads", type=Positive, help=THREADS_HELP),
+        click.option("--threads", type=Threads, help=THREADS_HELP),
     ]):
         command = option(command)
     return command
@@ -666,11 +639,11 @@ def distill(train_paths, dev, dev_gold, select_by, out_dir, resume, overwrite, m
 @click.option("--layers-by-agreement", "agree_on", metavar="TEXT",
               help="Give each member the layer (or mean) whose trees agree best with the others' vote on this text (no gold trees).")
 @click.option("--dev-gold", help="Gold trees: print the ensemble's figures (with and without the voter) beside each member's.")
-@click.option("--encoding", default=default(TrainConfig, "encoding"), show_default=True,
+@click.option("--encoding", type=Encoding(), default=default(TrainConfig, "encoding"), show_default=True,
               help="The encoding of the --layers-by-agreement and --dev-gold files.")
 @click.option("--overwrite", is_flag=True, help="Replace an ensemble already at --out.")
 @click.option("--device", default=ParseConfig.device, show_default=True, help="torch device for --dev-gold, e.g. cuda.")
-@click.option("--threads", type=Positive, help=THREADS_HELP)
+@click.option("--threads", type=Threads, help=THREADS_HELP)
 def ensemble(members, out_dir, right_branching_voter, right_branching_votes, link, agree_on, dev_gold, encoding, overwrite,
              device, threads) -> None:
     """Make an ensemble: model directories or training runs (their model/) whose trees vote.
@@ -724,9 +697,9 @@ def ensemble(members, out_dir, right_branching_voter, right_branching_votes, lin
 @click.argument("model", metavar="MODEL")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True, help="The int8 model directory to write.")
 @click.option("--gold", help="Gold trees: score both precisions and record the F1 change in the card.")
-@click.option("--encoding", default="UTF-8", show_default=True, help="The encoding of the --gold files.")
+@click.option("--encoding", type=Encoding(), default="UTF-8", show_default=True, help="The encoding of the --gold files.")
 @click.option("--device", default=ParseConfig.device, show_default=True, help="torch device for --gold, e.g. cuda.")
-@click.option("--threads", type=Positive, help=THREADS_HELP)
+@click.option("--threads", type=Threads, help=THREADS_HELP)
 def quantize(model, out_dir, gold, encoding, device, threads) -> None:
     """Store a model's weight matrices as int8 rows (a scale each): a quarter of fp32, half of bf16.
 
@@ -797,7 +770,7 @@ def quantize(model, out_dir, gold, encoding, device, threads) -> None:
               help="Choose checkpoints and the voter on --dev-gold (the original ON-LSTM protocol: not unsupervised; the card says so).")
 @click.option("--language", default=default(FitPlan, "language"), show_default=True, metavar="CODE",
               help="The text's language (en, de, zh, ...): how text files are tokenized, recorded in every model.")
-@click.option("--encoding", default=default(FitPlan, "encoding"), show_default=True,
+@click.option("--encoding", type=Encoding(), default=default(FitPlan, "encoding"), show_default=True,
               help="The encoding of the --train, --dev and --dev-gold files.")
 @click.option("--punctuation/--no-punctuation", default=default(FitPlan, "punctuation"), show_default=True,
               help="Whether every model reads the punctuation tokens too (trees and scores stay over the words).")
@@ -807,7 +780,7 @@ def quantize(model, out_dir, gold, encoding, device, threads) -> None:
 @click.option("--seed", type=int, default=default(FitPlan, "seed"), show_default=True)
 @click.option("--dtype", type=click.Choice(list(COMPUTE_DTYPES)), default=default(FitPlan, "dtype"), show_default=True)
 @click.option("--device", default=default(FitPlan, "device"), show_default=True, help="torch device, e.g. cuda.")
-@click.option("--threads", type=Positive, help=THREADS_HELP)
+@click.option("--threads", type=Threads, help=THREADS_HELP)
 def fit(train_paths, dev, dev_gold, out_dir, resume, hours, members, rounds, member_epochs, embedding_sizes, hidden_sizes,
         n_layers, chunk_sizes, vocab_size, sentences, scratch_passes, evals_per_epoch, right_branching_voter, right_branching_votes,
         layer_rule, layer, vote_layer, select_by_gold, language, encoding, punctuation, directions, seed, dtype, device,

@@ -15,6 +15,16 @@ MEAN = "mean"  # the layer name for distances averaged over all layers
 Layer = int | str  # 1-based layer number, or MEAN
 
 
+def check_encoding(encoding: str) -> None:
+    """ValueError for a text encoding Python does not know."""
+    import codecs
+
+    try:
+        codecs.lookup(encoding)
+    except LookupError:
+        raise ValueError(f"{encoding!r} is not an encoding Python knows (latin-1, gb18030, utf-8, ...)") from None
+
+
 def checked_layer(value: object, n_layers: int | None = None) -> Layer:
     """``value`` as a layer: a whole number from 1 (up to ``n_layers`` where given) or MEAN; ValueError otherwise.
 
@@ -27,6 +37,10 @@ def checked_layer(value: object, n_layers: int | None = None) -> Layer:
     if n_layers is not None and value > n_layers:
         raise ValueError(f"layer {value} does not exist: the model has layers 1 to {n_layers} (or {MEAN!r}, their mean)")
     return value
+
+
+# Sizes past these are no model any machine here could hold: refused before anything of that size is allocated.
+LARGEST_SIZES = {"vocab_size": 10_000_000, "embedding_size": 65_536, "hidden_size": 65_536, "n_layers": 64, "chunk_size": 65_536}
 
 
 @dataclass
@@ -53,8 +67,8 @@ class ModelConfig:
             if type(getattr(self, name)) not in (int, float):
                 raise ValueError(f"{name} must be a number, not {getattr(self, name)!r}")
         for name in ("vocab_size", "embedding_size", "hidden_size", "n_layers", "chunk_size"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be at least 1, not {getattr(self, name)}")
+            if not 1 <= getattr(self, name) <= LARGEST_SIZES[name]:
+                raise ValueError(f"{name} must be from 1 to {LARGEST_SIZES[name]:,}, not {getattr(self, name)}")
         for name in ("hidden_size", "embedding_size"):
             if getattr(self, name) % self.chunk_size:
                 raise ValueError(f"{name} {getattr(self, name)} is not a multiple of chunk size {self.chunk_size}")
@@ -172,6 +186,36 @@ class TrainConfig:
     distill: DistillConfig | None = None
     select_by: str | None = None  # a key of SELECTIONS; default dev_ppl, or teacher_agreement for distillation
 
+    def check(self) -> None:
+        """ValueError naming the first setting of a wrong type or out of range (a damaged or hand-edited config.json)."""
+        if not isinstance(self.train, list) or not all(isinstance(path, str) and path for path in self.train):
+            raise ValueError(f"train must be a list of paths, not {self.train!r:.60}")
+        for name in ("dev", "dev_gold"):
+            if getattr(self, name) is not None and not isinstance(getattr(self, name), str):
+                raise ValueError(f"{name} must be a path, not {getattr(self, name)!r:.60}")
+        whole = {"batch_size": 1, "bptt": 1, "epochs": 1, "evals_per_epoch": 1, "warmup_updates": 0, "seed": None}
+        for name, least in whole.items():
+            value = getattr(self, name)
+            if type(value) is not int or (least is not None and value < least):
+                raise ValueError(f"{name} must be a whole number" + (f" of at least {least}" if least is not None else "")
+                                 + f", not {value!r:.40}")
+        for name, low, high in (("lr", 0, None), ("min_lr_ratio", 0, 1), ("weight_decay", 0, None), ("clip", 0, None)):
+            value = getattr(self, name)
+            if type(value) not in (int, float) or value < low or (high is not None and value > high) or (name in ("lr", "clip") and value == 0):
+                raise ValueError(f"{name} must be a number" + (f" from {low} to {high}" if high is not None else " above 0" if name in ("lr", "clip") else " of at least 0")
+                                 + f", not {value!r:.40}")
+        if self.dtype not in COMPUTE_DTYPES:
+            raise ValueError(f"dtype must be one of {', '.join(COMPUTE_DTYPES)}, not {self.dtype!r:.40}")
+        for name in ("device", "language", "encoding"):
+            if not isinstance(getattr(self, name), str):
+                raise ValueError(f"{name} must be a string, not {getattr(self, name)!r:.40}")
+        check_encoding(self.encoding)
+        if self.select_by is not None and self.select_by not in SELECTIONS:
+            raise ValueError(f"select_by must be one of {', '.join(SELECTIONS)}, not {self.select_by!r:.40}")
+        self.model.check()
+        self.reading.check()
+        checked_layer(self.default_layer, self.model.n_layers)
+
     @property
     def selection(self) -> str:
         """The figure that picks the run's model/: never gold trees unless asked for by name."""
@@ -186,10 +230,14 @@ class TrainConfig:
         unknown = set(values) - known
         if unknown:
             raise ValueError(f"unknown training settings: {', '.join(sorted(unknown))}")
+        if not isinstance(values.get("model", {}), dict) or not isinstance(values.get("distill") or {}, dict):
+            raise ValueError("model and distill must be objects of settings")
         model = ModelConfig(**values.get("model", {}))
         distill = DistillConfig(**values["distill"]) if values.get("distill") else None
         reading = Reading.from_dict(values.get("reading", {}))
-        return cls(**{**values, "model": model, "distill": distill, "reading": reading})
+        config = cls(**{**values, "model": model, "distill": distill, "reading": reading})
+        config.check()
+        return config
 
 
 def default(settings: type, name: str) -> object:
@@ -244,7 +292,10 @@ class FitPlan:
 
     @classmethod
     def from_dict(cls, values: dict) -> "FitPlan":
+        """A plan from ``fit.json``; TypeError or ValueError for one that is not a plan."""
         values = dict(values)
+        if not isinstance(values.get("member_model"), dict):
+            raise ValueError("member_model must be an object of model settings")
         chunk_sizes = values.pop("member_chunk_sizes", None)  # fit.json of fits made before member_variants
         if chunk_sizes:
             values["member_variants"] = {"chunk_size": chunk_sizes}
@@ -255,7 +306,19 @@ class FitPlan:
         return Reading(self.punctuation, self.directions[(k - 1) % len(self.directions)])
 
     def check(self) -> None:
-        """ValueError for a plan that cannot run."""
+        """ValueError for a plan that cannot run (a setting of a wrong type or out of range, a missing file)."""
+        if not isinstance(self.train, list) or not all(isinstance(path, str) for path in self.train) or not isinstance(self.dev, str):
+            raise ValueError("train must be a list of paths and dev a path")
+        for name in ("members", "rounds", "evals_per_epoch", "batch_size", "sentences", "student_batch_size",
+                     "finetune_passes", "scratch_passes", "seed"):
+            if type(getattr(self, name)) is not int:
+                raise ValueError(f"{name} must be a whole number, not {getattr(self, name)!r:.40}")
+        if self.member_epochs is not None and type(self.member_epochs) is not int:
+            raise ValueError(f"member_epochs must be a whole number, not {self.member_epochs!r:.40}")
+        if not isinstance(self.member_model, ModelConfig) or not isinstance(self.member_variants, dict) or not isinstance(self.directions, list):
+            raise ValueError("member_model and member_variants must be objects, directions a list")
+        if type(self.right_branching_voter) not in (int, float, bool) or self.right_branching_voter < 0:
+            raise ValueError(f"right_branching_voter must be a number of votes, not {self.right_branching_voter!r:.40}")
         if self.select_by_gold and not self.dev_gold:
             raise ValueError("choosing on gold trees needs them: give --dev-gold")
         if self.layer_rule not in LAYER_RULES:

@@ -15,15 +15,17 @@ from itertools import chain, islice
 from onparse.config import Reading
 from onparse.language import ENGLISH, Sentence, tokenizer
 from onparse.reading import model_tokens
-from onparse.treebank import TreebankError, codec, read_gold, tree_files
+from onparse.treebank import read_gold, text_lines, tree_files
 
 TREE_SUFFIXES = (".mrg", ".penn")  # files of bracketed trees; any other file is text, one sentence a line
 COMMENT = "%%"  # starts a comment line in a text file (the NEGRA corpus's header)
-ID_FIELD = re.compile(r"\s*\S+\t")  # an id before the sentence: "ID<TAB>sentence" (NEGRA, Leipzig and Tatoeba corpora)
+# An id before the sentence, "ID<TAB>sentence" (NEGRA's "   17:", Leipzig's "17"), with Tatoeba's language code after it
+# ("17<TAB>eng<TAB>sentence"): an id holds a digit, so a file of TAB-separated tokens keeps its first token.
+ID_FIELD = re.compile(r"\s*[\w.:-]*\d[\w.:-]*\t(?:[a-z]{3}\t)?")
 ID_SAMPLE = 100  # lines that decide whether a file's lines carry ids
 
 
-def text_lines(lines: Iterable[str]) -> Iterator[str]:
+def sentence_lines(lines: Iterable[str]) -> Iterator[str]:
     """The sentences of a text file, one a line: comment lines skipped, and each line's id left out where the
     file's first lines all start with one (a tab after the id)."""
     content = (line for line in lines if line.strip() and not line.startswith(COMMENT))
@@ -36,7 +38,7 @@ def text_lines(lines: Iterable[str]) -> Iterator[str]:
 
 def read_sentences(paths: list[str], language: str = ENGLISH, encoding: str = "UTF-8") -> list[Sentence]:
     """Sentences with at least one word, punctuation kept, from trees (.mrg, .penn: the treebank's leaves, its words
-    by its own rule) or plain text (one sentence a line, ``text_lines``, tokenized as ``language``), in ``encoding``."""
+    by its own rule) or plain text (one sentence a line, ``sentence_lines``, tokenized as ``language``), in ``encoding``."""
     split = tokenizer(language)
     sentences: list[Sentence] = []
     for path in paths:
@@ -44,12 +46,8 @@ def read_sentences(paths: list[str], language: str = ENGLISH, encoding: str = "U
             if file.suffix.lower() in TREE_SUFFIXES:
                 sentences.extend(gold.sentence for gold in read_gold(str(file), encoding=encoding))
                 continue
-            with file.open(encoding=codec(encoding)) as lines:
-                try:
-                    sentences.extend(Sentence.of_tokens(split(line)) for line in text_lines(lines))
-                except UnicodeDecodeError as err:
-                    raise TreebankError(f"{file}: not {encoding} text ({err.reason} after {len(sentences):,} sentences); "
-                                        "name its encoding with --encoding") from None
+            lines = (line for _, line in text_lines(file, encoding))
+            sentences.extend(Sentence.of_tokens(split(line)) for line in sentence_lines(lines))
     return [sentence for sentence in sentences if sentence.words]
 
 

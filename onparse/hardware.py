@@ -1,12 +1,14 @@
-"""A one-line description of the machine a run used, for cards, logs and benchmarks."""
+"""The machine: a one-line description for cards, logs and benchmarks, usable devices, CPU threads.
+
+torch is imported only where a function needs it, so the command line can
+import this module (``one_line``) without loading torch for ``--help``.
+"""
 
 from __future__ import annotations
 
 import os
 import platform
 import time
-
-import torch
 
 
 def cpu_name() -> str:
@@ -17,15 +19,19 @@ def cpu_name() -> str:
         return platform.machine()
 
 
-def describe(device: str | torch.device = "cpu") -> str:
+def describe(device: str = "cpu") -> str:
     """The CPU and its thread count, the GPU where ``device`` is one, and the torch build."""
+    import torch
+
     device = torch.device(device)
     accelerator = torch.cuda.get_device_name(device) if device.type == "cuda" else "no GPU used"
     return f"{cpu_name()}, {torch.get_num_threads()} threads, {accelerator}, torch {torch.__version__}"
 
 
-def check_device(device: str | torch.device) -> None:
+def check_device(device: str) -> None:
     """ValueError for a device that cannot hold data and give it back (a missing GPU, ``meta``), said before any work."""
+    import torch
+
     try:
         if torch.ones(1, device=device).cpu().item() != 1:
             raise RuntimeError("a value did not come back unchanged")

@@ -8,7 +8,8 @@ pieces, so no input can make memory climb.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+import sys
+from collections.abc import Iterator, Sequence
 from typing import BinaryIO
 
 BOM = b"\xef\xbb\xbf"
@@ -25,12 +26,32 @@ class TooLong:
         return f"longer than {self.limit:,} bytes"
 
 
-def read_lines(stream: BinaryIO, limit: int) -> Iterator[bytes | TooLong]:
+def input_lines(arguments: Sequence[str], path: str | None, shard: tuple[int, int] | None, limit: int
+                ) -> Iterator[bytes | TooLong]:
+    """The lines a command reads: its arguments (each one line), else ``path`` (``-`` or None: stdin), the
+    ``shard`` (K, N) of it where given; each as ``read_lines`` gives it. OSError for what cannot be opened."""
+    if arguments:
+        return iter([line if len(line) <= limit else TooLong(limit) for line in
+                     (argument.encode("utf-8", "surrogateescape") for argument in arguments)])
+    if path in (None, "-"):
+        if sys.stdin is None:
+            raise OSError(0, "standard input is closed: give sentences as arguments or with --input FILE", "stdin")
+        return read_lines(sys.stdin.buffer, limit)
+    stream = open(path, "rb")
+    if shard:
+        if not os.path.isfile(path) or (os.path.getsize(path) == 0 and stream.read(1)):
+            raise OSError(0, "--shard splits a file of known size, not a pipe, a device or a file that says it is empty", path)
+        return read_lines(shard_of(stream, *shard), limit, bom=shard[0] == 1)
+    return read_lines(stream, limit)
+
+
+def read_lines(stream: BinaryIO, limit: int, bom: bool = True) -> Iterator[bytes | TooLong]:
     """Each line of ``stream`` without its line break (``\\n`` or ``\\r\\n``), or TooLong for one over ``limit`` bytes.
 
-    A UTF-8 byte-order mark before the first line is dropped.
+    A UTF-8 byte-order mark before the first line is dropped (with ``bom``:
+    a shard's stream starts mid-file, where the mark is text).
     """
-    first = True
+    first = bom
     while line := stream.readline(limit + 2):  # the line, and room for its \r\n
         if first and line.startswith(BOM):
             line = line[len(BOM) :]

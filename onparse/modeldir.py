@@ -38,6 +38,7 @@ SHIPPED_BY_LANGUAGE = {"en": DEFAULT_MODEL.name, "de": "onlstm-negra", "zh": "on
 FILES = ("config.json", "vocab.txt", "weights.pt")
 PRECISIONS = ("bf16", "int8")  # how weights.pt stores the weights
 SCALE = ".scale"  # suffix of an int8 matrix's per-row scales
+MOST_MEMBERS = 64  # each member is a model in memory: far more than any ensemble that helps (vote gains end near ten)
 
 class ModelDirError(RuntimeError):
     """A model directory that is missing, incomplete or corrupted."""
@@ -67,10 +68,18 @@ def save(path: Path, model: LanguageModel, vocab: Vocabulary, default_layer: Lay
     with replacing_folder(path) as folder:
         _write_config(folder, model.config, default_layer, precision, language, reading)
         vocab.save(folder / "vocab.txt")
-        torch.save(quantize(state) if precision == "int8" else {k: v.to(torch.bfloat16) for k, v in state.items()},
-                   folder / "weights.pt")
+        save_tensors(quantize(state) if precision == "int8" else {k: v.to(torch.bfloat16) for k, v in state.items()},
+                     folder / "weights.pt")
         if card is not None:
             (folder / "card.json").write_text(json.dumps(card, indent=2) + "\n")
+
+
+def save_tensors(value: object, path: Path) -> None:
+    """``torch.save``, with a failed write (a full disk) an OSError naming the file, as other writes give."""
+    try:
+        torch.save(value, path)
+    except RuntimeError as err:  # torch's writer reports a full disk as a RuntimeError
+        raise OSError(28, f"cannot be written ({one_line(err, 80)})", str(path)) from None
 
 
 def quantize(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
@@ -240,6 +249,8 @@ def read_ensemble(path: Path | str | None = None) -> EnsembleDir | None:
                             '{"ensemble": {"members": [...], "right_branching_voter": true, false or votes, "layers": [...]}}')
     if not isinstance(members, list) or not members or not all(isinstance(m, str) and m for m in members):
         raise ModelDirError(f"{path / 'config.json'}: the ensemble's members must be a non-empty list of folder names")
+    if len(members) > MOST_MEMBERS:
+        raise ModelDirError(f"{path / 'config.json'}: {len(members)} members is more than the {MOST_MEMBERS} an ensemble may hold")
     voter = spec.get("right_branching_voter", False)
     if not isinstance(voter, (bool, int, float)) or not 0 <= voter < float("inf"):
         raise ModelDirError(f"{path / 'config.json'}: right_branching_voter must be true, false or a number of votes (0 or more), "

@@ -30,6 +30,7 @@ from onparse.config import Layer, checked_layer
 from onparse.hardware import check_device
 from onparse.modeldir import ModelBundle
 from onparse.language import Sentence, tokenizer
+from onparse.lines import TooLong
 from onparse.reading import model_tokens, pool, word_ranges
 from onparse.tokenize import word_positions
 from onparse.trees import attach_punctuation, map_leaves
@@ -300,6 +301,39 @@ class Parser:
         tokens, positions = list(sentence.tokens), list(sentence.words)
         return Parse(tokens, positions, self.model_input(sentence), distances, self.builder, built,
                      attach_punctuation(built.tree, positions, len(tokens)))
+
+    def parse_lines(self, lines: Iterable[bytes | TooLong], tokenized: bool = False, blank_lines: bool = True,
+                    invalid: Callable[[int, object], None] | None = None, window: int | None = None) -> Iterator[Parse | None]:
+        """Parse UTF-8 lines of text (``lines.read_lines``), one result a line, in order.
+
+        Each line is tokenized as the model's language is, or split at
+        whitespace with ``tokenized``. A blank line gives None (with
+        ``blank_lines``; otherwise it is an empty sentence, refused); a line
+        over the byte limit, not UTF-8 or over the word limit gives None and
+        is passed to ``invalid`` with its position (from 0) and the reason.
+        ``window`` is as in ``parse_stream``.
+        """
+        def refused(position: int, reason: object) -> None:
+            if invalid is None:
+                raise InputError(f"line {position + 1}: {reason}")
+            invalid(position, reason)
+
+        def token_lists() -> Iterator[list[str] | None]:
+            for position, raw in enumerate(lines):
+                if isinstance(raw, TooLong):
+                    refused(position, f"{raw}, more than a sentence of --max-words {self.settings.max_words} can be")
+                    yield None
+                    continue
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    refused(position, "not UTF-8 text")
+                    yield None
+                    continue
+                tokens = line.split() if tokenized else self.tokenize(line)
+                yield tokens if tokens or not blank_lines else None
+
+        return self.parse_stream(token_lists(), window, invalid)
 
     def parse_tokens(self, token_lists: Sequence[Sequence[str]]) -> list[Parse]:
         """Parse tokenized sentences, each taken exactly as given; each must hold at least one token."""

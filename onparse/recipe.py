@@ -36,10 +36,17 @@ from pathlib import Path
 
 from rich.console import Console
 
-from onparse import distributed
+from onparse import distributed, runfolder
 from onparse.atomic import replacing_file
 from onparse.config import MEAN, DistillConfig, FitPlan, Layer, TrainConfig, member_config
-from onparse.hardware import describe
+from onparse.corpus import read_corpus, read_sentences
+from onparse.ensemble import layers_by_agreement, make_ensemble
+from onparse.evaluate import evaluate_parser
+from onparse.hardware import describe, one_line
+from onparse.modeldir import read_json
+from onparse.parse import Parser
+from onparse.train import selection_rule
+from onparse.treebank import read_gold
 
 # Tokens a member reads: one epoch of WSJ 00-20 (about 0.95 M) parsed best of the schedules measured; a smaller corpus is read more often.
 MEMBER_TOKENS = 1_000_000
@@ -96,8 +103,6 @@ def with_member_epochs(plan: FitPlan) -> FitPlan:
     """The plan with its members' epochs settled: as asked, or enough to read about MEMBER_TOKENS tokens."""
     if plan.member_epochs is not None:
         return plan
-    from onparse.corpus import read_corpus
-
     tokens = sum(len(words) + 1 for words in read_corpus(plan.train, plan.language, plan.encoding, plan.reading(1)))
     return replace(plan, member_epochs=max(1, round(MEMBER_TOKENS / max(tokens, 1))))
 
@@ -107,10 +112,18 @@ class TimeUp(Exception):
 
 
 def read_record(out: Path) -> dict:
-    """The fit's record: its plan and the stages done so far."""
-    from onparse.modeldir import read_json
-
-    return read_json(out / RECORD)
+    """The fit's record, its plan and the stages done so far, checked field by field: RunFolderError naming
+    what is wrong in a damaged or hand-edited ``fit.json``."""
+    record = read_json(out / RECORD)
+    stages_done = record.get("stages")
+    if not isinstance(record.get("plan"), dict) or not isinstance(stages_done, list) or not all(
+            isinstance(entry, dict) and isinstance(entry.get("name"), str) for entry in stages_done):
+        raise runfolder.RunFolderError(f"{out / RECORD}: not a fit's record (a plan, and a list of stages each with a name)")
+    try:
+        FitPlan.from_dict(record["plan"]).check()
+    except (TypeError, ValueError) as err:
+        raise runfolder.RunFolderError(f"{out / RECORD}: its plan does not hold ({one_line(err)})") from None
+    return record
 
 
 def write_record(out: Path, record: dict) -> None:
@@ -120,10 +133,6 @@ def write_record(out: Path, record: dict) -> None:
 
 def gold_figures(path: Path, gold_path: str, settings: dict, encoding: str = "UTF-8") -> dict:
     """Dev gold sentence F1 of an ensemble's members and of its vote with and without the right-branching voter."""
-    from onparse.evaluate import evaluate_parser
-    from onparse.parse import Parser
-    from onparse.treebank import read_gold
-
     result = evaluate_parser(Parser.load(path, **settings), list(read_gold(gold_path, encoding=encoding)), untrained_seed=None)
     return {"members": {k: round(v["sentence_f1"], 2) for k, v in result["members"].items()},
             "without_voter": round(result["ensemble"]["sentence_f1"], 2),
@@ -132,8 +141,6 @@ def gold_figures(path: Path, gold_path: str, settings: dict, encoding: str = "UT
 
 def gold_layer(run: Path) -> Layer:
     """The layer (or mean) of best dev F1 at the point a run kept (its gold figures were measured there)."""
-    from onparse.modeldir import read_json
-
     figures = read_json(run / "model" / "card.json")["selected"]["dev_f1_per_layer"]
     best = max(figures, key=figures.get)
     return best if best == MEAN else int(best)
@@ -148,8 +155,6 @@ def run_stage(stage: Stage, plan: FitPlan, out: Path, deadline: float | None, co
 
 def ensemble_stage(stage: Stage, plan: FitPlan, out: Path) -> dict:
     """Vote over earlier stages' models, each member at the layer the plan's rule gives it."""
-    from onparse.ensemble import layers_by_agreement, make_ensemble
-
     settings = {"device": plan.device, "dtype": plan.dtype}
     path = out / stage.name
     final = stage.name == "model"  # the fit's model stands alone; the ensembles between name their members in place
@@ -158,8 +163,6 @@ def ensemble_stage(stage: Stage, plan: FitPlan, out: Path) -> dict:
     if plan.select_by_gold:  # the original protocol: each member's layer of best dev F1 at its kept point
         chosen = {"layers": [gold_layer(member) for member in members], "layers_chosen_on_gold": True}
     elif plan.layer_rule == "agreement":
-        from onparse.corpus import read_sentences
-
         layers, agreement = layers_by_agreement(members, read_sentences([plan.dev], plan.language, plan.encoding), settings)
         chosen = {"layers": layers, "layer_agreement": agreement}
     make_ensemble(path, members, plan.right_branching_voter, copy=final, layers=chosen["layers"], overwrite=True)
@@ -176,9 +179,6 @@ def ensemble_stage(stage: Stage, plan: FitPlan, out: Path) -> dict:
 
 def training_stage(stage: Stage, plan: FitPlan, out: Path, deadline: float | None, console: Console) -> dict:
     """Train (or resume) a stage's run folder to the end of its schedule; its model/ is the point its rule kept."""
-    from onparse import runfolder
-    from onparse.train import selection_rule
-
     path = out / stage.name
     resume = (path / "checkpoint.pt").is_file()  # else stopped before its first checkpoint: start it again
     remaining = None if deadline is None else (deadline - time.monotonic()) / 60  # past: stop after one step
@@ -248,8 +248,6 @@ def fit(plan: FitPlan | None, out: Path, resume: bool = False, hours: float | No
 
 def write_card(model: Path, record: dict) -> None:
     """The fit's model card: its plan, every stage with its time and figures, and how each choice was made."""
-    from onparse.modeldir import read_json
-
     card = {**read_json(model / "card.json"), "fit": record}
     (model / "card.json").write_text(json.dumps(card, indent=2) + "\n")
     plan = record["plan"]

@@ -190,6 +190,7 @@ def opened(out_dir: Path, resume: bool, overwrite: bool, new_config: Callable[[]
                 config.epochs = epochs
         else:
             config = new_config()
+            config.check()
             if main and run_contents(out_dir):
                 check_inputs(config, out_dir)
                 for path in run_contents(out_dir):
@@ -277,7 +278,7 @@ def train(
         checkpoint = running.checkpoint()  # every rank: the carried states are gathered from all of them
         if ranks.main:
             temporary = out_dir / "checkpoint.tmp"
-            torch.save(checkpoint, temporary)
+            modeldir.save_tensors(checkpoint, temporary)
             os.replace(temporary, out_dir / "checkpoint.pt")  # a kill -9 mid-write leaves the previous checkpoint whole
 
     deadline = None if max_minutes is None else time.monotonic() + 60 * max_minutes

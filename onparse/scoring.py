@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 
 from nltk import Tree
 
-from onparse.treebank import RULES, GoldSentence, WordRule
+from onparse.tokenize import is_punct
+from onparse.treebank import RULES, GoldSentence, WordRule, read_each
 from onparse.trees import Span, baseline_spans, labeled_spans
 
 REPORTED_LABELS = ("NP", "VP", "PP", "SBAR", "ADJP", "ADVP")
@@ -119,22 +120,66 @@ def baseline_scores(gold: Sequence[GoldSentence]) -> dict[str, dict]:
             for name in ("left_branching", "right_branching", "balanced")}
 
 
-def predicted_spans(tree: Tree, words: Sequence[str], source: str = "") -> set[Span]:
+def predicted_spans(tree: Tree, words: Sequence[str], source: str = "", rule: WordRule | None = None) -> set[Span]:
     """Spans of another parser's tree over the gold words.
 
-    The tree's leaves are matched to the gold words in order; leaves that match
-    none (punctuation the parser kept, say) are skipped.
+    The tree's leaves are matched to the gold words in order; a leaf that
+    matches none may be punctuation the parser kept (skipped: punctuation by
+    its characters, or by its tag under the treebank's ``rule``), never a
+    word: ValueError when the leaves are not the gold words in order.
     """
     matched = 0
+    extra: list[object] = []
 
-    def is_next_word(leaf: object, _: Tree) -> bool:
+    def is_next_word(leaf: object, parent: Tree) -> bool:
         nonlocal matched
         if matched < len(words) and leaf == words[matched]:
             matched += 1
             return True
+        tagged_punctuation = rule is not None and len(parent) == 1 and not rule.is_word(parent.label(), str(leaf))
+        if not (isinstance(leaf, str) and is_punct(leaf)) and not tagged_punctuation:
+            extra.append(leaf)
         return False
 
     found = {(s, e) for _, s, e in labeled_spans(tree, is_next_word)}
-    if matched != len(words):
-        raise ValueError(f"{source}: prediction's leaves do not contain the gold words in order (matched {matched} of {len(words)})")
+    if matched != len(words) or extra:
+        why = f"a word the gold lacks: {extra[0]!r}" if extra else f"matched {matched} of {len(words)} gold words"
+        raise ValueError(f"{source}: prediction's leaves are not the gold words in order ({why})")
     return found
+
+
+def score_predictions(pred: str, gold: Sequence[GoldSentence], kept: Sequence[bool] | None = None, encoding: str = "UTF-8",
+                      strict: bool = False, rule: WordRule | None = None) -> dict:
+    """Another parser's trees in ``pred`` (one per gold tree, in order), scored on the gold sentences ``kept``.
+
+    A prediction whose leaves are not its gold sentence's words (punctuation
+    aside) is left out of the score and listed in ``unaligned`` (its position
+    from 1, where it is, why), as EVALB-style tools do; with ``strict`` it is
+    an error, and so it is where no prediction aligns. An empty tree stands
+    for a gold tree without words. ValueError for a file that does not hold
+    one tree per gold tree.
+    """
+    kept = list(kept) if kept is not None else [True] * len(gold)
+    position = iter(range(len(gold)))
+    unaligned: list[dict] = []
+
+    def spans_of(tree: Tree, source: str) -> set[Span] | None:
+        k = next(position, None)
+        if k is None or not kept[k] or not gold[k].words:
+            return None
+        try:
+            return predicted_spans(tree, gold[k].words, source, rule)
+        except ValueError as err:
+            unaligned.append({"sentence": k + 1, "source": source, "reason": str(err).split(": ", 1)[-1]})
+            return None
+
+    found = list(read_each(pred, spans_of, encoding, empty_trees=True))
+    if len(found) != len(gold):
+        raise ValueError(f"{pred}: {len(found)} trees for {len(gold)} gold sentences")
+    pairs = [(spans, sentence) for spans, sentence, keep in zip(found, gold, kept) if keep and spans is not None]
+    if unaligned and (strict or not pairs):
+        first = unaligned[0]
+        raise ValueError(f"{first['source']}: {first['reason']}" + ("" if strict else ": no prediction aligns with its gold sentence"))
+    sentences = [sentence for _, sentence in pairs]
+    return {**score([spans for spans, _ in pairs], sentences), "aligned": len(pairs), "unaligned": unaligned,
+            "baselines": baseline_scores(sentences), "protocol": PROTOCOL}

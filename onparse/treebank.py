@@ -169,7 +169,8 @@ def read_trees(path: Path, encoding: str = "UTF-8") -> Iterator[tuple[Tree, str]
         yield from chunk
 
 
-def read_each(path: str, convert: Callable[[Tree, str], Converted], encoding: str = "UTF-8") -> Iterator[Converted]:
+def read_each(path: str, convert: Callable[[Tree, str], Converted], encoding: str = "UTF-8",
+              empty_trees: bool = False) -> Iterator[Converted]:
     """``convert(tree, source)`` for every tree of every file PATH names, in file order.
 
     Trees are read and converted a few thousand at a time with the cyclic
@@ -178,7 +179,7 @@ def read_each(path: str, convert: Callable[[Tree, str], Converted], encoding: st
     nothing (it halves the time to read 100,000 trees).
     """
     for file in tree_files(path):
-        for chunk in _chunks(file, convert, encoding):
+        for chunk in _chunks(file, convert, encoding, empty_trees):
             yield from chunk
 
 
@@ -203,17 +204,38 @@ def codec(encoding: str) -> str:
     return "utf-8-sig" if encoding.lower().replace("_", "-") in ("utf-8", "utf8") else encoding
 
 
-def _chunks(path: Path, convert: Callable[[Tree, str], Converted], encoding: str = "UTF-8") -> Iterator[list[Converted]]:
+# No treebank or corpus writes a line this long; /dev/zero, a binary file or a file without line breaks do.
+LINE_CHARACTERS = 1 << 20
+
+
+def text_lines(path: Path, encoding: str = "UTF-8") -> Iterator[tuple[int, str]]:
+    """Each line of a text file (numbered from 1, without its line break) in bounded memory: TreebankError naming
+    the file and line for an unknown encoding, bytes that are not ``encoding`` text, or a line too long to be text."""
     try:
-        text = path.read_bytes().decode(codec(encoding))
-    except UnicodeDecodeError as err:
-        raise TreebankError(f"{path}: not {encoding} text (byte {err.start}); name the file's encoding with --encoding") from None
+        stream = open(path, encoding=codec(encoding))
     except LookupError:
         raise TreebankError(f"{encoding!r} is not an encoding Python knows (latin-1, gb18030, utf-8, ...)") from None
     except OSError as err:
         raise TreebankError(f"{path}: {err.strerror}") from None
-    lines = enumerate(text.splitlines(), 1)
-    state = _ReadState(path)
+    number = 0
+    with stream:
+        try:
+            while line := stream.readline(LINE_CHARACTERS + 1):
+                number += 1
+                if len(line) > LINE_CHARACTERS:
+                    raise TreebankError(f"{path}:{number}: a line of more than {LINE_CHARACTERS:,} characters: not text")
+                yield number, line.rstrip("\r\n")
+        except UnicodeDecodeError as err:
+            raise TreebankError(f"{path}:{number + 1}: not {encoding} text ({err.reason}); "
+                                "name the file's encoding with --encoding") from None
+        except OSError as err:
+            raise TreebankError(f"{path}: {err.strerror}") from None
+
+
+def _chunks(path: Path, convert: Callable[[Tree, str], Converted], encoding: str = "UTF-8",
+            empty_trees: bool = False) -> Iterator[list[Converted]]:
+    lines = text_lines(path, encoding)
+    state = _ReadState(path, empty_trees)
     while True:
         with collector_paused():
             chunk = [convert(tree, source) for tree, source in state.read(lines, trees=_CHUNK)]
@@ -234,8 +256,8 @@ _new_node = Tree.__new__
 class _ReadState:
     """Where ``read_trees`` is in a file: the brackets still open, and where the tree they belong to began."""
 
-    def __init__(self, path: Path):
-        self.path = path
+    def __init__(self, path: Path, empty_trees: bool = False):
+        self.path, self.empty_trees = path, empty_trees  # whether "(X )" is a tree (another parser's, of no words)
         self.open_nodes: list[Tree] = []
         self.source = ""
         self.error: TreebankError | None = None  # raised once the trees read before it are handed on
@@ -263,7 +285,7 @@ class _ReadState:
                     tree = open_nodes.pop()
                     if not open_nodes:
                         try:
-                            found.append((_unwrapped(tree, self.source), self.source))
+                            found.append((_unwrapped(tree, self.source, self.empty_trees), self.source))
                         except TreebankError as err:
                             self.error = err
                             return found
@@ -274,9 +296,11 @@ class _ReadState:
         return found
 
 
-def _unwrapped(tree: Tree, source: str) -> Tree:
+def _unwrapped(tree: Tree, source: str, empty_trees: bool = False) -> Tree:
     if tree.label() == "" and len(tree) == 1:
         tree = tree[0]
+    if isinstance(tree, Tree) and empty_trees and not len(tree):
+        return tree
     if not isinstance(tree, Tree) or not any(True for _ in leaf_parents(tree)):
         raise TreebankError(f"{source}: a tree with no leaves")
     return tree

@@ -16,6 +16,9 @@ class Vocabulary:
     def __init__(self, words: list[str]):
         self.words = list(words)
         self.index = {w: i for i, w in enumerate(self.words)}
+        if len(self.index) != len(self.words):
+            twice = next(w for i, w in enumerate(self.words) if self.index[w] != i)
+            raise ValueError(f"the word {twice!r} is listed twice (each word has one row)")
         if UNK not in self.index or EOS not in self.index:
             raise ValueError(f"a vocabulary needs {UNK} and {EOS}")
         self.unk_id = self.index[UNK]

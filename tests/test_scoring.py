@@ -7,7 +7,7 @@ import pytest
 from nltk import Tree
 
 from onparse.scoring import predicted_spans, score, scored_spans, sentence_prf
-from onparse.treebank import gold_sentence
+from onparse.treebank import gold_sentence, read_gold
 
 
 def gold(bracketed: str):
@@ -76,3 +76,36 @@ def test_predicted_spans_skip_leaves_outside_the_gold_words():
 def test_scoring_never_imports_torch():
     code = "import sys, onparse.scoring; print('torch' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "False"
+
+
+def test_predictions_that_do_not_align_are_left_out_and_reported_never_scored(tmp_path):
+    from onparse.scoring import score_predictions
+
+    gold_file = tmp_path / "gold.txt"
+    gold_file.write_text("(S (NP (DT the) (NN cat)) (VP (VBD sat)) (. .))\n(S (NP (DT the) (NN mat)) (. .))\n(S (. .))\n")
+    gold = list(read_gold(str(gold_file)))
+    pred = tmp_path / "pred.txt"
+    pred.write_text("(X (X the cat) (X sat .))\n(X the (X big mat))\n(X )\n")  # an extra word; a tree of no words
+    result = score_predictions(str(pred), gold)
+    assert result["aligned"] == 1 and result["sentence_f1"] == 100.0
+    assert [(u["sentence"], "'big'" in u["reason"]) for u in result["unaligned"]] == [(2, True)]
+    with pytest.raises(ValueError, match="a word the gold lacks: 'big'"):
+        score_predictions(str(pred), gold, strict=True)
+    pred.write_text("(X a dog)\n(X the (X big mat))\n(X )\n")
+    with pytest.raises(ValueError, match="no prediction aligns"):
+        score_predictions(str(pred), gold)
+
+
+def test_what_parse_prints_for_a_line_of_punctuation_alone_scores_back(tmp_path):
+    from click.testing import CliRunner
+
+    from onparse.cli import main
+
+    gold_file = tmp_path / "gold.txt"
+    gold_file.write_text("(S (NP (DT the) (NN cat)) (VP (VBD sat)))\n(S (. .))\n")
+    lines = tmp_path / "lines.txt"
+    lines.write_text("the cat sat\n.\n")
+    parsed = CliRunner().invoke(main, ["--tokenized", "--no-punct", "-i", str(lines), "-o", str(tmp_path / "pred.txt")])
+    assert parsed.exit_code == 0, parsed.output
+    scored = CliRunner().invoke(main, ["eval", "--gold", str(gold_file), "--pred", str(tmp_path / "pred.txt"), "--json"])
+    assert scored.exit_code == 0, scored.output
