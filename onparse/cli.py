@@ -18,7 +18,7 @@ import click
 
 from onparse import __version__
 from onparse.hardware import one_line
-from onparse.config import (BACKWARD, COMPUTE_DTYPES, FORWARD, LAYER_RULES, LINE_BYTES_PER_WORD, MAX_SENTENCE_WORDS, MEAN,
+from onparse.config import (BACKWARD, COMPUTE_DTYPES, FORWARD, LAYER_RULES, LINE_BYTES_PER_WORD, MAX_SENTENCE_WORDS,
                              MEMBER_MODEL, DistillConfig, FitPlan, ModelConfig, ParseConfig, Reading, TrainConfig, check_encoding,
                              checked_layer, default)
 
@@ -154,14 +154,10 @@ def check_device(device: str) -> None:
 
 
 def set_threads(threads: int | None) -> None:
-    """Use ``threads`` CPU threads for torch (default: one per core, fewer where other work already runs)."""
-    from onparse.hardware import default_threads
+    """Use ``threads`` CPU threads for torch (``hardware.use_threads``)."""
+    from onparse.hardware import use_threads
 
-    threads = threads or default_threads()
-    if threads:
-        import torch
-
-        torch.set_num_threads(threads)
+    use_threads(threads)
 
 
 def load_parser(model: str | None, layer: int | None, threads: int | None = None, **settings):
@@ -392,82 +388,34 @@ def evaluate(gold, pred, strict, max_length, as_json, no_untrained, raw, word_ru
     if as_json:
         click.echo(__import__("json").dumps(result, indent=2))
     else:
-        _print_scores(result, pred)
+        from onparse.report import print_scores
+
+        print_scores(result, pred)
 
 
 def _evaluate_model(model: str | None, layer: int | None, settings: dict, sentences: list, untrained: bool) -> dict:
     """The model's figures on gold sentences, with a progress bar on stderr."""
-    from rich.console import Console
-    from rich.progress import Progress
-
     from onparse.evaluate import evaluate_parser
+    from onparse.report import progress_bar
 
     parser = load_parser(model, layer, **settings)
-    with Progress(console=Console(stderr=True), transient=True) as progress:
-        task = progress.add_task("parsing", total=len(sentences) * (2 if untrained else 1))
-        result = evaluate_parser(parser, sentences, 0 if untrained else None, lambda n: progress.advance(task, n))
+    with progress_bar("parsing", len(sentences) * (2 if untrained else 1)) as advance:
+        result = evaluate_parser(parser, sentences, 0 if untrained else None, advance)
     result["model"] = str(parser.path)
     return result
 
 
 def _evaluate_raw(model: str | None, layer, settings: dict, gold: str, max_length: int | None, rule, encoding: str) -> dict:
     """The raw-text path's figures, with a progress bar on stderr."""
-    from rich.console import Console
-    from rich.progress import Progress
+    from onparse.evaluate import evaluate_raw, read_typed_gold
+    from onparse.report import progress_bar
 
-    from onparse.evaluate import evaluate_raw
-    from onparse.scoring import baseline_scores
-    from onparse.treebank import gold_sentence, read_trees, tree_files
-
-    pairs = [(gold_sentence(tree, source, rule), tree) for file in tree_files(gold) for tree, source in read_trees(file, encoding)]
-    pairs = [(s, t) for s, t in pairs if max_length is None or len(s.words) <= max_length]
+    sentences, trees = read_typed_gold(gold, rule, encoding, max_length)
     parser = load_parser(model, layer, **settings)
-    with Progress(console=Console(stderr=True), transient=True) as progress:
-        task = progress.add_task("parsing raw text", total=len(pairs))
-        result = evaluate_raw(parser, [s for s, _ in pairs], [t for _, t in pairs], lambda n: progress.advance(task, n))
-    result.update(baselines=baseline_scores([s for s, _ in pairs]), model=str(parser.path))
+    with progress_bar("parsing raw text", len(sentences)) as advance:
+        result = evaluate_raw(parser, sentences, trees, advance)
+    result["model"] = str(parser.path)
     return result
-
-
-def _model_rows(result: dict) -> list[tuple[str, dict]]:
-    """Table rows for a model's figures: its layers, or an ensemble's members and votes."""
-    if "per_layer" in result:
-        return [(("ON-LSTM mean of layers" if k == MEAN else f"ON-LSTM layer {k}") + (" (chosen)" if k == result["chosen"] else ""),
-                 figures) for k, figures in result["per_layer"].items()]
-    rows = [(f"member {k} (layer {layer})", figures)
-            for (k, figures), layer in zip(result["members"].items(), result["layers"])]
-    for key, name in (("ensemble", "ensemble (tree averaging)"), ("ensemble_right_branching", "ensemble + right-branching voter")):
-        rows.append((name + (" (chosen)" if result["chosen"] == key else ""), result[key]))
-    return rows
-
-
-def _print_scores(result: dict, pred: str | None) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
-    from onparse.scoring import REPORTED_LABELS
-
-    title = f"{result['gold']}: {result['sentences']} sentences" + (f", at most {result['max_length']} words" if result["max_length"] else "")
-    table = Table(title=title)
-    for column in ("parser", "sentence F1", "corpus F1", *REPORTED_LABELS):
-        table.add_column(column, justify="left" if column == "parser" else "right", no_wrap=True)
-    if pred:
-        rows = [(pred, result)]
-    elif "same_tokens" in result:
-        rows = [(f"raw text ({result['same_tokens']} of {result['sentences']} sentences tokenized as the treebank)", result)]
-    else:
-        rows = _model_rows(result)
-    rows += [(name.replace("_", " "), figures) for name, figures in result["baselines"].items()]
-    for name, figures in rows:
-        labels = [f"{figures['label_recall'][label]:.1f}" if label in figures["label_recall"] else "-" for label in REPORTED_LABELS]
-        table.add_row(name, f"{figures['sentence_f1']:.1f}", f"{figures['corpus_f1']:.1f}", *labels)
-    console = Console()
-    if not console.is_terminal:  # files and pipes get the whole table, not rich's default 80 columns
-        console = Console(width=160)
-    console.print(table)
-    if "model" in result:
-        console.print(f"model: {result['model']}")
-    console.print(result["protocol"], style="dim")
 
 
 def run_options(command):
@@ -614,19 +562,14 @@ def distill(train_paths, dev, dev_gold, select_by, out_dir, resume, overwrite, m
           --passes 2 --lr 2e-3 --train corpus.txt --dev dev.txt --out runs/scratch
     """
     def new_config() -> TrainConfig:
-        from onparse.modeldir import ModelDirError, load, locate
+        from onparse.distill import distillation_config
 
         if not train_paths or not student:
             fail("give the training text with --train and the student with --student")
-        try:
-            bundle = load(student)
-        except ModelDirError as err:
-            fail(str(err))
-        spec = DistillConfig(teacher=str(locate(teacher)), start=student, from_scratch=from_scratch, sentences=sentences,
+        spec = DistillConfig(teacher=teacher, start=student, from_scratch=from_scratch, sentences=sentences,
                              rank_weight=rank_weight, margin=margin)
-        return TrainConfig(train=list(train_paths), dev=dev, dev_gold=dev_gold, model=bundle.model.config,
-                           epochs=epochs or 1, default_layer=layer or bundle.default_layer, distill=spec,
-                           select_by=select_by, language=bundle.language, reading=bundle.reading, **settings)
+        return distillation_config(spec, train=list(train_paths), dev=dev, dev_gold=dev_gold, epochs=epochs or 1,
+                                   default_layer=layer, select_by=select_by, **settings)
 
     run_training(out_dir, resume, overwrite, epochs, max_minutes, threads, new_config, "distill")
 
@@ -684,7 +627,9 @@ def ensemble(members, out_dir, right_branching_voter, right_branching_votes, lin
                         "max_words": MAX_SENTENCE_WORDS}
             result = _evaluate_model(str(out_dir), None, settings, list(read_gold(dev_gold, encoding=encoding)), untrained=False)
             result.update(gold=dev_gold, max_length=None)
-            _print_scores(result, None)
+            from onparse.report import print_scores
+
+            print_scores(result, None)
     except ModelDirError as err:
         fail(str(err))
     except (TreebankError, ValueError, OSError) as err:

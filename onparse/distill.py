@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -29,11 +29,20 @@ import torch
 from torch import Tensor
 from torch.nn.utils.rnn import pack_sequence, pad_packed_sequence
 
+from onparse import modeldir
+from onparse.atomic import replacing_file
 from onparse.builder import tree_row
-from onparse.config import Layer, Reading, TrainConfig
+from onparse.config import DistillConfig, Layer, Reading, TrainConfig
+from onparse.corpus import read_sentences
 from onparse.language import Sentence
 from onparse.model import LanguageModel
+from onparse.modeldir import ModelBundle
+from onparse.parse import Parser
 from onparse.reading import model_tokens, pool, word_ranges
+from onparse.report import progress_bar
+from onparse.scoring import score
+from onparse.train import Setup, dev_stream
+from onparse.treebank import GoldSentence
 from onparse.trees import Span, spans
 from onparse.vocabulary import Vocabulary
 
@@ -166,18 +175,12 @@ class DistillationObjective:
 
 def teacher_spans(teacher: str, sentences: list[Sentence], settings: dict) -> list[list[Span]]:
     """The teacher's tree over each sentence, as sorted spans over its words, with a progress bar."""
-    from rich.console import Console
-    from rich.progress import Progress
-
-    from onparse.parse import Parser
-
     parser = Parser.load(teacher, **settings)
     found = []
-    with Progress(console=Console(stderr=True), transient=True) as progress:
-        task = progress.add_task(f"teacher parses {len(sentences):,} sentences", total=len(sentences))
+    with progress_bar(f"teacher parses {len(sentences):,} sentences", len(sentences)) as advance:
         for distances in parser.distances(sentences):
             found.append(sorted(spans(parser.build(distances).tree)))
-            progress.advance(task)
+            advance(1)
     return found
 
 
@@ -189,9 +192,6 @@ def teacher_trees(config: TrainConfig, work_dir: Path | None) -> tuple[list[Sent
     same teacher and sample, reads it back instead of parsing again, and a
     changed setting parses afresh. It is written whole or not at all.
     """
-    from onparse.atomic import replacing_file
-    from onparse.corpus import read_sentences
-
     spec = config.distill
     seed = config.seed if spec.sample_seed is None else spec.sample_seed
     key = {"teacher": str(Path(spec.teacher).resolve()), "train": config.train, "sentences": spec.sentences, "seed": seed,
@@ -218,11 +218,6 @@ def teacher_trees(config: TrainConfig, work_dir: Path | None) -> tuple[list[Sent
 
 def agreement(teacher: str, dev_sentences: list[Sentence], layer: Layer, settings: dict, reading: Reading = Reading()):
     """A measure for training: sentence F1 of the student's trees (``layer``) against the teacher's on dev text."""
-    from onparse.modeldir import ModelBundle
-    from onparse.parse import Parser
-    from onparse.scoring import score
-    from onparse.treebank import GoldSentence
-
     targets = [GoldSentence(tuple(sentence.word_tokens), frozenset(found), (), "teacher")
                for sentence, found in zip(dev_sentences, teacher_spans(teacher, dev_sentences, settings))]
 
@@ -234,12 +229,18 @@ def agreement(teacher: str, dev_sentences: list[Sentence], layer: Layer, setting
     return measure
 
 
+def distillation_config(spec: DistillConfig, default_layer: Layer | None = None, **settings) -> TrainConfig:
+    """A distillation run's settings: the student's shape, language and reading from its model directory
+    (``spec.start``), the teacher found by name or path, its layer the student's own unless given; ``settings``
+    are TrainConfig's other fields. ModelDirError for a student that is no model."""
+    student = modeldir.load(spec.start)
+    spec = replace(spec, teacher=str(modeldir.locate(spec.teacher or None)))
+    return TrainConfig(model=student.model.config, default_layer=default_layer or student.default_layer, distill=spec,
+                       language=student.language, reading=student.reading, **settings)
+
+
 def distillation_setup(config: TrainConfig, checkpoint: dict | None, work_dir: Path | None):
     """The student (``start``'s weights, or fresh ones of its shape), its vocabulary, the objective and the teacher-agreement measure."""
-    from onparse import modeldir
-    from onparse.corpus import read_sentences
-    from onparse.train import Setup, dev_stream
-
     spec = config.distill
     if not spec.teacher or not spec.start:
         raise ValueError("distillation needs a teacher and a student to start from")

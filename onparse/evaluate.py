@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import torch
+from nltk import Tree
 
 from onparse.builder import TreeBuilder
 from onparse.config import MEAN, Reading
@@ -16,7 +17,7 @@ from onparse.model import LanguageModel
 from onparse.modeldir import ModelBundle
 from onparse.parse import Parser
 from onparse.scoring import PROTOCOL, baseline_scores, score
-from onparse.treebank import GoldSentence, read_gold
+from onparse.treebank import GoldSentence, WordRule, gold_sentence, read_gold, read_trees, tree_files
 from onparse.trees import Span, spans
 from onparse.vocabulary import Vocabulary
 
@@ -143,6 +144,14 @@ def same_tokens(tokens: Sequence[str], typed: Sequence[str]) -> bool:
     return [_TYPED.get(token, token) for token in tokens] == list(typed)
 
 
+def read_typed_gold(path: str, rule: WordRule, encoding: str = "UTF-8", max_length: int | None = None
+                    ) -> tuple[list[GoldSentence], list[Tree]]:
+    """Gold sentences and their trees (leaves with their tags, for typing them back), at most ``max_length`` words."""
+    pairs = [(gold_sentence(tree, source, rule), tree) for file in tree_files(path) for tree, source in read_trees(file, encoding)]
+    pairs = [(s, t) for s, t in pairs if max_length is None or len(s.words) <= max_length]
+    return [s for s, _ in pairs], [t for _, t in pairs]
+
+
 def evaluate_raw(parser: Parser, gold: Sequence[GoldSentence], trees: Sequence, advance: Advance | None = None) -> dict:
     """Score the raw-text path: each gold sentence typed back as text (nltk's detokenizer), then tokenized as the
     model's language is (``Parser.tokenize``) and parsed.
@@ -168,6 +177,6 @@ def evaluate_raw(parser: Parser, gold: Sequence[GoldSentence], trees: Sequence, 
         predicted.append(found)
         if advance:
             advance(1)
-    return {**score(predicted, gold), "same_tokens": matched, "protocol": PROTOCOL + (
+    return {**score(predicted, gold), "same_tokens": matched, "baselines": baseline_scores(gold), "protocol": PROTOCOL + (
         " Raw text: each gold sentence is typed back with nltk's TreebankWordDetokenizer, tokenized and parsed as "
         "user text; a predicted constituent counts as the gold words whose characters it covers.")}

@@ -45,6 +45,15 @@ def one_line(err: BaseException, width: int = 160) -> str:
     return text.splitlines()[0][:width] if text else type(err).__name__
 
 
+def use_threads(threads: int | None = None) -> None:
+    """Use ``threads`` CPU threads for torch (default: one per core, fewer where other work already runs: ``default_threads``)."""
+    threads = threads or default_threads()
+    if threads:
+        import torch
+
+        torch.set_num_threads(threads)
+
+
 def default_threads() -> int | None:
     """CPU threads for torch when the user names none: None (torch's own, one per core) on an idle machine,
     and the cores left over where other work is running right now; under torchrun, a share of the cores per process.

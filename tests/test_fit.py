@@ -234,7 +234,7 @@ def test_every_member_draws_its_own_seed_and_reads_in_its_turns_direction():
 
 
 def test_the_ensembles_agreement_text_is_read_in_the_fits_language(tmp_path, monkeypatch):
-    from onparse import ensemble, modeldir, recipe
+    from onparse import modeldir, recipe
     from onparse.recipe import Stage
 
     from conftest import tiny_model
@@ -250,7 +250,7 @@ def test_the_ensembles_agreement_text_is_read_in_the_fits_language(tmp_path, mon
         seen.extend(sentences)
         return [MEAN] * len(models), [{} for _ in models]
 
-    monkeypatch.setattr(ensemble, "layers_by_agreement", agreeing)
+    monkeypatch.setattr(recipe, "layers_by_agreement", agreeing)
     plan = tiny_plan(dev=str(dev), language="de")
     recipe.ensemble_stage(Stage("ensemble-1", members=["member-1", "member-2"]), plan, tmp_path)
     assert [seen[0].tokens[i] for i in seen[0].words] == ["Die", "Mäuse", "laufen", "schnell"]

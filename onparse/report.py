@@ -1,0 +1,58 @@
+"""What people see: tables of scores, and progress bars while they wait (on stderr, so output stays clean)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from rich.console import Console
+from rich.progress import Progress
+from rich.table import Table
+
+from onparse.config import MEAN
+from onparse.scoring import REPORTED_LABELS
+
+
+@contextmanager
+def progress_bar(description: str, total: int) -> Iterator[Callable[[int], None]]:
+    """A transient progress bar on stderr; yields the function to call with how many more are done."""
+    with Progress(console=Console(stderr=True), transient=True) as progress:
+        task = progress.add_task(description, total=total)
+        yield lambda done: progress.advance(task, done)
+
+
+def model_rows(result: dict) -> list[tuple[str, dict]]:
+    """Table rows for a model's figures: its layers, or an ensemble's members and votes."""
+    if "per_layer" in result:
+        return [(("ON-LSTM mean of layers" if k == MEAN else f"ON-LSTM layer {k}") + (" (chosen)" if k == result["chosen"] else ""),
+                 figures) for k, figures in result["per_layer"].items()]
+    rows = [(f"member {k} (layer {layer})", figures)
+            for (k, figures), layer in zip(result["members"].items(), result["layers"])]
+    for key, name in (("ensemble", "ensemble (tree averaging)"), ("ensemble_right_branching", "ensemble + right-branching voter")):
+        rows.append((name + (" (chosen)" if result["chosen"] == key else ""), result[key]))
+    return rows
+
+
+def print_scores(result: dict, pred: str | None) -> None:
+    """``onparse eval``'s table: the model's rows (or another parser's), the baselines, the protocol under it."""
+    title = f"{result['gold']}: {result['sentences']} sentences" + (f", at most {result['max_length']} words" if result["max_length"] else "")
+    table = Table(title=title)
+    for column in ("parser", "sentence F1", "corpus F1", *REPORTED_LABELS):
+        table.add_column(column, justify="left" if column == "parser" else "right", no_wrap=True)
+    if pred:
+        rows = [(pred, result)]
+    elif "same_tokens" in result:
+        rows = [(f"raw text ({result['same_tokens']} of {result['sentences']} sentences tokenized as the treebank)", result)]
+    else:
+        rows = model_rows(result)
+    rows += [(name.replace("_", " "), figures) for name, figures in result["baselines"].items()]
+    for name, figures in rows:
+        labels = [f"{figures['label_recall'][label]:.1f}" if label in figures["label_recall"] else "-" for label in REPORTED_LABELS]
+        table.add_row(name, f"{figures['sentence_f1']:.1f}", f"{figures['corpus_f1']:.1f}", *labels)
+    console = Console()
+    if not console.is_terminal:  # files and pipes get the whole table, not rich's default 80 columns
+        console = Console(width=160)
+    console.print(table)
+    if "model" in result:
+        console.print(f"model: {result['model']}")
+    console.print(result["protocol"], style="dim")
