@@ -25,7 +25,7 @@ from pathlib import Path
 
 import torch
 
-from onparse.atomic import replacing_folder
+from onparse.atomic import replacing_file, replacing_folder
 from onparse.hardware import one_line
 from onparse.config import MEAN, Layer, ModelConfig, Reading, checked_layer
 from onparse.language import ENGLISH
@@ -71,7 +71,13 @@ def save(path: Path, model: LanguageModel, vocab: Vocabulary, default_layer: Lay
         save_tensors(quantize(state) if precision == "int8" else {k: v.to(torch.bfloat16) for k, v in state.items()},
                      folder / "weights.pt")
         if card is not None:
-            (folder / "card.json").write_text(json.dumps(card, indent=2) + "\n")
+            write_json(folder / "card.json", card)
+
+
+def write_json(path: Path, value: dict) -> None:
+    """A config or card file, written whole or not at all (``atomic.replacing_file``)."""
+    with replacing_file(path) as file:
+        file.write(json.dumps(value, indent=2) + "\n")
 
 
 def save_tensors(value: object, path: Path) -> None:
@@ -108,7 +114,8 @@ def _write_config(path: Path, config: ModelConfig, default_layer: Layer, precisi
         raise ValueError(f"weights are stored as one of {', '.join(PRECISIONS)}, not {precision!r}")
     text = json.dumps({"model": asdict(config), "default_layer": default_layer, "weights": precision,
                        "language": language, "reading": asdict(reading)}, indent=2) + "\n"
-    (path / "config.json").write_text(text)
+    with replacing_file(path / "config.json") as file:
+        file.write(text)
 
 
 def set_default_layer(path: Path, layer: Layer) -> None:
@@ -136,9 +143,9 @@ def save_ensemble(path: Path, members: list[Path], right_branching_voter: float 
     names = [os.path.relpath(Path(member).resolve(), path.resolve()) for member in members]
     ensemble = {"ensemble": {"members": names, "right_branching_voter": right_branching_voter,
                              **({"layers": layers} if layers is not None else {})}}
-    (path / "config.json").write_text(json.dumps(ensemble, indent=2) + "\n")
+    write_json(path / "config.json", ensemble)
     if card is not None:
-        (path / "card.json").write_text(json.dumps(card, indent=2) + "\n")
+        write_json(path / "card.json", card)
 
 
 def pointing_at(target: Path | str, models: Path = MODELS) -> Path | None:
@@ -178,15 +185,15 @@ def is_ensemble_folder(path: Path) -> bool:
                                           and all(is_model_folder(member) for member in members.iterdir()))))
 
 
-def refuse_to_replace(target: Path, is_own_kind, kind: str) -> None:
+def refuse_to_replace(target: Path, is_own_kind, kind: str, models: Path = MODELS) -> None:
     """ModelDirError unless replacing ``target`` loses nothing: a folder of ``kind`` (``is_own_kind``) or nothing at
-    all, outside the shipped models, that no shipped ensemble points into. Called before anything is deleted."""
+    all, outside the shipped ``models``, that no shipped ensemble points into. Called before anything is deleted."""
     target = Path(target)
     resolved = target.resolve()
-    shipped = MODELS.resolve()
+    shipped = models.resolve()
     if resolved == shipped or shipped in resolved.parents or resolved in shipped.parents:
         raise ModelDirError(f"{target} is or holds a shipped model: it is never replaced; choose another --out")
-    holder = pointing_at(target)
+    holder = pointing_at(target, models)
     if holder:
         raise ModelDirError(f"{target} holds a member of {holder}: rewriting it would change that model; choose another --out")
     if target.is_symlink() or (target.exists() and not target.is_dir()):
@@ -201,7 +208,7 @@ def copy_model(source: Path, target: Path) -> None:
     A model folder that shares is the files a model needs: a link inside it
     (to a private folder, to ``/``) is neither followed nor copied.
     """
-    target.mkdir(parents=True)
+    target.mkdir(parents=True, exist_ok=True)
     for name in sorted(MODEL_FILES):
         found = source / name
         if found.is_symlink():

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import shutil
 import tempfile
 from pathlib import Path
 
 from onparse.ensemble import make_ensemble
 from onparse.evaluate import evaluate_parser
-from onparse.modeldir import load, read_ensemble, save
+from onparse.modeldir import load, read_ensemble, save, write_json
 from onparse.parse import Parser
 from onparse.treebank import read_gold
 
@@ -46,5 +45,5 @@ def quantized_copy(source: Path | str, out: Path, gold: str | None = None, devic
     if change:
         change["after"] = figures(out)
         card["int8_change"] = change
-        (Path(out) / "card.json").write_text(json.dumps(card, indent=2) + "\n")
+        write_json(Path(out) / "card.json", card)
     return change

@@ -43,7 +43,7 @@ from onparse.corpus import read_corpus, read_sentences
 from onparse.ensemble import layers_by_agreement, make_ensemble
 from onparse.evaluate import evaluate_parser
 from onparse.hardware import describe, one_line
-from onparse.modeldir import read_json
+from onparse.modeldir import read_json, write_json
 from onparse.parse import Parser
 from onparse.train import selection_rule
 from onparse.treebank import read_gold
@@ -249,7 +249,7 @@ def fit(plan: FitPlan | None, out: Path, resume: bool = False, hours: float | No
 def write_card(model: Path, record: dict) -> None:
     """The fit's model card: its plan, every stage with its time and figures, and how each choice was made."""
     card = {**read_json(model / "card.json"), "fit": record}
-    (model / "card.json").write_text(json.dumps(card, indent=2) + "\n")
+    write_json(model / "card.json", card)
     plan = record["plan"]
     gold_rule = ("checkpoints, each member's layer and the right-branching voter chosen on gold dev trees (the original "
                  "ON-LSTM protocol: not unsupervised)" if plan["select_by_gold"] else
@@ -277,4 +277,5 @@ def write_card(model: Path, record: dict) -> None:
                      f"{'-' if gold is None else f'{gold:.1f}'} |")
     lines += ["", f"Total: {sum(e['wall_minutes'] for e in record['stages']):.0f} wall minutes over {len(record['stages'])} stages "
               "(a resumed stage counts the call that finished it).", ""]
-    (model / "card.md").write_text("\n".join(lines))
+    with replacing_file(model / "card.md") as file:
+        file.write("\n".join(lines))

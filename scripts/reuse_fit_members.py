@@ -18,7 +18,9 @@ from dataclasses import asdict
 from pathlib import Path
 
 from onparse import train as training
-from onparse.config import FitPlan
+from onparse.atomic import replacing_file, replacing_folder
+from onparse.config import SELECTIONS, FitPlan
+from onparse.modeldir import copy_model, read_json
 from onparse.recipe import stages, write_record
 
 VARIANTS = {
@@ -28,16 +30,19 @@ VARIANTS = {
 }
 
 
-def keep_best_on_gold(run: Path, config, layer) -> dict:
-    """Make a member run's model/ its point of best dev F1 (the gold-selected protocol); the point's record."""
+def keep_best(run: Path, config) -> dict:
+    """Make a member run's model/ its best point by ``config``'s selection rule (the library's, ``train.selection_value``:
+    dev F1 for the gold-selected protocol); the point's record."""
     history = [json.loads(line) for line in (run / "history.jsonl").read_text().splitlines()]
-    best = max(history, key=lambda point: point["dev_f1_per_layer"][str(layer)])
-    card = json.loads((run / best["model_dir"] / "card.json").read_text())
-    card.update(config=config.to_dict(), model_selection=training.selection_rule(config), selected=best)
-    shutil.rmtree(run / "model")
-    shutil.copytree(run / best["model_dir"], run / "model")
-    (run / "model" / "card.json").write_text(json.dumps(card, indent=2) + "\n")
-    (run / "config.json").write_text(json.dumps(config.to_dict(), indent=2) + "\n")
+    higher = SELECTIONS[config.selection]
+    best = (max if higher else min)(history, key=lambda point: training.selection_value(point, config))
+    card = {**read_json(run / best["model_dir"] / "card.json"), "config": config.to_dict(),
+            "model_selection": training.selection_rule(config), "selected": best}
+    with replacing_folder(run / "model") as folder:
+        copy_model(run / best["model_dir"], folder)
+        (folder / "card.json").write_text(json.dumps(card, indent=2) + "\n")
+    with replacing_file(run / "config.json") as file:
+        file.write(json.dumps(config.to_dict(), indent=2) + "\n")
     return best
 
 
@@ -61,7 +66,7 @@ def main() -> None:
         run = args.target / stage.name
         shutil.copytree(args.source / stage.name, run)
         if plan.select_by_gold:
-            kept = keep_best_on_gold(run, stage.config, plan.layer)
+            kept = keep_best(run, stage.config)
         else:
             kept = json.loads((run / "model" / "card.json").read_text())["selected"]
         old = next(entry for entry in record["stages"] if entry["name"] == stage.name)

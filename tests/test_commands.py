@@ -3,6 +3,7 @@
 import json
 from pathlib import Path
 
+import pytest
 import torch
 from click.testing import CliRunner
 
@@ -126,11 +127,6 @@ def test_distill_teaches_a_student_and_keeps_its_best_agreement(tmp_path, tiny_e
 
 
 def test_nothing_rewrites_a_model_that_a_shipped_ensemble_points_at(tmp_path):
-    import sys
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
-    from ship_model import refuse_shipped_ensembles
-
     models = tmp_path / "models"
     members = tiny_members(models / "holder")
     modeldir.save_ensemble(models / "ensemble", members)
@@ -138,13 +134,9 @@ def test_nothing_rewrites_a_model_that_a_shipped_ensemble_points_at(tmp_path):
     assert modeldir.pointing_at(models / "holder", models) == models / "ensemble"  # a folder holding a member
     assert modeldir.pointing_at(tmp_path / "elsewhere", models) is None
     for target in (members[0], models / "holder", models / "ensemble"):
-        try:
-            refuse_shipped_ensembles(target, models)
-        except SystemExit as refused:
-            assert "ensemble" in str(refused)
-        else:
-            raise AssertionError(f"{target} was not refused")
-    refuse_shipped_ensembles(tmp_path / "new-model", models)  # a new folder is fine
+        with pytest.raises(modeldir.ModelDirError, match="shipped model|holds a member of"):
+            modeldir.refuse_to_replace(target, modeldir.is_model_folder, "a model", models)
+    modeldir.refuse_to_replace(tmp_path / "new-model", modeldir.is_model_folder, "a model", models)  # a new folder is fine
     shipped = modeldir.MODELS / "onlstm-wsj-distilled-r2"  # the default holds one of its members
     refused = run("ensemble", members[0], "--out", shipped, "--overwrite")
     assert refused.exit_code == 2 and "shipped model" in refused.stderr and (shipped / "config.json").is_file()
