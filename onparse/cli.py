@@ -18,7 +18,7 @@ import click
 
 from onparse import __version__
 from onparse.hardware import one_line
-from onparse.config import (BACKWARD, COMPUTE_DTYPES, FORWARD, LAYER_RULES, LINE_BYTES_PER_WORD, MAX_SENTENCE_WORDS,
+from onparse.config import (AUTO, BACKWARD, COMPUTE_DTYPES, FORWARD, LAYER_RULES, LINE_BYTES_PER_WORD, MAX_SENTENCE_WORDS,
                              MEMBER_MODEL, DistillConfig, FitPlan, ModelConfig, ParseConfig, Reading, TrainConfig, check_encoding,
                              checked_layer, default)
 
@@ -719,9 +719,11 @@ def quantize(model, out_dir, gold, encoding, device, threads) -> None:
               help="The encoding of the --train, --dev and --dev-gold files.")
 @click.option("--punctuation/--no-punctuation", default=default(FitPlan, "punctuation"), show_default=True,
               help="Whether every model reads the punctuation tokens too (trees and scores stay over the words).")
-@click.option("--direction", "directions", type=click.Choice([FORWARD, BACKWARD]), multiple=True,
+@click.option("--direction", "directions", type=click.Choice([FORWARD, BACKWARD, AUTO]), multiple=True,
               default=default(FitPlan, "directions"), show_default=True,
-              help="Repeat to vary the members, as --chunk-size: member k reads in the k-th direction, cycling.")
+              help="Repeat to vary the members, as --chunk-size: member k reads in the k-th direction, cycling. auto: "
+                   "members 1 and 2 read forward and backward, the rest in the direction of the two that fits the dev "
+                   "text better (lower perplexity).")
 @click.option("--seed", type=int, default=default(FitPlan, "seed"), show_default=True)
 @click.option("--dtype", type=click.Choice(list(COMPUTE_DTYPES)), default=default(FitPlan, "dtype"), show_default=True)
 @click.option("--device", default=default(FitPlan, "device"), show_default=True, help="torch device, e.g. cuda.")

@@ -78,6 +78,10 @@ class ModelConfig:
 
 
 FORWARD, BACKWARD = "forward", "backward"  # the directions a model reads a sentence in
+# A fit's direction rule: members 1 and 2 read forward and backward, the others in the direction whose member had the
+# lower dev perplexity. A sentence's probability is the same read either way, so the direction a model fits better is
+# the one its inductive bias suits: on CTB, NEGRA and WSJ it is also the one whose trees score better (docs/training.md).
+AUTO = "auto"
 
 
 @dataclass(frozen=True)
@@ -288,7 +292,7 @@ class FitPlan:
     language: str = "en"  # how the text is tokenized (onparse.language)
     encoding: str = "UTF-8"  # of the train, dev and dev-gold files
     punctuation: bool = False  # whether every model reads the punctuation tokens too (onparse.reading)
-    directions: list[str] = field(default_factory=lambda: [FORWARD])  # members read in these directions in turn, cycling
+    directions: list[str] = field(default_factory=lambda: [FORWARD])  # members read in these directions in turn, cycling; or [AUTO]
 
     @classmethod
     def from_dict(cls, values: dict) -> "FitPlan":
@@ -301,8 +305,11 @@ class FitPlan:
             values["member_variants"] = {"chunk_size": chunk_sizes}
         return cls(**{**values, "member_model": ModelConfig(**values["member_model"])})
 
-    def reading(self, k: int) -> Reading:
-        """What member ``k`` (from 1) reads: the plan's punctuation, in its turn's direction."""
+    def reading(self, k: int, better: str | None = None) -> Reading:
+        """What member ``k`` (from 1) reads: the plan's punctuation, in its turn's direction; under the AUTO rule,
+        members 1 and 2 forward and backward, the others in the ``better`` direction (forward until it is known)."""
+        if self.directions == [AUTO]:
+            return Reading(self.punctuation, (FORWARD, BACKWARD)[k - 1] if k <= 2 else better or FORWARD)
         return Reading(self.punctuation, self.directions[(k - 1) % len(self.directions)])
 
     def check(self) -> None:
@@ -328,8 +335,8 @@ class FitPlan:
         unvaried = set(self.member_variants) - set(VARIED_SIZES)
         if unvaried:
             raise ValueError(f"members can vary only their {', '.join(VARIED_SIZES)}, not {', '.join(sorted(unvaried))}")
-        if not self.directions:
-            raise ValueError("members need a direction to read in")
+        if not self.directions or (AUTO in self.directions and self.directions != [AUTO]):
+            raise ValueError(f"members read in directions ({FORWARD}, {BACKWARD}, repeated) or by the {AUTO!r} rule alone")
         for k in range(1, self.members + 1):
             member_config(self, k).check()
             self.reading(k).check()

@@ -38,7 +38,7 @@ from rich.console import Console
 
 from onparse import distributed, runfolder
 from onparse.atomic import replacing_file
-from onparse.config import MEAN, DistillConfig, FitPlan, Layer, TrainConfig, member_config
+from onparse.config import AUTO, BACKWARD, FORWARD, MEAN, DistillConfig, FitPlan, Layer, TrainConfig, member_config
 from onparse.corpus import read_corpus, read_sentences
 from onparse.ensemble import layers_by_agreement, make_ensemble
 from onparse.evaluate import evaluate_parser
@@ -62,13 +62,25 @@ class Stage:
     members: list[str] = field(default_factory=list)
 
 
-def stages(plan: FitPlan, out: Path) -> list[Stage]:
-    """The recipe's stages in order, each a run folder or ensemble directory under ``out``."""
+def better_direction(record: dict | None) -> str | None:
+    """Under the AUTO direction rule, the direction of members 1 and 2 whose kept point had the lower dev perplexity
+    (None until both are recorded)."""
+    done = {entry["name"]: entry for entry in (record or {}).get("stages", [])}
+    first = [done.get(name, {}).get("selected", {}).get("dev_ppl") for name in ("member-1", "member-2")]
+    if None in first:
+        return None
+    return FORWARD if first[0] <= first[1] else BACKWARD
+
+
+def stages(plan: FitPlan, out: Path, record: dict | None = None) -> list[Stage]:
+    """The recipe's stages in order, each a run folder or ensemble directory under ``out``; ``record`` (what the fit
+    has done so far) settles what depends on earlier stages (the AUTO direction rule)."""
+    better = better_direction(record)
     select = "dev_f1" if plan.select_by_gold else None
     common = dict(train=plan.train, dev=plan.dev, dev_gold=plan.dev_gold, default_layer=plan.layer, language=plan.language, encoding=plan.encoding,
                   dtype=plan.dtype, device=plan.device, evals_per_epoch=plan.evals_per_epoch, select_by=select)
     found = [Stage(f"member-{k}", TrainConfig(model=member_config(plan, k), epochs=plan.member_epochs, batch_size=plan.batch_size,
-                                              seed=plan.seed + k - 1, reading=plan.reading(k), **common))
+                                              seed=plan.seed + k - 1, reading=plan.reading(k, better), **common))
              for k in range(1, plan.members + 1)]
     # a student keeps the shape and the reading of the model it starts from
     shapes = {stage.name: (stage.config.model, stage.config.reading) for stage in found}
@@ -186,13 +198,14 @@ def training_stage(stage: Stage, plan: FitPlan, out: Path, deadline: float | Non
         run = runfolder.train(stage.config, path, resume=resume, max_minutes=remaining, console=console, title=stage.name)
     if run.epoch < stage.config.epochs:
         raise TimeUp(stage.name)
-    if not distributed.from_environment().main:  # rank 0 records the stage
-        return {}
-    selected = json.loads((path / "model" / "card.json").read_text())["selected"]
+    # every rank reads what rank 0 kept (written before the run's last collective step), so later stages agree
+    selected = read_json(path / "model" / "card.json")["selected"]
     kept = {key: selected[key] for key in ("epoch", "dev_ppl", "teacher_agreement") if key in selected}
     figures = {"dev_f1": round(selected["dev_f1_per_layer"][str(plan.layer)], 2)} if "dev_f1_per_layer" in selected else {}
+    reading = stage.config.reading
     return {"train_minutes": round(run.train_seconds / 60, 2), "tokens_seen": run.tokens_seen, "selected": kept,
-            "model_selection": selection_rule(stage.config), **figures}
+            "model_selection": selection_rule(stage.config),
+            "reads": reading.direction + (" with punctuation" if reading.punctuation else ", words alone"), **figures}
 
 
 def fit(plan: FitPlan | None, out: Path, resume: bool = False, hours: float | None = None, console: Console | None = None,
@@ -221,16 +234,17 @@ def fit(plan: FitPlan | None, out: Path, resume: bool = False, hours: float | No
             out.mkdir(parents=True, exist_ok=True)
             write_record(out, record)
     done = {entry["name"] for entry in record["stages"]}
-    todo = stages(plan, out)
-    for number, stage in enumerate(todo, 1):
-        if stage.name in done:
+    names = [stage.name for stage in stages(plan, out)]
+    for number, name in enumerate(names, 1):
+        if name in done:
             continue
+        stage = next(found for found in stages(plan, out, record) if found.name == name)  # as settled by the stages done
         if ranks.world > 1 and (stage.config is None or stage.config.distill is not None):  # the members are done
             distributed.go_alone()
             if not ranks.main:
                 return record
             ranks = distributed.Ranks()
-        console.print(f"[bold]stage {number}/{len(todo)}: {stage.name}[/bold]"
+        console.print(f"[bold]stage {number}/{len(names)}: {stage.name}[/bold]"
                       + (f" (ensemble of {', '.join(stage.members)})" if stage.members else ""))
         started = time.monotonic()
         entry = {"name": stage.name, **run_stage(stage, plan, out, deadline, console)}
@@ -266,14 +280,17 @@ def write_card(model: Path, record: dict) -> None:
                 f"students learn their teachers' trees at layer {plan['layer']!r}")
              + "; the right-branching voter is " + (f"on, with {card['right_branching_voter']:g} votes" if card["right_branching_voter"] else "off")
              + (" (asked for: a prior for right-branching languages)" if plan["right_branching_voter"] else "") + ".",
+             *([f"Directions: members 1 and 2 read forward and backward; the others read {better_direction(record)}, the "
+                "direction whose member fitted the dev text better (lower perplexity; no gold trees)."]
+               if plan.get("directions") == [AUTO] and better_direction(record) else []),
              f"Hardware: {record['hardware']}.", "",
-             "| stage | training minutes | wall minutes | selected point | dev F1 (gold, scored only) |",
-             "| --- | ---: | ---: | --- | ---: |"]
+             "| stage | reads | training minutes | wall minutes | selected point | dev F1 (gold, scored only) |",
+             "| --- | --- | ---: | ---: | --- | ---: |"]
     for entry in record["stages"]:
         selected = entry.get("selected", {})
         point = ", ".join(f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v}" for k, v in selected.items())
         gold = entry.get("dev_f1")
-        lines.append(f"| {entry['name']} | {entry.get('train_minutes', 0):.1f} | {entry['wall_minutes']:.1f} | {point or '-'} | "
+        lines.append(f"| {entry['name']} | {entry.get('reads', '-')} | {entry.get('train_minutes', 0):.1f} | {entry['wall_minutes']:.1f} | {point or '-'} | "
                      f"{'-' if gold is None else f'{gold:.1f}'} |")
     lines += ["", f"Total: {sum(e['wall_minutes'] for e in record['stages']):.0f} wall minutes over {len(record['stages'])} stages "
               "(a resumed stage counts the call that finished it).", ""]

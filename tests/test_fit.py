@@ -254,3 +254,20 @@ def test_the_ensembles_agreement_text_is_read_in_the_fits_language(tmp_path, mon
     plan = tiny_plan(dev=str(dev), language="de")
     recipe.ensemble_stage(Stage("ensemble-1", members=["member-1", "member-2"]), plan, tmp_path)
     assert [seen[0].tokens[i] for i in seen[0].words] == ["Die", "Mäuse", "laufen", "schnell"]
+
+
+def test_the_auto_direction_rule_reads_the_rest_as_the_member_that_fits_the_dev_text_better(tmp_path):
+    from onparse.recipe import better_direction
+
+    plan = tiny_plan(members=4, rounds=0, directions=["auto"], scratch_passes=1)
+    unsettled = [stage.config.reading.direction for stage in stages(plan, tmp_path)[:4]]
+    assert unsettled == ["forward", "backward", "forward", "forward"]
+    for ppl, better in (((210.0, 190.0), "backward"), ((190.0, 210.0), "forward")):
+        record = {"stages": [{"name": f"member-{k}", "selected": {"dev_ppl": p}} for k, p in enumerate(ppl, 1)]}
+        assert better_direction(record) == better
+        assert [s.config.reading.direction for s in stages(plan, tmp_path, record)[:4]] == ["forward", "backward", better, better]
+    record = fit(plan, tmp_path / "fit")
+    members = {entry["name"]: entry for entry in record["stages"] if entry["name"].startswith("member-")}
+    better = "forward" if members["member-1"]["selected"]["dev_ppl"] <= members["member-2"]["selected"]["dev_ppl"] else "backward"
+    assert [members[f"member-{k}"]["reads"].split(",")[0].split(" ")[0] for k in range(1, 5)] == ["forward", "backward", better, better]
+    assert f"the others read {better}" in (tmp_path / "fit" / "model" / "card.md").read_text()
