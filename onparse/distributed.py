@@ -51,6 +51,12 @@ def join(device: str) -> Ranks:
     return Ranks(dist.get_rank(), dist.get_world_size())
 
 
+def wait_for_all() -> None:
+    """Go on once every rank has come this far (nothing without a process group)."""
+    if dist.is_initialized():
+        dist.barrier()
+
+
 def leave() -> None:
     """Leave the process group once every rank is done (nothing without one)."""
     if dist.is_initialized():

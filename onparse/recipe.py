@@ -198,7 +198,7 @@ def training_stage(stage: Stage, plan: FitPlan, out: Path, deadline: float | Non
         run = runfolder.train(stage.config, path, resume=resume, max_minutes=remaining, console=console, title=stage.name)
     if run.epoch < stage.config.epochs:
         raise TimeUp(stage.name)
-    # every rank reads what rank 0 kept (written before the run's last collective step), so later stages agree
+    distributed.wait_for_all()  # every rank reads what rank 0 kept, so later stages agree
     selected = read_json(path / "model" / "card.json")["selected"]
     kept = {key: selected[key] for key in ("epoch", "dev_ppl", "teacher_agreement") if key in selected}
     figures = {"dev_f1": round(selected["dev_f1_per_layer"][str(plan.layer)], 2)} if "dev_f1_per_layer" in selected else {}
