@@ -84,12 +84,15 @@ def stages(plan: FitPlan, out: Path, record: dict | None = None) -> list[Stage]:
              for k in range(1, plan.members + 1)]
     # a student keeps the shape and the reading of the model it starts from
     shapes = {stage.name: (stage.config.model, stage.config.reading) for stage in found}
-    found.append(Stage("ensemble-1", members=[s.name for s in found]))
+    # under the AUTO rule, once known, only the members of the better direction vote (the other first member was a probe)
+    voters = [s.name for s in found if better is None or s.config.reading.direction == better]
+    found.append(Stage("ensemble-1", members=voters))
     previous = found[-1].members
     for r in range(1, plan.rounds + 1):
         teacher = str(out / f"ensemble-{r}")
         students = []
-        for k, start in enumerate(previous, 1):
+        for start in previous:
+            k = int(start.rsplit("-", 1)[1])  # named for the member it descends from, so names stay as voters settle
             distill = DistillConfig(teacher=teacher, start=str(out / start / "model"), sentences=plan.sentences,
                                     sample_seed=plan.seed, trees=str(out / "teachers" / f"ensemble-{r}.jsonl"),
                                     rank_weight=plan.rank_weight, margin=plan.margin)
@@ -100,11 +103,12 @@ def stages(plan: FitPlan, out: Path, record: dict | None = None) -> list[Stage]:
             shapes[found[-1].name] = shapes[start]
         found.append(Stage(f"ensemble-{r + 1}", members=students))
         previous = students
-    distill = DistillConfig(teacher=str(out / f"ensemble-{plan.rounds + 1}"), start=str(out / "member-1" / "model"),
+    first = voters[0]  # the student from scratch takes the shape, vocabulary and reading of the first member that votes
+    distill = DistillConfig(teacher=str(out / f"ensemble-{plan.rounds + 1}"), start=str(out / first / "model"),
                             from_scratch=True, sentences=plan.sentences, sample_seed=plan.seed,
                             trees=str(out / "teachers" / f"ensemble-{plan.rounds + 1}.jsonl"),
                             rank_weight=plan.rank_weight, margin=plan.margin)
-    found.append(Stage("scratch", TrainConfig(model=plan.member_model, reading=plan.reading(1), epochs=plan.scratch_passes,
+    found.append(Stage("scratch", TrainConfig(model=shapes[first][0], reading=shapes[first][1], epochs=plan.scratch_passes,
                                               lr=plan.scratch_lr, batch_size=plan.student_batch_size, seed=plan.seed,
                                               distill=distill, **common)))
     found.append(Stage("model", members=["scratch", *previous]))
@@ -233,18 +237,19 @@ def fit(plan: FitPlan | None, out: Path, resume: bool = False, hours: float | No
         if ranks.main:
             out.mkdir(parents=True, exist_ok=True)
             write_record(out, record)
-    done = {entry["name"] for entry in record["stages"]}
-    names = [stage.name for stage in stages(plan, out)]
-    for number, name in enumerate(names, 1):
-        if name in done:
-            continue
-        stage = next(found for found in stages(plan, out, record) if found.name == name)  # as settled by the stages done
+    while True:
+        settled = stages(plan, out, record)  # what is left, as settled by the stages done
+        done = {entry["name"] for entry in record["stages"]}
+        todo = [stage for stage in settled if stage.name not in done]
+        if not todo:
+            break
+        stage, number = todo[0], len(settled) - len(todo) + 1
         if ranks.world > 1 and (stage.config is None or stage.config.distill is not None):  # the members are done
             distributed.go_alone()
             if not ranks.main:
                 return record
             ranks = distributed.Ranks()
-        console.print(f"[bold]stage {number}/{len(names)}: {stage.name}[/bold]"
+        console.print(f"[bold]stage {number}/{len(settled)}: {stage.name}[/bold]"
                       + (f" (ensemble of {', '.join(stage.members)})" if stage.members else ""))
         started = time.monotonic()
         entry = {"name": stage.name, **run_stage(stage, plan, out, deadline, console)}

@@ -265,7 +265,11 @@ def test_the_auto_direction_rule_reads_the_rest_as_the_member_that_fits_the_dev_
     for ppl, better in (((210.0, 190.0), "backward"), ((190.0, 210.0), "forward")):
         record = {"stages": [{"name": f"member-{k}", "selected": {"dev_ppl": p}} for k, p in enumerate(ppl, 1)]}
         assert better_direction(record) == better
-        assert [s.config.reading.direction for s in stages(plan, tmp_path, record)[:4]] == ["forward", "backward", better, better]
+        settled = {stage.name: stage for stage in stages(plan, tmp_path, record)}
+        assert [settled[f"member-{k}"].config.reading.direction for k in range(1, 5)] == ["forward", "backward", better, better]
+        voters = ["member-1" if better == "forward" else "member-2", "member-3", "member-4"]  # the other first member probed
+        assert settled["ensemble-1"].members == voters and settled["model"].members == ["scratch", *voters]
+        assert settled["scratch"].config.reading.direction == better
     record = fit(plan, tmp_path / "fit")
     members = {entry["name"]: entry for entry in record["stages"] if entry["name"].startswith("member-")}
     better = "forward" if members["member-1"]["selected"]["dev_ppl"] <= members["member-2"]["selected"]["dev_ppl"] else "backward"
