@@ -41,17 +41,18 @@ def input_lines(arguments: Sequence[str], path: str | None, shard: tuple[int, in
     if shard:
         if not os.path.isfile(path) or (os.path.getsize(path) == 0 and stream.read(1)):
             raise OSError(0, "--shard splits a file of known size, not a pipe, a device or a file that says it is empty", path)
-        return read_lines(shard_of(stream, *shard), limit, bom=shard[0] == 1)
+        return read_lines(shard_of(stream, *shard), limit)
     return read_lines(stream, limit)
 
 
-def read_lines(stream: BinaryIO, limit: int, bom: bool = True) -> Iterator[bytes | TooLong]:
+def read_lines(stream: BinaryIO, limit: int) -> Iterator[bytes | TooLong]:
     """Each line of ``stream`` without its line break (``\\n`` or ``\\r\\n``), or TooLong for one over ``limit`` bytes.
 
-    A UTF-8 byte-order mark before the first line is dropped (with ``bom``:
-    a shard's stream starts mid-file, where the mark is text).
+    A UTF-8 byte-order mark at the very start of the file is dropped; one
+    at the start of a later line (files concatenated, or a ``--shard`` part
+    that starts mid-file) is text, kept as the whole file's reading keeps it.
     """
-    first = bom
+    first = _at_file_start(stream)
     while line := stream.readline(limit + 2):  # the line, and room for its \r\n
         if first and line.startswith(BOM):
             line = line[len(BOM) :]
@@ -67,11 +68,22 @@ def read_lines(stream: BinaryIO, limit: int, bom: bool = True) -> Iterator[bytes
         yield line if len(line) <= limit else TooLong(limit)
 
 
+def _at_file_start(stream: BinaryIO) -> bool:
+    """Whether the stream is at byte 0 of its file (a pipe, which cannot say, is at its start)."""
+    try:
+        return stream.tell() == 0
+    except (OSError, AttributeError, ValueError):
+        return True
+
+
 class _LinesBefore:
     """A binary stream ending at the first line that starts at or after byte ``end``."""
 
     def __init__(self, stream: BinaryIO, end: int):
         self.stream, self.end, self.at_line_start = stream, end, True
+
+    def tell(self) -> int:
+        return self.stream.tell()
 
     def readline(self, size: int = -1) -> bytes:
         if self.at_line_start and self.stream.tell() >= self.end:

@@ -28,12 +28,19 @@ from onparse import distributed
 from onparse.hardware import one_line
 from onparse.config import SELECTIONS, TrainConfig, checked_layer
 from onparse.model import LanguageModel, State, compute_dtype
+from onparse import corpus
 from onparse.corpus import read_corpus
 from onparse.vocabulary import Vocabulary
 
 DEV_STREAMS = 10  # parallel streams the dev corpus is cut into for perplexity
 # Measures a model as it trains (dev F1 per layer, agreement with a teacher); called in eval mode, its figures go into the history.
 Measure = Callable[[LanguageModel, Vocabulary], object]
+
+
+def read_sentences(paths: list[str], language: str = "en", encoding: str = "UTF-8") -> list[list[str]]:
+    """The words of each sentence of a corpus, punctuation left out (``corpus.read_sentences`` keeps it): this
+    module's reader before corpora had their own module, kept for scripts written against it."""
+    return [sentence.word_tokens for sentence in corpus.read_sentences(paths, language, encoding)]
 
 
 def stream(sentences: list[list[str]], vocab: Vocabulary) -> torch.Tensor:
