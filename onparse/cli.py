@@ -333,8 +333,8 @@ def parse(sentences, input_path, output_path, fmt, no_punct, tokenized, shard, m
 @main.command("eval")
 @click.option("--gold", required=True, metavar="PATH", help=".mrg file, folder of them (recursive), glob, or one-tree-per-line file.")
 @click.option("--pred", metavar="FILE", help="Score these trees (one per gold sentence, any parser) instead of running the model.")
-@click.option("--strict", is_flag=True, help="With --pred: a prediction whose leaves are not its gold words is an error "
-              "(by default it is left out of the score and reported).")
+@click.option("--skip-unaligned", is_flag=True, help="With --pred: leave a prediction whose leaves are not its gold "
+              "sentence's words out of the score and report it (by default it is an error).")
 @click.option("--max-length", type=Positive, help="Keep sentences of at most this many words (10 gives WSJ10).")
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
 @click.option("--no-untrained", is_flag=True, help="Skip the untrained-model control (halves the time).")
@@ -344,7 +344,7 @@ def parse(sentences, input_path, output_path, fmt, no_punct, tokenized, shard, m
                    "[default: recognised from the treebank's tags, and named under the table].")
 @click.option("--encoding", type=Encoding(), default="UTF-8", show_default=True, help="The encoding of the gold (and --pred) files (NEGRA: latin-1).")
 @model_options
-def evaluate(gold, pred, strict, max_length, as_json, no_untrained, raw, word_rule, encoding, model, layer, **settings) -> None:
+def evaluate(gold, pred, skip_unaligned, max_length, as_json, no_untrained, raw, word_rule, encoding, model, layer, **settings) -> None:
     """Score the parser against gold trees with unlabeled F1 (ON-LSTM protocol).
 
     Prints every layer of the model beside left-branching, right-branching,
@@ -371,7 +371,7 @@ def evaluate(gold, pred, strict, max_length, as_json, no_untrained, raw, word_ru
             if not sentences:
                 fail(f"{gold}: no gold sentences" + (f" of at most {max_length} words" if max_length else ""), 1)
             if pred:
-                result = score_predictions(pred, every_sentence, kept, encoding, strict, reader.rule)
+                result = score_predictions(pred, every_sentence, kept, encoding, skip_unaligned, reader.rule)
                 if result["unaligned"]:
                     first = result["unaligned"][0]
                     click.echo(f"onparse: {len(result['unaligned'])} of {result['aligned'] + len(result['unaligned'])} "

@@ -149,15 +149,16 @@ def predicted_spans(tree: Tree, words: Sequence[str], source: str = "", rule: Wo
 
 
 def score_predictions(pred: str, gold: Sequence[GoldSentence], kept: Sequence[bool] | None = None, encoding: str = "UTF-8",
-                      strict: bool = False, rule: WordRule | None = None) -> dict:
+                      skip_unaligned: bool = False, rule: WordRule | None = None) -> dict:
     """Another parser's trees in ``pred`` (one per gold tree, in order), scored on the gold sentences ``kept``.
 
     A prediction whose leaves are not its gold sentence's words (punctuation
-    aside) is left out of the score and listed in ``unaligned`` (its position
-    from 1, where it is, why), as EVALB-style tools do; with ``strict`` it is
-    an error, and so it is where no prediction aligns. An empty tree stands
-    for a gold tree without words. ValueError for a file that does not hold
-    one tree per gold tree.
+    aside) is an error naming it (never scored as if it aligned); with
+    ``skip_unaligned`` it is left out of the score and listed in
+    ``unaligned`` (its position from 1, where it is, why), as EVALB-style
+    tools do, and only a file where nothing aligns is an error. An empty
+    tree stands for a gold tree without words. ValueError for a file that
+    does not hold one tree per gold tree.
     """
     kept = list(kept) if kept is not None else [True] * len(gold)
     position = iter(range(len(gold)))
@@ -177,9 +178,11 @@ def score_predictions(pred: str, gold: Sequence[GoldSentence], kept: Sequence[bo
     if len(found) != len(gold):
         raise ValueError(f"{pred}: {len(found)} trees for {len(gold)} gold sentences")
     pairs = [(spans, sentence) for spans, sentence, keep in zip(found, gold, kept) if keep and spans is not None]
-    if unaligned and (strict or not pairs):
+    if unaligned and (not skip_unaligned or not pairs):
         first = unaligned[0]
-        raise ValueError(f"{first['source']}: {first['reason']}" + ("" if strict else ": no prediction aligns with its gold sentence"))
+        raise ValueError(f"{first['source']}: {first['reason']}" + (
+            f"; {len(unaligned)} of {len(unaligned) + len(pairs)} predictions do not align (--skip-unaligned scores the rest)"
+            if pairs else ": no prediction aligns with its gold sentence"))
     sentences = [sentence for _, sentence in pairs]
     return {**score([spans for spans, _ in pairs], sentences), "aligned": len(pairs), "unaligned": unaligned,
             "baselines": baseline_scores(sentences), "protocol": PROTOCOL}

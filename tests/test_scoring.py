@@ -78,7 +78,7 @@ def test_scoring_never_imports_torch():
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "False"
 
 
-def test_predictions_that_do_not_align_are_left_out_and_reported_never_scored(tmp_path):
+def test_predictions_that_do_not_align_are_refused_or_left_out_and_reported_never_scored(tmp_path):
     from onparse.scoring import score_predictions
 
     gold_file = tmp_path / "gold.txt"
@@ -86,14 +86,14 @@ def test_predictions_that_do_not_align_are_left_out_and_reported_never_scored(tm
     gold = list(read_gold(str(gold_file)))
     pred = tmp_path / "pred.txt"
     pred.write_text("(X (X the cat) (X sat .))\n(X the (X big mat))\n(X )\n")  # an extra word; a tree of no words
-    result = score_predictions(str(pred), gold)
+    with pytest.raises(ValueError, match=r"a word the gold lacks: 'big'\); 1 of 2 predictions do not align"):
+        score_predictions(str(pred), gold)
+    result = score_predictions(str(pred), gold, skip_unaligned=True)
     assert result["aligned"] == 1 and result["sentence_f1"] == 100.0
     assert [(u["sentence"], "'big'" in u["reason"]) for u in result["unaligned"]] == [(2, True)]
-    with pytest.raises(ValueError, match="a word the gold lacks: 'big'"):
-        score_predictions(str(pred), gold, strict=True)
     pred.write_text("(X a dog)\n(X the (X big mat))\n(X )\n")
     with pytest.raises(ValueError, match="no prediction aligns"):
-        score_predictions(str(pred), gold)
+        score_predictions(str(pred), gold, skip_unaligned=True)
 
 
 def test_what_parse_prints_for_a_line_of_punctuation_alone_scores_back(tmp_path):
