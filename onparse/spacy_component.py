@@ -1,4 +1,4 @@
-"""onparse as a spaCy pipeline component: a constituency tree on every sentence of a Doc.
+"""onparse as a spaCy pipeline component: a constituency tree on every sentence of a Doc, with benepar's span attributes.
 
 Installed with onparse (``pip install 'onparse[spacy]'``), it is registered
 through spaCy's ``spacy_factories`` entry point, so any pipeline adds it by
@@ -7,52 +7,83 @@ another. Sentences are the Doc's own (from a sentencizer or parser; the whole
 Doc where it has none), their tokens taken as spaCy split them, spaces left
 out, batched across Docs.
 
+What is found is kept in ``doc.user_data`` as plain numbers (token offsets
+and vote shares), so Docs serialize (``to_bytes``, ``DocBin``, pickling,
+``nlp.pipe(n_process=...)``) as any Doc does; the span attributes read it:
+``parse_string``, ``constituents``, ``children``, ``parent`` and ``labels``
+as benepar users know them (onparse's trees are unlabeled: ``labels`` is
+empty), ``confidence`` (the share of an ensemble's voters whose trees hold
+the span), and on each sentence ``onparse_tree`` (an nltk Tree) and
+``onparse_constituents`` (Spans, the whole sentence first).
+
     >>> import spacy
     >>> nlp = spacy.blank("en")
     >>> _ = nlp.add_pipe("sentencizer"), nlp.add_pipe("onparse")
     >>> doc = nlp("The cat sat on the mat. Stocks fell.")
-    >>> [str(sent._.onparse_tree) for sent in doc.sents]
+    >>> [sent._.parse_string for sent in doc.sents]
     ['(X (X The (X cat sat)) (X on (X the mat)) .)', '(X Stocks fell .)']
     >>> [span.text for span in list(doc.sents)[0]._.onparse_constituents]
     ['The cat sat on the mat.', 'The cat sat', 'cat sat', 'on the mat', 'the mat']
+    >>> [child.text for child in list(doc.sents)[0]._.children], doc[4:6]._.parent.text
+    (['The cat sat', 'on the mat', '.'], 'on the mat')
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Iterator
 from itertools import islice
 from typing import Any
 
+from nltk import Tree
 from spacy.language import Language
 from spacy.tokens import Doc, Span
 
-from onparse.formats import constituent_spans
+from onparse.formats import confidence, constituent_spans
 from onparse.modeldir import SHIPPED_BY_LANGUAGE
 from onparse.parse import Parser
+from onparse.trees import bracketed, from_spans, map_leaves
 
-TREE, CONSTITUENTS = "onparse_tree", "onparse_constituents"  # the Span extensions set on each sentence
+TREE, CONSTITUENTS = "onparse_tree", "onparse_constituents"  # onparse's own sentence attributes
+KEY = "onparse"  # doc.user_data[KEY]: {a sentence's first token: what was found in it}, plain data that serializes
 
 
-@Language.factory("onparse", default_config={"model": None, "batch_size": 64, "device": "cpu"})
-def make_onparse(nlp: Language, name: str, model: str | None, batch_size: int, device: str) -> "ConstituencyParser":
-    """The component spaCy builds for ``nlp.add_pipe("onparse", config={...})``."""
-    return ConstituencyParser(nlp.lang, model, batch_size=batch_size, device=device)
+@Language.factory("onparse", default_config={"model": None, "batch_size": 64, "device": "cpu", "layer": None})
+def make_onparse(nlp: Language, name: str, model: str | None, batch_size: int, device: str, layer: Any) -> "ConstituencyParser":
+    """The component spaCy builds for ``nlp.add_pipe("onparse", config={...})``.
+
+    ``spacy.blank("zh")`` splits Chinese into characters, and onparse's
+    Chinese model reads words as jieba segments them: the pipeline's
+    tokenizer is switched to spaCy's jieba segmenter, with a warning.
+    """
+    component = ConstituencyParser(nlp.lang, model, batch_size=batch_size, device=device, layer=layer)
+    if component.parser.language == "zh" and getattr(nlp.tokenizer, "segmenter", None) == "char":
+        from spacy.lang.zh import ChineseTokenizer, Segmenter
+
+        warnings.warn("onparse: spacy.blank('zh') splits characters, and the Chinese model reads jieba's words: this "
+                      "pipeline's tokenizer now segments with jieba (spacy.blank('zh', config={'nlp': {'tokenizer': "
+                      "{'segmenter': 'jieba'}}}) says so from the start)", stacklevel=2)
+        nlp.tokenizer = ChineseTokenizer(nlp.vocab, segmenter=Segmenter.jieba)
+    return component
 
 
 class ConstituencyParser:
-    """Sets ``sent._.onparse_tree`` (an nltk Tree over the sentence's tokens) and ``sent._.onparse_constituents``
-    (each constituent as a Span, the whole sentence first); both stay None for a sentence that cannot be parsed
-    (only spaces, or over the word limit)."""
+    """Parses each sentence of each Doc and keeps its constituents in ``doc.user_data``; the span attributes read
+    them (None on a sentence that could not be parsed: only spaces, or over the word limit)."""
 
     def __init__(self, lang: str, model: str | None = None, batch_size: int = 64, device: str = "cpu", **settings: Any):
         if model is None and lang not in SHIPPED_BY_LANGUAGE:
             raise ValueError(f"onparse ships no model for language {lang!r} (it has {', '.join(sorted(SHIPPED_BY_LANGUAGE))}): "
                              "train one with onparse fit and name it in the component's config as model")
+        if type(batch_size) is not int:
+            raise ValueError(f"the onparse component's batch_size must be a whole number, not {batch_size!r}")
+        if batch_size < 1:
+            warnings.warn(f"onparse: batch_size {batch_size} is no batch: Docs are parsed one at a time", stacklevel=2)
         self.parser = Parser.load(model or SHIPPED_BY_LANGUAGE[lang], device=device, **settings)
-        self.batch_size = batch_size  # Docs whose sentences are sorted into batches together
-        for extension in (TREE, CONSTITUENTS):
-            if not Span.has_extension(extension):
-                Span.set_extension(extension, default=None)
+        self.batch_size = max(1, batch_size)  # Docs whose sentences are sorted into batches together
+        for name, getter in GETTERS.items():
+            if not Span.has_extension(name):
+                Span.set_extension(name, getter=getter)
 
     def __call__(self, doc: Doc) -> Doc:
         return next(self.pipe([doc]))
@@ -61,13 +92,124 @@ class ConstituencyParser:
         docs = iter(docs)
         while group := list(islice(docs, batch_size or self.batch_size)):
             sentences = [sent for doc in group for sent in (doc.sents if doc.has_annotation("SENT_START") else [doc[:]])]
-            tokens = [[token for token in sent if not token.is_space] for sent in sentences]
-            parses = self.parser.parse_stream([[token.text for token in kept] or None for kept in tokens],
+            tokens = [[token.i for token in sent if not token.is_space] for sent in sentences]
+            parses = self.parser.parse_stream([[sent.doc[i].text for i in kept] or None for sent, kept in zip(sentences, tokens)],
                                               window=len(tokens), invalid=lambda position, error: None)
             for sent, kept, parse in zip(sentences, tokens, parses):
                 if parse is not None:
-                    sent._.set(TREE, parse.text_tree)
-                    sent._.set(CONSTITUENTS, [sent.doc[kept[start].i : kept[end - 1].i + 1]
-                                              for start, end in constituent_spans(parse)])
+                    found = constituent_spans(parse)
+                    sent.doc.user_data.setdefault(KEY, {})[sent.start] = {
+                        "end": sent.end, "tokens": kept, "spans": [list(span) for span in found],
+                        "confidence": [round(confidence(parse, span), 4) for span in found]}
             yield from group
 
+
+def _sentence(span: Span) -> tuple[dict, Tree] | None:
+    """What was found in the sentence holding ``span``, and its tree over positions among the kept tokens."""
+    for start, found in span.doc.user_data.get(KEY, {}).items():
+        if start <= span.start and span.end <= found["end"]:
+            return found, from_spans(len(found["tokens"]), map(tuple, found["spans"]))
+    return None
+
+
+def _as_span(doc: Doc, tokens: list[int], node: Tree | int) -> Span:
+    leaves = [node] if isinstance(node, int) else node.leaves()
+    return doc[tokens[min(leaves)] : tokens[max(leaves)] + 1]
+
+
+def _edges(span: Span) -> tuple[int, int]:
+    """Where ``span`` starts and ends once spaces at its edges are left out (as the parser leaves them out)."""
+    start, end = span.start, span.end
+    while start < end and span.doc[start].is_space:
+        start += 1
+    while end > start and span.doc[end - 1].is_space:
+        end -= 1
+    return start, end
+
+
+def _node(span: Span) -> tuple[dict, Tree | int] | None:
+    """The sentence's record and the node of its tree that is exactly ``span`` (a constituent, or a single token)."""
+    found = _sentence(span)
+    if found is None:
+        return None
+    record, tree = found
+    wanted = _edges(span)
+    pending: list[Tree | int] = [tree]
+    while pending:
+        node = pending.pop()
+        here = _as_span(span.doc, record["tokens"], node)
+        if (here.start, here.end) == wanted:
+            return record, node
+        if isinstance(node, Tree):
+            pending.extend(node)
+    return None
+
+
+def _tree(span: Span) -> Tree | None:
+    found = _node(span)
+    if found is None or not isinstance(found[1], Tree):
+        return None
+    record, node = found
+    return map_leaves(node, lambda position: span.doc[record["tokens"][position]].text)
+
+
+def _parse_string(span: Span) -> str | None:
+    tree = _tree(span)
+    return None if tree is None else bracketed(tree)
+
+
+def _constituents(span: Span) -> list[Span] | None:
+    found = _node(span)
+    if found is None or not isinstance(found[1], Tree):
+        return None
+    record, node = found
+    ordered, pending = [], [node]
+    while pending:  # pre-order, no recursion
+        current = pending.pop()
+        ordered.append(_as_span(span.doc, record["tokens"], current))
+        pending.extend(child for child in reversed(current) if isinstance(child, Tree))
+    return ordered
+
+
+def _children(span: Span) -> list[Span] | None:
+    found = _node(span)
+    if found is None:
+        return None
+    record, node = found
+    return [_as_span(span.doc, record["tokens"], child) for child in node] if isinstance(node, Tree) else []
+
+
+def _parent(span: Span) -> Span | None:
+    found = _sentence(span)
+    if found is None:
+        return None
+    record, tree = found
+    wanted = _edges(span)
+    pending: list[tuple[Tree, Tree | None]] = [(tree, None)]
+    while pending:
+        node, above = pending.pop()
+        here = _as_span(span.doc, record["tokens"], node)
+        if (here.start, here.end) == wanted:
+            return None if above is None else _as_span(span.doc, record["tokens"], above)
+        for child in node:
+            if isinstance(child, Tree):
+                pending.append((child, node))
+            elif (record["tokens"][child], record["tokens"][child] + 1) == wanted:
+                return here
+    return None
+
+
+def _confidence(span: Span) -> float | None:
+    found = _sentence(span)
+    if found is None:
+        return None
+    record, _ = found
+    for (start, end), share in zip(record["spans"], record["confidence"]):
+        if (record["tokens"][start], record["tokens"][end - 1] + 1) == _edges(span):
+            return share
+    return None
+
+
+GETTERS = {TREE: _tree, CONSTITUENTS: _constituents, "parse_string": _parse_string, "constituents": _constituents,
+           "children": _children, "parent": _parent, "labels": lambda span: () if _node(span) else None,
+           "confidence": _confidence}

@@ -13,7 +13,7 @@ nltk's own recursive methods (``leaves``, ``pos``, ``pformat``,
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TypeVar
 
 import numpy as np
@@ -155,6 +155,31 @@ def labeled_spans(tree: Tree, keep: Callable[[object, Tree], bool] | None = None
 def spans(tree: Tree) -> set[Span]:
     """Unlabeled constituents of two or more leaves, the whole sentence included."""
     return {(start, end) for _, start, end in labeled_spans(tree)}
+
+
+def from_spans(n: int, constituents: Iterable[Span]) -> Tree:
+    """The tree over leaves ``0 .. n-1`` whose constituents are ``constituents`` (nested or apart): ``spans`` undone."""
+    root: Tree = Tree(LABEL, [])
+    stack: list[tuple[Tree, int]] = [(root, n)]  # open nodes with where they end, innermost last
+    position = 0
+
+    def leaves_until(end: int) -> None:
+        nonlocal position
+        while position < end:
+            while stack[-1][1] <= position:
+                stack.pop()
+            stack[-1][0].append(position)
+            position += 1
+
+    for start, end in sorted(set(constituents) - {(0, n)}, key=lambda span: (span[0], -span[1])):
+        leaves_until(start)
+        while stack[-1][1] <= start:
+            stack.pop()
+        node = Tree(LABEL, [])
+        stack[-1][0].append(node)
+        stack.append((node, end))
+    leaves_until(n)
+    return root
 
 
 def map_leaves(tree: Tree, leaf: Callable[[object], object]) -> Tree:

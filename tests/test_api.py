@@ -6,6 +6,7 @@ from importlib.metadata import entry_points
 
 import pytest
 import spacy
+from spacy.tokens import Doc
 
 import onparse
 from onparse.formats import constituent_spans
@@ -132,3 +133,56 @@ def test_load_checks_its_settings_as_the_command_line_does(tiny_model_dir, setti
 def test_an_empty_model_name_is_named_as_such():
     with pytest.raises(onparse.modeldir.ModelDirError, match="no model named ''"):
         onparse.load("")
+
+
+def test_spacy_docs_keep_their_parses_through_every_kind_of_serialization(nlp):
+    import pickle
+
+    from spacy.tokens import DocBin
+
+    doc = nlp("The cat sat on the mat. A dog sat.")
+    trees = [sent._.parse_string for sent in doc.sents]
+    assert all(trees)
+    stored = DocBin(store_user_data=True)
+    stored.add(doc)
+    for copy in (Doc(nlp.vocab).from_bytes(doc.to_bytes()), doc.copy(), pickle.loads(pickle.dumps(doc)),
+                 next(iter(DocBin().from_bytes(stored.to_bytes()).get_docs(nlp.vocab)))):
+        assert [sent._.parse_string for sent in copy.sents] == trees
+
+
+def test_spacy_parses_across_processes(tiny_model_dir):
+    pipeline = spacy.blank("en")
+    pipeline.add_pipe("sentencizer")
+    pipeline.add_pipe("onparse", config={"model": str(tiny_model_dir)})
+    texts = ["The cat sat. Dogs bark."] * 4
+    alone = [[sent._.parse_string for sent in doc.sents] for doc in pipeline.pipe(texts)]
+    assert [[sent._.parse_string for sent in doc.sents] for doc in pipeline.pipe(texts, n_process=2)] == alone
+
+
+def test_spacy_spans_answer_as_benepars_do(nlp, tiny_model_dir):
+    doc = nlp("The cat sat on the mat.")
+    sent = next(doc.sents)
+    expected = Parser.load(tiny_model_dir).parse("The cat sat on the mat.").text_tree
+    assert sent._.parse_string == str(expected) and sent._.onparse_tree == expected
+    constituents = list(sent._.constituents)
+    assert constituents[0] == sent and all(span._.parse_string for span in constituents)
+    for span in constituents[1:]:
+        assert span._.parent is not None and span in span._.parent._.children
+        assert span._.labels == () and 0 < span._.confidence <= 1
+    assert sent._.parent is None and [t.text for c in sent._.children for t in c] == [t.text for t in sent]
+    leaf = doc[1:2]
+    assert leaf._.parent is not None and leaf in leaf._.parent._.children and leaf._.children == []
+    if doc[0:2] not in constituents:
+        assert doc[0:2]._.parse_string is None
+
+
+def test_the_spacy_component_checks_its_config_and_reads_chinese_as_the_model_was_trained():
+    pipeline = spacy.blank("en")
+    with pytest.warns(UserWarning, match="one at a time"):
+        pipeline.add_pipe("onparse", config={"batch_size": 0})
+    assert pipeline("The cat sat.")[:]._.parse_string
+    chinese = spacy.blank("zh")
+    with pytest.warns(UserWarning, match="segments with jieba"):
+        chinese.add_pipe("onparse")
+    text = "我们在北京大学学习中文。"
+    assert [token.text for token in chinese(text)] == onparse.load("onlstm-ctb").tokenize(text)
