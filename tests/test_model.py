@@ -121,3 +121,23 @@ def test_a_model_built_from_weights_holds_them_and_leaves_random_init_working():
         assert tensor.dtype == torch.float32 and torch.equal(tensor, state[name].to(torch.bfloat16).float())
     fresh = torch.nn.Linear(50, 50)
     assert fresh.weight.std() > 0.01  # initialisation is back to normal afterwards
+
+
+def test_linear_falls_back_to_torch_where_the_private_kernel_is_missing_or_changed(monkeypatch):
+    from onparse import kernels
+
+    torch.manual_seed(0)
+    x, weight, bias = torch.randn(5, 8), torch.randn(6, 8), torch.randn(6)
+    expected = torch.nn.functional.linear(x, weight, bias)
+    monkeypatch.setattr(kernels, "_ONEDNN", False)  # a torch without the op
+    with torch.no_grad():
+        assert torch.allclose(linear(x, weight, bias), expected, atol=1e-5)
+
+    def changed(*args):
+        raise RuntimeError("the op's signature changed")
+
+    monkeypatch.setattr(kernels, "_ONEDNN", True)
+    monkeypatch.setattr(torch.ops.mkldnn, "_linear_pointwise", changed, raising=False)
+    with torch.no_grad():
+        assert torch.allclose(linear(x, weight, bias), expected, atol=1e-5)
+    assert kernels._ONEDNN is False  # and it is not tried again
