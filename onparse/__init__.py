@@ -34,6 +34,13 @@ def load(name_or_path: str | Path | None = None, **settings: Any) -> Parser:
     return Parser.load(name_or_path, **settings)
 
 
+def available_models() -> list[dict]:
+    """Every model that loads by name here: name, language, kind, size, the dev figure its card records, path."""
+    from onparse.modeldir import available_models as found
+
+    return found()
+
+
 def __getattr__(name: str) -> Any:
     """``from onparse import Parser`` loads the parser (and torch) only when asked for."""
     if name == "Parser":

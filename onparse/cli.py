@@ -6,6 +6,7 @@ and ``--version`` answer at once.
 
 from __future__ import annotations
 
+import difflib
 import os
 import shlex
 import sys
@@ -28,8 +29,29 @@ class ParseByDefault(click.Group):
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h", "--version")):
+            word = self._first_word(args)
+            if word is not None and args[word] == "parse":  # `onparse --threads 1 parse "..."`: the command after options
+                args = args[:word] + args[word + 1 :]
+            elif word is not None and len([a for a in args if not a.startswith("-")]) == 1:
+                near = difflib.get_close_matches(args[word], self.commands, n=1, cutoff=0.75)
+                if near:  # `onparse tarin`: a command mistyped, not a one-word sentence
+                    fail(f"{args[word]!r} is no command: did you mean onparse {near[0]}? (to parse it as a sentence: "
+                         f"onparse parse {args[word]})")
             args = ["parse", *args]
         return super().parse_args(ctx, args)
+
+    def _first_word(self, args: list[str]) -> int | None:
+        """Where the first argument stands that is no option of parse's, nor an option's value."""
+        valued = {name for param in self.commands["parse"].params if isinstance(param, click.Option) and not param.is_flag
+                  for name in param.opts}
+        k = 0
+        while k < len(args):
+            if args[k] == "--":
+                return k + 1 if k + 1 < len(args) else None
+            if not args[k].startswith("-") or args[k] == "-":
+                return k
+            k += 2 if args[k] in valued else 1
+        return None
 
     def main(self, *args, **kwargs):
         """Usage errors too are one line on stderr (click's own run to four), with click's exit code 2."""
@@ -248,8 +270,9 @@ def model_options(command):
               help="Each line (or argument) is already tokens, split at whitespace and taken as given (PTB escapes such as -LRB- are brackets).")
 @click.option("--shard", type=ShardType(), help="Parse only the K-th of N equal parts of --input FILE (whole lines); "
               "the N outputs, concatenated in order, are the whole file's.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar (one shows, on a terminal, while lines are parsed to a file or pipe).")
 @model_options
-def parse(sentences, input_path, output_path, fmt, no_punct, tokenized, shard, model, layer, **settings) -> None:
+def parse(sentences, input_path, output_path, fmt, no_punct, tokenized, shard, quiet, model, layer, **settings) -> None:
     """Parse sentences given as arguments, or one per line from a file or stdin.
 
     Reading lines, the output has exactly one line per input line, in order
@@ -267,8 +290,9 @@ def parse(sentences, input_path, output_path, fmt, no_punct, tokenized, shard, m
     """
     import_nltk_quickly()
     from onparse.atomic import check_writable, replacing_file, same_file
-    from onparse.formats import FORMATS, terminal_safe
+    from onparse.formats import FORMATS, no_parse, terminal_safe
     from onparse.lines import input_lines
+    from onparse.report import line_counter
 
     from_arguments = bool(sentences) and sentences != ("-",)
     if from_arguments and input_path:
@@ -298,21 +322,27 @@ def parse(sentences, input_path, output_path, fmt, no_punct, tokenized, shard, m
             fail(str(err))
     render, separator = FORMATS[fmt], "\n\n" if fmt == "pretty" else "\n"
     interactive = not from_arguments and input_path in (None, "-") and sys.stdin.isatty()
-    errors, seen = 0, []
+    seen: list[bytes] = []
+    refused: dict[int, object] = {}  # position -> why, until the output's own line for it is written
+    errors = 0
 
     def report(position: int, reason: object) -> None:
         nonlocal errors
         click.echo(f"onparse: {where}{position + 1}: {reason}", err=True)
+        refused[position] = reason
         errors += 1
 
     counted = (seen.append(line) or line for line in lines)  # noqa: B023 (whether anything came in)
     parses = parser.parse_lines(counted, tokenized, blank_lines=not from_arguments, invalid=report, window=1 if interactive else None)
     output = replacing_file(Path(output_path)) if to_file else nullcontext(sys.stdout)
+    # a progress bar where a person waits on a terminal while lines go to a file or a pipe
+    watched = not (interactive or from_arguments or quiet) and sys.stderr.isatty() and (to_file or not sys.stdout.isatty())
     try:
-        with output as out:
+        with output as out, line_counter("parsing", watched) as advance:
             safe = terminal_safe if out.isatty() else (lambda text: text)
-            for parsed in parses:
-                out.write(safe(render(parsed, not no_punct)) + separator if parsed else separator)
+            for position, parsed in enumerate(parses):
+                out.write(safe(render(parsed, not no_punct) if parsed else no_parse(fmt, refused.pop(position, None))) + separator)
+                advance(1)
                 if interactive:
                     out.flush()
             if not seen and not shard:  # a part may hold no line: its output is empty
@@ -328,6 +358,29 @@ def parse(sentences, input_path, output_path, fmt, no_punct, tokenized, shard, m
         fail(f"cannot write {output_path or 'standard output'}: {err.strerror or err}", 1)
     if errors:
         sys.exit(1)
+
+
+@main.command("models")
+@click.option("--json", "as_json", is_flag=True, help="Print the list as JSON.")
+def models(as_json) -> None:
+    """List the models that load by name here (--model NAME, onparse.load(NAME)).
+
+    \b
+    Examples:
+      onparse models
+      onparse --model onlstm-negra "Die Katze schläft."
+    """
+    import json
+
+    from onparse.modeldir import DEFAULT_MODEL, available_models
+
+    found = available_models()
+    if as_json:
+        click.echo(json.dumps(found, indent=2))
+        return
+    from onparse.report import model_table
+
+    model_table(found, DEFAULT_MODEL.name)
 
 
 @main.command("eval")

@@ -6,7 +6,6 @@ Every format shows the user's own tokens; brackets inside tokens are escaped as
 
 from __future__ import annotations
 
-import bisect
 import io
 import json
 import re
@@ -15,53 +14,15 @@ from nltk import Tree
 
 from onparse.parse import Parse
 from onparse.tokenize import punct_tag
-from onparse.trees import LABEL, Span, bracketed, map_leaves, spans
+from onparse.trees import LABEL, bracketed, escape, map_leaves
 
 WORD_TAG = LABEL
 BAR_WIDTH = 20
 
 
-def escape(token: str) -> str:
-    return token.replace("(", "-LRB-").replace(")", "-RRB-")
-
-
-def printed_tree(parse: Parse, punct: bool = True) -> Tree:
-    """The tree to show, over token positions: with punctuation attached, or over the words alone."""
-    return parse.tree if punct else map_leaves(parse.words_tree, parse.word_positions.__getitem__)
-
-
-def constituent_spans(parse: Parse, punct: bool = True) -> list[Span]:
-    """Each constituent of the printed tree as (first token, last token + 1), in token positions.
-
-    Positions index ``parse.tokens`` with or without punctuation, so spans mean
-    the same in both; the whole sentence is included, single tokens are not.
-    """
-    if punct:
-        found = spans(parse.tree)
-    else:
-        positions = parse.word_positions
-        found = {(positions[start], positions[end - 1] + 1) for start, end in spans(parse.words_tree)}
-    return sorted(found, key=lambda span: (span[0], -span[1]))
-
-
-def confidence(parse: Parse, span: Span) -> float:
-    """The share of the voters whose trees hold the words of a token span (1 for spans every tree has)."""
-    first = bisect.bisect_left(parse.word_positions, span[0])
-    end = bisect.bisect_left(parse.word_positions, span[1])
-    n_words = len(parse.word_positions)
-    if not 2 <= end - first < n_words:
-        return 1.0
-    return float(parse.votes[first, end])
-
-
-def token_tree(parse: Parse, punct: bool = True) -> Tree:
-    """The printed tree with escaped tokens as leaves."""
-    return map_leaves(printed_tree(parse, punct), lambda position: escape(parse.tokens[position]))
-
-
 def bracket(parse: Parse, punct: bool = True) -> str:
     """One line: ``(X (X The cat) (X sat (X on (X the mat))))``."""
-    return bracketed(token_tree(parse, punct))
+    return parse.bracket(punct)
 
 
 def mrg(parse: Parse, punct: bool = True) -> str:
@@ -72,35 +33,20 @@ def mrg(parse: Parse, punct: bool = True) -> str:
         token = escape(parse.tokens[position])
         return Tree(WORD_TAG if position in words else punct_tag(token), [token])
 
-    return bracketed(map_leaves(printed_tree(parse, punct), preterminal))
-
-
-def as_dict(parse: Parse, punct: bool = True) -> dict:
-    """Tokens, model input, distances, and the printed tree with its spans (token positions).
-
-    The same keys for a single model and an ensemble: ``layers`` holds each
-    member's layer, ``distances`` the row each member built its tree from,
-    ``layer_distances`` every layer of every member, and ``confidence`` each
-    span's share of the voters whose trees hold it (a lone member: 1).
-    """
-    found = constituent_spans(parse, punct)
-    rounded = lambda rows: [[round(float(d), 5) for d in row] for row in rows]  # noqa: E731
-    return {
-        "tokens": parse.tokens,
-        "model_input": parse.model_input,
-        "word_positions": parse.word_positions,
-        "layers": list(parse.builder.layers),
-        "right_branching_voter": parse.builder.right_branching_voter,
-        "distances": rounded(parse.tree_distances),
-        "layer_distances": [rounded(member) for member in parse.distances],
-        "spans": found,
-        "confidence": [round(confidence(parse, span), 4) for span in found],
-        "tree": bracket(parse, punct),
-    }
+    return bracketed(map_leaves(parse.printed_tree(punct), preterminal))
 
 
 def json_line(parse: Parse, punct: bool = True) -> str:
-    return json.dumps(as_dict(parse, punct), ensure_ascii=False)
+    return json.dumps(parse.to_dict(punct), ensure_ascii=False)
+
+
+def no_parse(fmt: str, reason: object = None) -> str:
+    """What a format writes for an input line that gave no parse (blank, or refused for ``reason``): nothing, except in
+    JSON lines, where every line is an object that says so."""
+    if fmt != "json":
+        return ""
+    return json.dumps({"tokens": [], "empty": True} if reason is None else {"tokens": None, "refused": str(reason)},
+                      ensure_ascii=False)
 
 
 def pretty(parse: Parse, punct: bool = True) -> str:
@@ -110,6 +56,7 @@ def pretty(parse: Parse, punct: bool = True) -> str:
     since the split order depends only on how distances compare. Tokens are
     plain text to rich, never markup: ``[bold]`` prints as typed.
     """
+    from rich.cells import cell_len  # display width: a Chinese character takes two columns
     from rich.console import Console  # only this format draws; the others start faster without rich
     from rich.text import Text
     from rich.tree import Tree as RichTree
@@ -125,11 +72,11 @@ def pretty(parse: Parse, punct: bool = True) -> str:
             return Text(token, style="dim")
         d = distance[node]
         bar = "█" * (1 + round((d - low) / (high - low or 1.0) * (BAR_WIDTH - 1)))
-        return Text.assemble(f"{token:<14} ", (f"{bar:<{BAR_WIDTH}}", "cyan"), f" {d:.3f}")
+        return Text.assemble(token + " " * max(1, 15 - cell_len(token)), (f"{bar:<{BAR_WIDTH}}", "cyan"), f" {d:.3f}")
 
     source = parse.builder.describe()
     root = RichTree(Text.assemble((LABEL, "bold"), (f"  ({source})", "dim")))
-    pending, depth = [(root, printed_tree(parse, punct), 1)], 1
+    pending, depth = [(root, parse.printed_tree(punct), 1)], 1
     while pending:  # no recursion: trees are as deep as sentences are long
         branch, node, level = pending.pop()
         depth = max(depth, level)

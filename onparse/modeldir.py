@@ -224,9 +224,46 @@ def locate(model: Path | str | None = None) -> Path:
     if not str(model):
         raise ModelDirError("no model named '': give a shipped model's name or a model directory's path")
     path = Path(model)
-    if not path.exists() and len(path.parts) == 1 and (MODELS / path).is_dir():
+    if path.exists() or len(path.parts) > 1:
+        return path
+    if (MODELS / path / "config.json").is_file():
         return MODELS / path
-    return path
+    if (MODELS / path).is_dir():  # a model the repository holds that this installation does not
+        raise ModelDirError(f"{model}: not installed with this package (a checkout of onparse holds it under models/; "
+                            f"installed here: {', '.join(installed_names())})")
+    raise ModelDirError(f"no model named {str(model)!r}, and no such folder: the models here are "
+                        f"{', '.join(installed_names())} (onparse models lists them), or give a model directory's path")
+
+
+def installed_names(models: Path = MODELS) -> list[str]:
+    """The shipped models that load by name here (a folder of ``models`` holding its config)."""
+    return sorted(folder.name for folder in models.iterdir() if (folder / "config.json").is_file()) if models.is_dir() else []
+
+
+def available_models(models: Path = MODELS) -> list[dict]:
+    """Every model that loads by name here: its name, language, what it is (a model, or an ensemble of N), its size on
+    disk, the dev figure its card records, and where it lives."""
+    found = []
+    for name in installed_names(models):
+        path = models / name
+        ensemble = read_ensemble(path)
+        folders = ensemble.members if ensemble else [path]
+        config = read_json(folders[0] / "config.json")
+        size = sum(file.stat().st_size for folder in {path, *folders} for file in folder.iterdir() if file.is_file())
+        found.append({"name": name, "language": config.get("language", ENGLISH),
+                      "kind": f"ensemble of {len(folders)}" if ensemble else "model", "megabytes": round(size / 1e6, 1),
+                      "dev_f1": card_figure(_card(path)), "path": str(path)})
+    return found
+
+
+def card_figure(card: dict) -> dict | None:
+    """The dev set and sentence F1 a shipped model's card records (cards of different ages keep it in different places)."""
+    if isinstance(card.get("int8_change"), dict) and "after" in card["int8_change"]:
+        return {"gold": card["int8_change"].get("gold"), "sentence_f1": card["int8_change"]["after"]}
+    for gold, figures in (card.get("dev") or {}).items():
+        if isinstance(figures, dict) and "sentence_f1" in figures:
+            return {"gold": gold, "sentence_f1": round(figures["sentence_f1"], 2)}
+    return None
 
 
 def read_json(path: Path) -> dict:

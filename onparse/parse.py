@@ -8,6 +8,7 @@ and the model is causal, so batched trees equal one-at-a-time trees.
 
 from __future__ import annotations
 
+import bisect
 import copy
 import itertools
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -33,7 +34,7 @@ from onparse.language import Sentence, tokenizer
 from onparse.lines import TooLong
 from onparse.reading import model_tokens, pool, word_ranges
 from onparse.tokenize import word_positions
-from onparse.trees import attach_punctuation, map_leaves
+from onparse.trees import Span, attach_punctuation, bracketed, escape, map_leaves, spans
 from onparse.vocabulary import UNK
 
 # Sentences of a batch are padded in groups of this many, so the number still
@@ -85,6 +86,58 @@ class Parse:
     def votes(self) -> np.ndarray:
         """votes[i, j]: the share of voters whose trees hold words i .. j-1 (1 for a lone member's own spans)."""
         return self.built.votes
+
+    def printed_tree(self, punct: bool = True) -> Tree:
+        """The tree to show, over token positions: with punctuation attached, or over the words alone."""
+        return self.tree if punct else map_leaves(self.words_tree, self.word_positions.__getitem__)
+
+    def constituent_spans(self, punct: bool = True) -> list[Span]:
+        """Each constituent of the printed tree as (first token, last token + 1), in token positions, outermost first.
+
+        Positions index ``tokens`` with or without punctuation, so spans mean
+        the same in both; the whole sentence is included, single tokens are not.
+        """
+        if punct:
+            found = spans(self.tree)
+        else:  # the words tree's spans are over word indices
+            found = {(self.word_positions[start], self.word_positions[end - 1] + 1) for start, end in spans(self.words_tree)}
+        return sorted(found, key=lambda span: (span[0], -span[1]))
+
+    def confidence(self, span: Span) -> float:
+        """The share of the voters whose trees hold the words of a token span (1 for spans every tree has)."""
+        first = bisect.bisect_left(self.word_positions, span[0])
+        end = bisect.bisect_left(self.word_positions, span[1])
+        if not 2 <= end - first < len(self.word_positions):
+            return 1.0
+        return float(self.votes[first, end])
+
+    def bracket(self, punct: bool = True) -> str:
+        """One line: ``(X (X The cat) (X sat (X on (X the mat))))``, brackets inside tokens escaped."""
+        return bracketed(map_leaves(self.printed_tree(punct), lambda position: escape(self.tokens[position])))
+
+    def to_dict(self, punct: bool = True) -> dict:
+        """Tokens, model input, distances, and the printed tree with its spans (token positions): what
+        ``--format json`` writes.
+
+        The same keys for a single model and an ensemble: ``layers`` holds each
+        member's layer, ``distances`` the row each member built its tree from,
+        ``layer_distances`` every layer of every member, and ``confidence`` each
+        span's share of the voters whose trees hold it (a lone member: 1).
+        """
+        found = self.constituent_spans(punct)
+        rounded = lambda rows: [[round(float(d), 5) for d in row] for row in rows]  # noqa: E731
+        return {
+            "tokens": self.tokens,
+            "model_input": self.model_input,
+            "word_positions": self.word_positions,
+            "layers": list(self.builder.layers),
+            "right_branching_voter": self.builder.right_branching_voter,
+            "distances": rounded(self.tree_distances),
+            "layer_distances": [rounded(member) for member in self.distances],
+            "spans": found,
+            "confidence": [round(self.confidence(span), 4) for span in found],
+            "tree": self.bracket(punct),
+        }
 
 
 class Member:

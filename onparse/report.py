@@ -2,15 +2,36 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from rich.console import Console
-from rich.progress import Progress
+from rich.progress import Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from onparse.config import MEAN
 from onparse.scoring import REPORTED_LABELS
+
+
+@contextmanager
+def line_counter(description: str, shown: bool = True) -> Iterator[Callable[[int], None]]:
+    """Lines done and how fast, on stderr, for work of unknown length (``shown`` False: nothing)."""
+    if not shown:
+        yield lambda done: None
+        return
+    columns = (TextColumn(f"{description} {{task.completed:,}} lines"), TimeElapsedColumn(),
+               TextColumn("{task.fields[rate]}"))
+    started = time.monotonic()
+    with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
+        task = progress.add_task(description, total=None, rate="")
+
+        def advance(done: int) -> None:
+            progress.advance(task, done)
+            lines = progress.tasks[0].completed
+            progress.update(task, rate=f"{lines / max(time.monotonic() - started, 1e-9):,.1f} sentences/s")
+
+        yield advance
 
 
 @contextmanager
@@ -19,6 +40,25 @@ def progress_bar(description: str, total: int) -> Iterator[Callable[[int], None]
     with Progress(console=Console(stderr=True), transient=True) as progress:
         task = progress.add_task(description, total=total)
         yield lambda done: progress.advance(task, done)
+
+
+def model_table(models: list[dict], default: str) -> None:
+    """``onparse models``: each model that loads by name, its language, kind, size, dev figure and place."""
+    table = Table(title="models that load by name (--model NAME)")
+    for column in ("name", "language", "kind", "MB", "dev sentence F1", "path"):
+        table.add_column(column, justify="right" if column in ("MB", "dev sentence F1") else "left", no_wrap=column != "path")
+    for model in models:
+        figure = model["dev_f1"]
+        table.add_row(model["name"] + (" (default)" if model["name"] == default else ""), model["language"], model["kind"],
+                      f"{model['megabytes']:.1f}", f"{figure['sentence_f1']:.1f} ({figure['gold']})" if figure else "-",
+                      model["path"])
+    wide_console().print(table)
+
+
+def wide_console() -> Console:
+    """Standard output for tables: a terminal's own width, files and pipes the whole row (not rich's default 80 columns)."""
+    console = Console()
+    return console if console.is_terminal else Console(width=200)
 
 
 def model_rows(result: dict) -> list[tuple[str, dict]]:
@@ -49,9 +89,7 @@ def print_scores(result: dict, pred: str | None) -> None:
     for name, figures in rows:
         labels = [f"{figures['label_recall'][label]:.1f}" if label in figures["label_recall"] else "-" for label in REPORTED_LABELS]
         table.add_row(name, f"{figures['sentence_f1']:.1f}", f"{figures['corpus_f1']:.1f}", *labels)
-    console = Console()
-    if not console.is_terminal:  # files and pipes get the whole table, not rich's default 80 columns
-        console = Console(width=160)
+    console = wide_console()
     console.print(table)
     if "model" in result:
         console.print(f"model: {result['model']}")

@@ -39,7 +39,6 @@ from nltk import Tree
 from spacy.language import Language
 from spacy.tokens import Doc, Span
 
-from onparse.formats import confidence, constituent_spans
 from onparse.modeldir import SHIPPED_BY_LANGUAGE
 from onparse.parse import Parser
 from onparse.trees import bracketed, from_spans, map_leaves
@@ -97,10 +96,10 @@ class ConstituencyParser:
                                               window=len(tokens), invalid=lambda position, error: None)
             for sent, kept, parse in zip(sentences, tokens, parses):
                 if parse is not None:
-                    found = constituent_spans(parse)
+                    found = parse.constituent_spans()
                     sent.doc.user_data.setdefault(KEY, {})[sent.start] = {
                         "end": sent.end, "tokens": kept, "spans": [list(span) for span in found],
-                        "confidence": [round(confidence(parse, span), 4) for span in found]}
+                        "confidence": [round(parse.confidence(span), 4) for span in found]}
             yield from group
 
 

@@ -200,6 +200,11 @@ def map_leaves(tree: Tree, leaf: Callable[[object], object]) -> Tree:
 _CLOSE, _SPACE = object(), object()
 
 
+def escape(token: str) -> str:
+    """A token as a bracketed tree can hold it: its brackets written ``-LRB-``, ``-RRB-``."""
+    return token.replace("(", "-LRB-").replace(")", "-RRB-")
+
+
 def bracketed(tree: Tree) -> str:
     """The tree on one line, ``(X (X The cat) sat)``: nltk's ``pformat`` without its recursion."""
     parts: list[str] = []

@@ -9,7 +9,6 @@ import spacy
 from spacy.tokens import Doc
 
 import onparse
-from onparse.formats import constituent_spans
 from onparse.modeldir import MODELS, SHIPPED_BY_LANGUAGE
 from onparse.nltk_parser import ONLSTMParser
 from onparse.parse import Parser
@@ -56,7 +55,7 @@ def test_the_spacy_component_puts_a_tree_and_spans_on_each_sentence(nlp, tiny_mo
         expected = parser.parse_tokens([words])[0]
         assert sent._.get(TREE) == expected.text_tree
         constituents = sent._.get(CONSTITUENTS)
-        assert [[t.text for t in span if not t.is_space] for span in constituents] == [words[a:b] for a, b in constituent_spans(expected)]
+        assert [[t.text for t in span if not t.is_space] for span in constituents] == [words[a:b] for a, b in expected.constituent_spans()]
         assert constituents[0].start == sent.start and constituents[0].end == sent.end  # the whole sentence first
 
 

@@ -7,7 +7,6 @@ from click.testing import CliRunner
 from conftest import FIXTURES, tiny_model
 from onparse import modeldir
 from onparse.cli import main
-from onparse.formats import as_dict
 from onparse.parse import Parser
 from onparse.trees import right_branching, spans
 from onparse.voting import average
@@ -44,7 +43,7 @@ def test_identical_members_give_the_members_tree(tmp_path):
     single = Parser.load(tmp_path / "one").parse_sents(SENTENCES)
     voted = Parser.load(tmp_path / "same").parse_sents(SENTENCES)
     assert [p.words_tree for p in voted] == [p.words_tree for p in single]
-    assert all(c == 1.0 for p in voted for c in as_dict(p)["confidence"])
+    assert all(c == 1.0 for p in voted for c in p.to_dict()["confidence"])
 
 
 def test_right_branching_voter_and_layer_override(tiny_ensemble_dir, tmp_path):
@@ -59,7 +58,7 @@ def test_right_branching_voter_and_layer_override(tiny_ensemble_dir, tmp_path):
 
 def test_json_gives_each_span_its_share_of_votes(tiny_ensemble_dir):
     parse = Parser.load(tiny_ensemble_dir).parse(SENTENCES[2])
-    record = as_dict(parse)
+    record = parse.to_dict()
     assert len(record["confidence"]) == len(record["spans"])
     assert tuple(record["spans"][0]) == (0, len(parse.tokens)) and record["confidence"][0] == 1.0
     assert all(round(3 * c) in (1, 2, 3) and abs(3 * c - round(3 * c)) < 1e-3 for c in record["confidence"])  # thirds

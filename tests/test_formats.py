@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from onparse.builder import TreeBuilder
-from onparse.formats import FORMATS, constituent_spans
+from onparse.formats import FORMATS
 from onparse.parse import Parse
 from onparse.trees import attach_punctuation
 
@@ -79,4 +79,4 @@ def test_a_sentence_of_punctuation_alone():
     assert FORMATS["bracket"](parse, True) == "(X ! ?)"
     assert FORMATS["bracket"](parse, False) == "(X )"
     assert FORMATS["mrg"](parse, True) == "(X (. !) (. ?))"
-    assert constituent_spans(parse, True) == [(0, 2)] and constituent_spans(parse, False) == []
+    assert parse.constituent_spans(True) == [(0, 2)] and parse.constituent_spans(False) == []

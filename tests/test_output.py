@@ -1,0 +1,89 @@
+"""What people and programs read: JSON lines with no blank lines, drawings aligned by display width, a progress bar
+on a terminal while lines are parsed to a file."""
+
+import json
+import os
+import subprocess
+import sys
+
+from click.testing import CliRunner
+from rich.cells import cell_len
+
+from onparse.cli import main
+
+
+def run(*arguments, input=None):
+    return CliRunner().invoke(main, [str(a) for a in arguments], input=input)
+
+
+def test_json_lines_hold_an_object_for_every_input_line(tiny_model_dir):
+    done = run("--model", tiny_model_dir, "-f", "json", input="the cat sat\n\n" + "cat " * 500 + "\nthe mat\n")
+    lines = done.stdout.splitlines()
+    assert len(lines) == 4 and all(line for line in lines)
+    records = [json.loads(line) for line in lines]
+    assert records[1] == {"tokens": [], "empty": True} and "over the limit" in records[2]["refused"]
+    assert records[0]["tokens"] == ["the", "cat", "sat"] and records[3]["tokens"] == ["the", "mat"]
+
+
+def test_a_drawing_aligns_its_bars_by_display_width(tiny_model_dir):
+    done = run("--model", tiny_model_dir, "--tokenized", "-f", "pretty", "北京 the 大学 cat")
+    rows = [line for line in done.stdout.splitlines() if "█" in line]
+    labels = [row.split("── ", 1)[1] for row in rows]  # each token, then its bar
+    assert len(labels) == 4 and {cell_len(label[: label.index("█")]) for label in labels} == {15}
+
+
+def test_parsing_a_file_shows_its_progress_on_a_terminal_and_nowhere_else(tiny_model_dir, tmp_path):
+    import pty
+
+    source = tmp_path / "lines.txt"
+    source.write_text("the cat sat on the mat\n" * 300)
+    command = [sys.executable, "-m", "onparse", "--model", str(tiny_model_dir), "-i", str(source), "-o", str(tmp_path / "out")]
+    leader, follower = pty.openpty()
+    done = subprocess.run(command, stderr=follower, stdout=subprocess.DEVNULL, timeout=120, env={**os.environ, "COLUMNS": "120"})
+    os.close(follower)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(leader)
+    assert done.returncode == 0 and b"lines" in shown and b"sentences/s" in shown
+    quiet = subprocess.run(command[:-2] + ["-o", str(tmp_path / "out2"), "--quiet"], capture_output=True, timeout=120)
+    piped = subprocess.run(command, capture_output=True, timeout=120)  # stderr a pipe: no bar
+    assert quiet.returncode == piped.returncode == 0 and b"lines" not in quiet.stderr + piped.stderr
+
+
+def test_models_lists_what_loads_by_name_and_an_unknown_name_lists_them(tiny_model_dir):
+    import onparse
+    from onparse import modeldir
+
+    listed = json.loads(run("models", "--json").stdout)
+    names = [model["name"] for model in listed]
+    assert names == [model["name"] for model in onparse.available_models()] and modeldir.DEFAULT_MODEL.name in names
+    assert all(model["language"] and model["megabytes"] > 0 for model in listed)
+    unknown = run("--model", "onlstm-nonesuch", "the cat")
+    assert unknown.exit_code == 2 and all(name in unknown.stderr for name in names) and "onparse models" in unknown.stderr
+
+
+def test_a_model_the_repository_holds_but_the_installation_lacks_is_not_installed(tmp_path, monkeypatch):
+    from onparse import modeldir
+
+    (tmp_path / "onlstm-big" / "members").mkdir(parents=True)  # as a wheel leaves a folder whose config it does not carry
+    monkeypatch.setattr(modeldir, "MODELS", tmp_path)
+    try:
+        modeldir.locate("onlstm-big")
+    except modeldir.ModelDirError as err:
+        assert "not installed with this package" in str(err)
+    else:
+        raise AssertionError("an absent model was located")
+
+
+def test_a_mistyped_command_is_named_and_parse_may_follow_options(tiny_model_dir):
+    mistyped = run("tarin")
+    assert mistyped.exit_code == 2 and "did you mean onparse train" in mistyped.stderr
+    assert run("--model", tiny_model_dir, "--threads", "1", "parse", "the cat sat").stdout.count("parse") == 0
+    assert run("parse", "--model", tiny_model_dir, "parse").stdout.strip() == "(X parse)"  # the word itself, by name
