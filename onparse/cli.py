@@ -471,6 +471,24 @@ def _evaluate_raw(model: str | None, layer, settings: dict, gold: str, max_lengt
     return result
 
 
+QUIET = click.option("--quiet", "-q", is_flag=True, help="Warnings and errors alone: no progress bar, no line per evaluation or stage.")
+
+
+def show_messages(quiet: bool):
+    """What the library logs (``logging.getLogger("onparse")``) goes to stderr, a line each; with ``quiet`` only warnings.
+    Returns the console for progress bars (a silent one with ``quiet``)."""
+    import logging
+
+    from rich.console import Console
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    logger = logging.getLogger("onparse")
+    logger.handlers[:] = [handler]
+    logger.setLevel(logging.WARNING if quiet else logging.INFO)
+    return Console(stderr=True, quiet=quiet)
+
+
 def run_options(command):
     """Options of the commands that train into a run folder (train, distill)."""
     for option in reversed([
@@ -491,6 +509,7 @@ def run_options(command):
         click.option("--dtype", type=click.Choice(list(COMPUTE_DTYPES)), default=TrainConfig.dtype, show_default=True),
         click.option("--device", default=TrainConfig.device, show_default=True, help="torch device, e.g. cuda."),
         click.option("--threads", type=Threads, help=THREADS_HELP),
+        QUIET,
     ]):
         command = option(command)
     return command
@@ -517,7 +536,7 @@ def run_options(command):
 @click.option("--direction", type=click.Choice([FORWARD, BACKWARD]), default=Reading.direction, show_default=True,
               help="Read each sentence left to right (forward) or right to left (backward).")
 def train(train_paths, dev, dev_gold, out_dir, resume, overwrite, epochs, max_minutes, embedding_size, hidden_size,
-          n_layers, chunk_size, vocab_size, threads, layer, select_by, punctuation, direction, **settings) -> None:
+          n_layers, chunk_size, vocab_size, threads, quiet, layer, select_by, punctuation, direction, **settings) -> None:
     """Train an ON-LSTM language model and write a model directory.
 
     \b
@@ -535,7 +554,7 @@ def train(train_paths, dev, dev_gold, out_dir, resume, overwrite, epochs, max_mi
                            epochs=epochs or TrainConfig.epochs, default_layer=layer or min(TrainConfig.default_layer, n_layers),
                            select_by=select_by, reading=Reading(punctuation, direction), **settings)
 
-    run_training(out_dir, resume, overwrite, epochs, max_minutes, threads, new_config, "train")
+    run_training(out_dir, resume, overwrite, epochs, max_minutes, threads, quiet, new_config, "train")
 
 
 @contextmanager
@@ -559,7 +578,7 @@ def training_errors(command: str, out_dir: Path) -> Iterator[None]:
 
 
 def run_training(out_dir: Path, resume: bool, overwrite: bool, epochs: int | None, max_minutes: float | None,
-                 threads: int | None, new_config, command: str) -> None:
+                 threads: int | None, quiet: bool, new_config, command: str) -> None:
     """What ``train`` and ``distill`` share: the run folder (lock, resume, overwrite), errors, the last line."""
     import_nltk_quickly()
     from onparse import distributed, runfolder
@@ -568,7 +587,7 @@ def run_training(out_dir: Path, resume: bool, overwrite: bool, epochs: int | Non
     set_threads(threads)
     with training_errors(command, out_dir), runfolder.opened(out_dir, resume, overwrite, new_config, epochs) as config:
         check_device(config.device)
-        run = runfolder.train(config, out_dir, resume=resume, max_minutes=max_minutes)
+        run = runfolder.train(config, out_dir, resume=resume, max_minutes=max_minutes, console=show_messages(quiet))
         distributed.leave()  # on an error, the process's exit ends the launch: torchrun stops the other ranks
     if not distributed.from_environment().main:
         return
@@ -598,7 +617,7 @@ def run_training(out_dir: Path, resume: bool, overwrite: bool, epochs: int | Non
 @click.option("--margin", type=click.FloatRange(min=0), default=DistillConfig.margin, show_default=True,
               help="Hinge margin between distances.")
 @click.option("--layer", type=LayerType(), help="The student's layer that learns the trees and parses  [default: the student's own].")
-def distill(train_paths, dev, dev_gold, select_by, out_dir, resume, overwrite, max_minutes, threads, teacher, student,
+def distill(train_paths, dev, dev_gold, select_by, out_dir, resume, overwrite, max_minutes, threads, quiet, teacher, student,
             from_scratch, epochs, sentences, rank_weight, margin, layer, **settings) -> None:
     """Teach a student ON-LSTM a teacher's trees (distillation; no gold trees).
 
@@ -624,7 +643,7 @@ def distill(train_paths, dev, dev_gold, select_by, out_dir, resume, overwrite, m
         return distillation_config(spec, train=list(train_paths), dev=dev, dev_gold=dev_gold, epochs=epochs or 1,
                                    default_layer=layer, select_by=select_by, **settings)
 
-    run_training(out_dir, resume, overwrite, epochs, max_minutes, threads, new_config, "distill")
+    run_training(out_dir, resume, overwrite, epochs, max_minutes, threads, quiet, new_config, "distill")
 
 
 @main.command()
@@ -781,10 +800,11 @@ def quantize(model, out_dir, gold, encoding, device, threads) -> None:
 @click.option("--dtype", type=click.Choice(list(COMPUTE_DTYPES)), default=default(FitPlan, "dtype"), show_default=True)
 @click.option("--device", default=default(FitPlan, "device"), show_default=True, help="torch device, e.g. cuda.")
 @click.option("--threads", type=Threads, help=THREADS_HELP)
+@QUIET
 def fit(train_paths, dev, dev_gold, out_dir, resume, hours, members, rounds, member_epochs, embedding_sizes, hidden_sizes,
         n_layers, chunk_sizes, vocab_size, sentences, scratch_passes, evals_per_epoch, right_branching_voter, right_branching_votes,
         layer_rule, layer, vote_layer, select_by_gold, language, encoding, punctuation, directions, seed, dtype, device,
-        threads) -> None:
+        threads, quiet) -> None:
     """Train a full parser on raw text, no gold trees: members, ensembles, distillation rounds, a student from scratch.
 
     Each stage is recorded in OUT/fit.json as it ends; an interrupted or
@@ -826,7 +846,7 @@ def fit(train_paths, dev, dev_gold, out_dir, resume, hours, members, rounds, mem
         if main_rank and not resume and runfolder.run_contents(out_dir):
             fail(f"{out_dir} already holds a fit: continue it with --resume, or choose another --out")
         check_device(device if plan else recipe.read_record(out_dir)["plan"]["device"])
-        recipe.fit(plan, out_dir, resume=resume, hours=hours, command=typed_command())
+        recipe.fit(plan, out_dir, resume=resume, hours=hours, console=show_messages(quiet), command=typed_command())
     if main_rank:
         click.echo(f"fit done: the parser is {out_dir / 'model'} (its card.md lists every stage)")
 

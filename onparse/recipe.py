@@ -29,6 +29,7 @@ a stopped fit resumes at the stage it was in, mid-run from that run's checkpoint
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
@@ -51,6 +52,7 @@ from onparse.treebank import read_gold
 # Tokens a member reads: one epoch of WSJ 00-20 (about 0.95 M) parsed best of the schedules measured; a smaller corpus is read more often.
 MEMBER_TOKENS = 1_000_000
 RECORD = "fit.json"
+log = logging.getLogger("onparse")
 
 
 @dataclass
@@ -249,15 +251,16 @@ def fit(plan: FitPlan | None, out: Path, resume: bool = False, hours: float | No
             if not ranks.main:
                 return record
             ranks = distributed.Ranks()
-        console.print(f"[bold]stage {number}/{len(settled)}: {stage.name}[/bold]"
-                      + (f" (ensemble of {', '.join(stage.members)})" if stage.members else ""))
+        if ranks.main:
+            log.info(f"stage {number}/{len(settled)}: {stage.name}" + (f" (ensemble of {', '.join(stage.members)})" if stage.members else ""))
         started = time.monotonic()
         entry = {"name": stage.name, **run_stage(stage, plan, out, deadline, console)}
         entry["wall_minutes"] = round((time.monotonic() - started) / 60, 2)
         record["stages"].append(entry)
         if ranks.main:
             write_record(out, record)
-        console.print(json.dumps(entry))
+        if ranks.main:
+            log.info(f"stage {stage.name} done: {json.dumps(entry)}")
         if stage_done:
             stage_done(stage.name)
     if ranks.main:

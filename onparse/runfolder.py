@@ -18,6 +18,7 @@ checkpoints, signals, time limit).
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import signal
@@ -40,6 +41,8 @@ from onparse.evaluate import dev_f1
 from onparse.hardware import describe, one_line
 from onparse.train import RunState, Step, Trainer, language_model_setup, selection_rule
 from onparse.treebank import tree_files
+
+log = logging.getLogger("onparse")
 
 # What a run folder may hold: anything else is not the run's, and nothing here deletes it.
 RUN_FILES = {"config.json", "history.jsonl", "checkpoint.pt", "checkpoint.tmp", "teacher.jsonl"}
@@ -261,7 +264,8 @@ def train(
         out_dir.mkdir(parents=True, exist_ok=True)
     running = trainer(config, read_checkpoint(out_dir) if resume else None, out_dir)
     ranks, layer, run = running.ranks, config.default_layer, running.run
-    console = (console or Console(stderr=True)) if ranks.main else Console(quiet=True)
+    console = (console or Console(stderr=True)) if ranks.main else Console(quiet=True)  # the progress bar's
+    say = log.info if ranks.main else log.debug  # what a run reports goes to logging: one clean line each
     if ranks.main:
         with replacing_file(out_dir / "config.json") as file:
             file.write(json.dumps(config.to_dict(), indent=2) + "\n")
@@ -270,9 +274,9 @@ def train(
             modeldir.save(out_dir / "epoch-00.00", running.model, running.vocab, layer, {"epoch": 0, "untrained": True},
                           language=config.language, reading=config.reading)
     if resume:
-        console.print(f"resumed from {out_dir / 'checkpoint.pt'}: epoch {run.epoch + 1}, batch {run.batch}")
+        say(f"resumed from {out_dir / 'checkpoint.pt'}: epoch {run.epoch + 1}, batch {run.batch}")
     if ranks.world > 1:
-        console.print(f"training on {ranks.world} processes, {config.batch_size // ranks.world} of the {config.batch_size} streams each")
+        say(f"training on {ranks.world} processes, {config.batch_size // ranks.world} of the {config.batch_size} streams each")
 
     def save_checkpoint() -> None:
         checkpoint = running.checkpoint()  # every rank: the carried states are gathered from all of them
@@ -293,7 +297,7 @@ def train(
                 progress.update(task, completed=run.batch, epoch=run.epoch + 1,
                                 speed=f"{event.tokens / event.seconds:,.0f}", loss=f"{event.loss:.3f}")
                 if not console.is_terminal and run.update % 50 == 0:  # logs get a line where a terminal gets the bar
-                    console.print(f"{title} epoch {run.epoch + 1} batch {run.batch}/{running.batches_per_epoch} loss {event.loss:.3f} "
+                    say(f"{title} epoch {run.epoch + 1} batch {run.batch}/{running.batches_per_epoch} loss {event.loss:.3f} "
                                   f"{run.tokens_seen / run.train_seconds:,.0f} tok/s")
                 stop, time_up, due = distributed.any_rank(
                     [bool(received), deadline is not None and time.monotonic() > deadline,
@@ -304,14 +308,14 @@ def train(
                                       f"checkpoint saved at epoch {run.epoch + 1}, batch {run.batch}")
                 if time_up:
                     save_checkpoint()
-                    console.print(f"time limit reached: checkpoint saved at epoch {run.epoch + 1}, batch {run.batch}; "
+                    say(f"time limit reached: checkpoint saved at epoch {run.epoch + 1}, batch {run.batch}; "
                                   "resume the run to continue")
                     return run
                 if due:
                     save_checkpoint()
                     last_checkpoint = time.monotonic()
                 continue
-            console.print(json.dumps(event.record))
+            say(f"{title} {json.dumps(event.record)}")
             if ranks.main:
                 write_history(out_dir, run.history)
                 card = {"config": config.to_dict(), "hardware": describe(config.device), "processes": ranks.world,

@@ -87,3 +87,32 @@ def test_a_mistyped_command_is_named_and_parse_may_follow_options(tiny_model_dir
     assert mistyped.exit_code == 2 and "did you mean onparse train" in mistyped.stderr
     assert run("--model", tiny_model_dir, "--threads", "1", "parse", "the cat sat").stdout.count("parse") == 0
     assert run("parse", "--model", tiny_model_dir, "parse").stdout.strip() == "(X parse)"  # the word itself, by name
+
+
+def test_training_logs_a_clean_line_per_evaluation_and_quiet_keeps_still(tmp_path):
+    from pathlib import Path
+
+    examples = Path(__file__).resolve().parents[1] / "examples"
+    common = ["train", "--train", examples / "corpus.txt", "--dev", examples / "dev.txt", "--epochs", "1", "--evals-per-epoch", "2",
+              "--embedding-size", "8", "--hidden-size", "12", "--chunk-size", "4", "--vocab-size", "40", "--batch-size", "4",
+              "--bptt", "10", "--dtype", "fp32"]
+    done = run(*common, "--out", tmp_path / "a")
+    records = [json.loads(line.split(" ", 1)[1]) for line in done.stderr.splitlines() if line.startswith("train {")]
+    assert done.exit_code == 0 and len(records) == 2 and records[-1]["epoch"] == 1.0  # a whole JSON record a line, however long
+    quiet = run(*common, "--out", tmp_path / "b", "--quiet")
+    assert quiet.exit_code == 0 and quiet.stderr == ""
+
+
+def test_a_library_user_routes_the_runs_messages_through_logging(tmp_path, caplog):
+    import logging
+    from pathlib import Path
+
+    from onparse.config import ModelConfig, TrainConfig
+    from onparse.runfolder import train
+
+    examples = Path(__file__).resolve().parents[1] / "examples"
+    config = TrainConfig(train=[str(examples / "corpus.txt")], dev=str(examples / "dev.txt"), epochs=1, batch_size=4, bptt=10,
+                         model=ModelConfig(vocab_size=40, embedding_size=8, hidden_size=12, chunk_size=4), dtype="fp32")
+    with caplog.at_level(logging.INFO, logger="onparse"):
+        train(config, tmp_path / "run")
+    assert any(record.name == "onparse" and '"dev_ppl"' in record.getMessage() for record in caplog.records)
