@@ -50,7 +50,9 @@ def main() -> None:
     options.add_argument("--group", action="append", default=[], help="NAME=1,2,3 (1-based member indices)")
     options.add_argument("--votes", nargs="*", type=float, default=[0, 0.5], help="right-branching votes as a share of the members'")
     options.add_argument("--layers", nargs="*", default=["mean", "agreement"],
-                         help="1, 2, 3, mean, agreement, every (each layer of each member votes)")
+                         help="1, 2, 3, mean, agreement, own (--member-layers), every (each layer of each member votes)")
+    options.add_argument("--member-layers", action="append", default=[],
+                         help="NAME=L1,L2,... : a group's members each at its own layer (1-based, or mean), as --group NAME lists them")
     options.add_argument("--json")
     args = options.parse_args()
     gold = [s for s in read_gold(args.gold, encoding=args.encoding) if s.words]
@@ -68,12 +70,16 @@ def main() -> None:
                                                             gold)["sentence_f1"], 2) for layer in candidates[m]}
         print(name, results["members"][name], flush=True)
     groups = dict(group.split("=") for group in args.group) or {"all": ",".join(str(k + 1) for k in range(len(names)))}
+    own_layers = {name: [layer if layer == MEAN else int(layer) for layer in layers.split(",")]
+                  for name, layers in (spec.split("=") for spec in args.member_layers)}
     for group, indices in groups.items():
         chosen = [int(k) - 1 for k in indices.split(",")]
         for rule in args.layers:
             voters = chosen
             if rule == "agreement":
                 layers = agreement_layers([distances[k] for k in chosen], [candidates[k] for k in chosen], gold)
+            elif rule == "own":  # the layers --member-layers gives this group
+                layers = own_layers[group]
             elif rule == "every":  # each layer of each member votes, a member's layers sharing one member's votes
                 voters = [k for k in chosen for _ in candidates[k][:-1]]
                 layers = [layer for k in chosen for layer in candidates[k][:-1]]
