@@ -1,17 +1,21 @@
-"""Using onparse from Python: parse, read distances, score."""
+"""Using onparse from Python: parse, read distances, score. Runs from any folder."""
+
+from nltk import Tree
 
 import onparse
-from onparse.formats import bracket
 from onparse.scoring import score
-from onparse.treebank import read_gold
+from onparse.treebank import gold_sentence
 from onparse.trees import spans
 
-parser = onparse.load()  # the shipped model; onparse.load("path/to/model", layer=3) for others
+parser = onparse.load()  # the shipped default; onparse.load("onlstm-negra"), or a model directory's path, for others
 for parse in parser.parse_sents(["The cat sat on the mat.", "Stocks fell sharply on Friday."]):
-    print(bracket(parse))
+    print(parse.bracket())
     # tree_distances: one row per member (one row for a single model), the distances its tree was built from
     print("  distances:", parse.tree_distances.mean(axis=0).round(3).tolist())
+    print("  as JSON:", sorted(parse.to_dict()))
 
-gold = list(read_gold("tests/fixtures/one_per_line.txt"))
-parses = parser.parse_sents([list(s.words) for s in gold])  # token lists, taken as given
-print(score([spans(p.words_tree) for p in parses], gold))
+gold = [gold_sentence(Tree.fromstring(tree)) for tree in [
+    "(S (NP (DT The) (NN cat)) (VP (VBD sat) (PP (IN on) (NP (DT the) (NN mat)))) (. .))",
+    "(S (NP (NNS Stocks)) (VP (VBD fell) (ADVP (RB sharply)) (PP (IN on) (NP (NNP Friday)))) (. .))"]]
+parses = parser.parse_sents([list(sentence.tokens) for sentence in gold])  # token lists, taken as given
+print(score([spans(parse.words_tree) for parse in parses], gold))
