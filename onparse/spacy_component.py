@@ -3,9 +3,10 @@
 Installed with onparse (``pip install 'onparse[spacy]'``), it is registered
 through spaCy's ``spacy_factories`` entry point, so any pipeline adds it by
 name; the shipped model for ``nlp.lang`` is used unless ``model`` names
-another. Sentences are the Doc's own (from a sentencizer or parser; the whole
-Doc where it has none), their tokens taken as spaCy split them, spaces left
-out, batched across Docs.
+another. Sentences are the Doc's own (from a sentencizer or parser; where a
+Doc has none, spaCy's rule-based sentencizer sets them, never one tree across
+sentences), their tokens taken as spaCy split them, spaces left out, batched
+across Docs.
 
 What is found is kept in ``doc.user_data`` as plain numbers (token offsets
 and vote shares), so Docs serialize (``to_bytes``, ``DocBin``, pickling,
@@ -37,6 +38,7 @@ from typing import Any
 
 from nltk import Tree
 from spacy.language import Language
+from spacy.pipeline import Sentencizer
 from spacy.tokens import Doc, Span
 
 from onparse.modeldir import SHIPPED_BY_LANGUAGE
@@ -80,6 +82,7 @@ class ConstituencyParser:
             warnings.warn(f"onparse: batch_size {batch_size} is no batch: Docs are parsed one at a time", stacklevel=2)
         self.parser = Parser.load(model or SHIPPED_BY_LANGUAGE[lang], device=device, **settings)
         self.batch_size = max(1, batch_size)  # Docs whose sentences are sorted into batches together
+        self.sentencizer = Sentencizer()  # sentence boundaries where a Doc arrives without any
         for name, getter in GETTERS.items():
             if not Span.has_extension(name):
                 Span.set_extension(name, getter=getter)
@@ -90,7 +93,10 @@ class ConstituencyParser:
     def pipe(self, docs: Iterable[Doc], batch_size: int | None = None) -> Iterator[Doc]:
         docs = iter(docs)
         while group := list(islice(docs, batch_size or self.batch_size)):
-            sentences = [sent for doc in group for sent in (doc.sents if doc.has_annotation("SENT_START") else [doc[:]])]
+            for doc in group:
+                if not doc.has_annotation("SENT_START"):  # no sentencizer or parser before it: spaCy's rule-based one
+                    self.sentencizer(doc)
+            sentences = [sent for doc in group for sent in doc.sents]
             tokens = [[token.i for token in sent if not token.is_space] for sent in sentences]
             parses = self.parser.parse_stream([[sent.doc[i].text for i in kept] or None for sent, kept in zip(sentences, tokens)],
                                               window=len(tokens), invalid=lambda position, error: None)

@@ -68,11 +68,11 @@ def test_the_spacy_component_batches_docs_and_leaves_empty_sentences_alone(nlp):
     assert [s._.get(TREE) for s in piped[1].sents] == [None]
 
 
-def test_a_doc_without_sentences_is_parsed_whole(tiny_model_dir):
+def test_a_doc_without_sentences_gets_them_before_it_is_parsed(tiny_model_dir):
     pipeline = spacy.blank("en")
     pipeline.add_pipe("onparse", config={"model": str(tiny_model_dir)})
-    doc = pipeline("the cat sat . a dog sat")
-    assert doc[:]._.get(TREE).leaves() == ["the", "cat", "sat", ".", "a", "dog", "sat"]
+    doc = pipeline("the cat sat. a dog sat")
+    assert [sent._.get(TREE).leaves() for sent in doc.sents] == [["the", "cat", "sat", "."], ["a", "dog", "sat"]]
 
 
 def test_the_component_is_registered_by_entry_point_and_refuses_languages_it_has_no_model_for():
@@ -179,7 +179,7 @@ def test_the_spacy_component_checks_its_config_and_reads_chinese_as_the_model_wa
     pipeline = spacy.blank("en")
     with pytest.warns(UserWarning, match="one at a time"):
         pipeline.add_pipe("onparse", config={"batch_size": 0})
-    assert pipeline("The cat sat.")[:]._.parse_string
+    assert next(pipeline("The cat sat.").sents)._.parse_string
     chinese = spacy.blank("zh")
     with pytest.warns(UserWarning, match="segments with jieba"):
         chinese.add_pipe("onparse")
