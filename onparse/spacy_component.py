@@ -43,7 +43,7 @@ from spacy.tokens import Doc, Span
 
 from onparse.modeldir import SHIPPED_BY_LANGUAGE
 from onparse.parse import Parser
-from onparse.trees import bracketed, from_spans, map_leaves
+from onparse.trees import LABEL, bracketed, from_spans, map_leaves
 
 TREE, CONSTITUENTS = "onparse_tree", "onparse_constituents"  # onparse's own sentence attributes
 KEY = "onparse"  # doc.user_data[KEY]: {a sentence's first token: what was found in it}, plain data that serializes
@@ -151,14 +151,20 @@ def _node(span: Span) -> tuple[dict, Tree | int] | None:
 
 
 def _tree(span: Span) -> Tree | None:
+    """The tree of a constituent; of a span of whole sentences (``doc[:]``), their trees under one root."""
     found = _node(span)
-    if found is None or not isinstance(found[1], Tree):
+    if found is not None and isinstance(found[1], Tree):
+        record, node = found
+        return map_leaves(node, lambda position: span.doc[record["tokens"][position]].text)
+    sentences = [sent for sent in span.sents] if span.doc.has_annotation("SENT_START") else []
+    if len(sentences) < 2 or (sentences[0].start, sentences[-1].end) != (span.start, span.end):
         return None
-    record, node = found
-    return map_leaves(node, lambda position: span.doc[record["tokens"][position]].text)
+    trees = [_tree(sent) for sent in sentences]
+    return Tree(LABEL, trees) if all(tree is not None for tree in trees) else None
 
 
 def _parse_string(span: Span) -> str | None:
+    """The bracketed tree of a constituent (or of whole sentences: their trees under one root)."""
     tree = _tree(span)
     return None if tree is None else bracketed(tree)
 

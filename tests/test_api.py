@@ -6,6 +6,7 @@ from importlib.metadata import entry_points
 
 import pytest
 import spacy
+from nltk import Tree
 from spacy.tokens import Doc
 
 import onparse
@@ -73,6 +74,7 @@ def test_a_doc_without_sentences_gets_them_before_it_is_parsed(tiny_model_dir):
     pipeline.add_pipe("onparse", config={"model": str(tiny_model_dir)})
     doc = pipeline("the cat sat. a dog sat")
     assert [sent._.get(TREE).leaves() for sent in doc.sents] == [["the", "cat", "sat", "."], ["a", "dog", "sat"]]
+    assert doc[:]._.get(TREE) == Tree("X", [sent._.get(TREE) for sent in doc.sents])  # the Doc: its sentences' trees, joined
 
 
 def test_the_component_is_registered_by_entry_point_and_refuses_languages_it_has_no_model_for():
