@@ -777,7 +777,9 @@ def quantize(model, out_dir, gold, encoding, device, threads) -> None:
 @click.option("--evals-per-epoch", type=Positive, default=default(FitPlan, "evals_per_epoch"), show_default=True)
 @right_branching_options("in every ensemble")
 @click.option("--layer-rule", type=click.Choice(LAYER_RULES), default=default(FitPlan, "layer_rule"), show_default=True,
-              help="agreement: each ensemble gives each member the layer agreeing best with the others on --dev; fixed: --vote-layer for all.")
+              help="agreement: each ensemble gives each member the layer agreeing best with the others' vote on --dev; "
+                   "consistency: the one layer whose trees agree best between the members on --dev, for all; "
+                   "fixed: --vote-layer for all.")
 @click.option("--layer", type=LayerType(), default=default(FitPlan, "layer"), show_default=True,
               help="The layer students learn their teacher's trees at.")
 @click.option("--vote-layer", type=LayerType(),

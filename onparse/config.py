@@ -250,7 +250,9 @@ def default(settings: type, name: str) -> object:
     return found.default_factory() if found.default is MISSING else found.default
 
 
-LAYER_RULES = ("agreement", "fixed")  # how each ensemble of a fit gives its members their layers
+# How each ensemble of a fit gives its members their layers: each its own by agreement with the others' vote, one for
+# all by how consistent its trees are between the members, or a fixed one.
+LAYER_RULES = ("agreement", "consistency", "fixed")
 
 
 # The members' architecture: small enough that four train in well under an hour on two cores.

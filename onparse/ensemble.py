@@ -20,8 +20,13 @@ from pathlib import Path
 
 from onparse import modeldir
 from onparse.atomic import replacing_folder
+from onparse.builder import TreeBuilder
 from onparse.config import MEAN, Layer
 from onparse.language import Sentence
+from onparse.parse import Parser
+from onparse.scoring import score
+from onparse.treebank import GoldSentence
+from onparse.trees import spans
 
 
 @dataclass
@@ -55,6 +60,41 @@ def member_summary(source: MemberSource, stored: Path, ensemble: Path) -> dict:
     return summary
 
 
+def candidate_trees(models: list[Path | str], sentences: list[Sentence], settings: dict
+                    ) -> tuple[list[list], list[list[Layer]], list[dict[Layer, list[set]]]]:
+    """Each model's distances on ``sentences``, its candidate layers (each layer and the mean), and each candidate's
+    trees (as span sets), computed once."""
+    parsers = [Parser(modeldir.load(member_source(model).model), **settings) for model in models]
+    distances = [[found for (found,) in parser.distances(sentences)] for parser in parsers]  # per model, sentence: layers x words
+    candidates = [[*range(1, parser.members[0].n_layers + 1), MEAN] for parser in parsers]
+    own_trees = [{layer: [spans(TreeBuilder((layer,)).build([d]).tree) for d in found] for layer in layers_of}
+                 for found, layers_of in zip(distances, candidates)]
+    return distances, candidates, own_trees
+
+
+def most_consistent(own_trees: list[dict[Layer, list[set]]], sentences: list[Sentence]) -> tuple[Layer, dict[str, float]]:
+    """The candidate layer every model has whose trees agree best between the models: mean sentence F1 over every
+    pair of models (a layer that holds syntax holds it in every seed and direction; one that holds noise does not).
+    Ties go to the earlier candidate."""
+    shared = [layer for layer in own_trees[0] if all(layer in trees for trees in own_trees)]
+    consistency = {}
+    for layer in shared:
+        pairs = []
+        for a in range(len(own_trees)):
+            reference = [GoldSentence(tuple(sentence.word_tokens), frozenset(found), (), "another member")
+                         for sentence, found in zip(sentences, own_trees[a][layer])]
+            pairs += [score(own_trees[b][layer], reference)["sentence_f1"] for b in range(a + 1, len(own_trees))]
+        consistency[str(layer)] = round(sum(pairs) / len(pairs), 2) if pairs else 100.0
+    return max(shared, key=lambda layer: consistency[str(layer)]), consistency
+
+
+def layer_by_consistency(models: list[Path | str], sentences: list[Sentence], settings: dict) -> tuple[Layer, dict[str, float]]:
+    """One layer (or the mean) for every model: the one whose trees agree best between the models on ``sentences``
+    (``most_consistent``); no gold trees. Returns it and each candidate's consistency."""
+    _, _, own_trees = candidate_trees(models, sentences, settings)
+    return most_consistent(own_trees, sentences)
+
+
 def layers_by_agreement(models: list[Path | str], sentences: list[Sentence], settings: dict, sweeps: int = 2
                         ) -> tuple[list[Layer], list[dict[str, float]]]:
     """Each model's layer (or the mean) whose trees agree best with the vote of the others' trees; no gold trees.
@@ -66,17 +106,7 @@ def layers_by_agreement(models: list[Path | str], sentences: list[Sentence], set
     models. Returns the layers and, per model, each candidate's agreement in
     the last pass.
     """
-    from onparse.builder import TreeBuilder
-    from onparse.parse import Parser
-    from onparse.scoring import score
-    from onparse.treebank import GoldSentence
-    from onparse.trees import spans
-
-    parsers = [Parser(modeldir.load(member_source(model).model), **settings) for model in models]
-    distances = [[found for (found,) in parser.distances(sentences)] for parser in parsers]  # per model, sentence: layers x words
-    candidates = [[*range(1, parser.members[0].n_layers + 1), MEAN] for parser in parsers]
-    own_trees = [{layer: [spans(TreeBuilder((layer,)).build([d]).tree) for d in found] for layer in layers_of}
-                 for found, layers_of in zip(distances, candidates)]  # each candidate's trees, built once
+    distances, candidates, own_trees = candidate_trees(models, sentences, settings)
     layers: list[Layer] = [MEAN] * len(models)
     agreement: list[dict[str, float]] = [{} for _ in models]
     if len(models) < 2:

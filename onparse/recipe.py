@@ -41,7 +41,7 @@ from onparse import distributed, runfolder
 from onparse.atomic import replacing_file
 from onparse.config import AUTO, BACKWARD, FORWARD, MEAN, DistillConfig, FitPlan, Layer, TrainConfig, member_config
 from onparse.corpus import read_corpus, read_sentences
-from onparse.ensemble import layers_by_agreement, make_ensemble
+from onparse.ensemble import layer_by_consistency, layers_by_agreement, make_ensemble
 from onparse.evaluate import evaluate_parser
 from onparse.hardware import describe, one_line
 from onparse.modeldir import read_json, write_json
@@ -183,6 +183,9 @@ def ensemble_stage(stage: Stage, plan: FitPlan, out: Path) -> dict:
     elif plan.layer_rule == "agreement":
         layers, agreement = layers_by_agreement(members, read_sentences([plan.dev], plan.language, plan.encoding), settings)
         chosen = {"layers": layers, "layer_agreement": agreement}
+    elif plan.layer_rule == "consistency":
+        layer, consistency = layer_by_consistency(members, read_sentences([plan.dev], plan.language, plan.encoding), settings)
+        chosen = {"layers": [layer] * len(members), "layer_consistency": consistency}
     make_ensemble(path, members, plan.right_branching_voter, copy=final, layers=chosen["layers"], overwrite=True)
     if not plan.dev_gold:
         return {"right_branching_voter": plan.right_branching_voter, **chosen}
@@ -284,6 +287,9 @@ def write_card(model: Path, record: dict) -> None:
                 "Each ensemble gives each member the layer (or mean of layers) whose trees agree best with the "
                 "other members' vote on the dev text (no gold trees); students learn their teachers' trees at "
                 f"layer {plan['layer']!r}" if plan.get("layer_rule") == "agreement" else
+                "Each ensemble gives every member the one layer (or mean of layers) whose trees agree best between "
+                "the members on the dev text (no gold trees); students learn their teachers' trees at "
+                f"layer {plan['layer']!r}" if plan.get("layer_rule") == "consistency" else
                 f"Every ensemble builds its members' trees from layer {FitPlan.from_dict(plan).fixed_layer!r} (a fixed rule); "
                 f"students learn their teachers' trees at layer {plan['layer']!r}")
              + "; the right-branching voter is " + (f"on, with {card['right_branching_voter']:g} votes" if card["right_branching_voter"] else "off")

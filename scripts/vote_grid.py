@@ -18,7 +18,7 @@ from pathlib import Path
 
 from onparse.builder import TreeBuilder
 from onparse.config import MEAN
-from onparse.ensemble import member_source
+from onparse.ensemble import member_source, most_consistent
 from onparse.modeldir import load
 from onparse.parse import Parser
 from onparse.scoring import score
@@ -50,7 +50,7 @@ def main() -> None:
     options.add_argument("--group", action="append", default=[], help="NAME=1,2,3 (1-based member indices)")
     options.add_argument("--votes", nargs="*", type=float, default=[0, 0.5], help="right-branching votes as a share of the members'")
     options.add_argument("--layers", nargs="*", default=["mean", "agreement"],
-                         help="1, 2, 3, mean, agreement, own (--member-layers), every (each layer of each member votes)")
+                         help="1, 2, 3, mean, agreement, consistency, own (--member-layers), every (each layer of each member votes)")
     options.add_argument("--member-layers", action="append", default=[],
                          help="NAME=L1,L2,... : a group's members each at its own layer (1-based, or mean), as --group NAME lists them")
     options.add_argument("--json")
@@ -64,6 +64,8 @@ def main() -> None:
         distances.append([found for (found,) in parser.distances(sentences)])
         candidates.append([*range(1, bundle.model.config.n_layers + 1), MEAN])
         names.append(member)
+    own = [{layer: [spans(TreeBuilder((layer,)).build([d]).tree) for d in distances[m]] for layer in candidates[m]}
+           for m in range(len(names))]
     results: dict = {"members": {}, "groups": {}}
     for m, name in enumerate(names):
         results["members"][name] = {str(layer): round(score([spans(TreeBuilder((layer,)).build([d]).tree) for d in distances[m]],
@@ -78,6 +80,9 @@ def main() -> None:
             voters = chosen
             if rule == "agreement":
                 layers = agreement_layers([distances[k] for k in chosen], [candidates[k] for k in chosen], gold)
+            elif rule == "consistency":  # the library's gold-free rule: one layer, the most consistent between members
+                layer, _ = most_consistent([own[k] for k in chosen], sentences)
+                layers = [layer] * len(chosen)
             elif rule == "own":  # the layers --member-layers gives this group
                 layers = own_layers[group]
             elif rule == "every":  # each layer of each member votes, a member's layers sharing one member's votes

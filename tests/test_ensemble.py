@@ -84,3 +84,17 @@ def test_an_ensemble_without_members_is_refused(tmp_path):
     (tmp_path / "bad" / "config.json").write_text('{"ensemble": {"members": []}}')
     result = CliRunner().invoke(main, ["--model", str(tmp_path / "bad"), "the cat"])
     assert result.exit_code == 2 and "members must be a non-empty list" in result.stderr
+
+
+def test_the_consistency_rule_takes_the_layer_whose_trees_the_members_share():
+    from onparse.ensemble import most_consistent
+    from onparse.language import Sentence
+    from onparse.trees import balanced, left_branching, right_branching, spans
+
+    sentences = [Sentence.of_tokens(["w"] * n) for n in (5, 6, 7, 8)]
+    shared = [spans(right_branching(len(s.words))) for s in sentences]
+    trees = [{1: [spans(left_branching(len(s.words))) if m % 2 else spans(balanced(len(s.words))) for s in sentences],
+              2: shared, "mean": shared if m else [spans(left_branching(len(s.words))) for s in sentences]}
+             for m in range(3)]  # layers 1 and mean differ between some members, layer 2 is the same in all
+    layer, consistency = most_consistent(trees, sentences)
+    assert layer == 2 and consistency["2"] == 100.0 > max(consistency["1"], consistency["mean"])
