@@ -16,6 +16,7 @@ the cell state stay in float32 so long sequences do not drift.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
@@ -28,6 +29,11 @@ from onparse.config import COMPUTE_DTYPES, ModelConfig
 from onparse.kernels import linear
 
 State = list[tuple[Tensor, Tensor]]
+
+# A forked child (spaCy's ``nlp.pipe(n_process=...)``, a fork-started multiprocessing pool) inherits
+# an OpenMP thread pool whose threads did not survive the fork: its first matmul waits for them
+# forever. With one thread the child never enters that pool.
+os.register_at_fork(after_in_child=lambda: torch.set_num_threads(1))
 
 
 def compute_dtype(name: str) -> torch.dtype:
