@@ -653,14 +653,19 @@ def distill(train_paths, dev, dev_gold, select_by, out_dir, resume, overwrite, m
 @click.option("--link", is_flag=True, help="Name the members where they stand instead of copying them into OUT/members.")
 @click.option("--layers-by-agreement", "agree_on", metavar="TEXT",
               help="Give each member the layer (or mean) whose trees agree best with the others' vote on this text (no gold trees).")
+@click.option("--layer-by-consistency", "consistent_on", metavar="TEXT",
+              help="Give every member the one layer (or mean) whose trees agree best between the members on this text (no gold trees).")
+@click.option("--keep", type=click.IntRange(min=1), metavar="K",
+              help="Keep the K members whose trees agree best with the others' on the text of --layers-by-agreement or "
+                   "--layer-by-consistency (a seed that learnt something else is left out; no gold trees).")
 @click.option("--dev-gold", help="Gold trees: print the ensemble's figures (with and without the voter) beside each member's.")
 @click.option("--encoding", type=Encoding(), default=default(TrainConfig, "encoding"), show_default=True,
-              help="The encoding of the --layers-by-agreement and --dev-gold files.")
+              help="The encoding of the text and --dev-gold files.")
 @click.option("--overwrite", is_flag=True, help="Replace an ensemble already at --out.")
 @click.option("--device", default=ParseConfig.device, show_default=True, help="torch device for --dev-gold, e.g. cuda.")
 @click.option("--threads", type=Threads, help=THREADS_HELP)
-def ensemble(members, out_dir, right_branching_voter, right_branching_votes, link, agree_on, dev_gold, encoding, overwrite,
-             device, threads) -> None:
+def ensemble(members, out_dir, right_branching_voter, right_branching_votes, link, agree_on, consistent_on, keep, dev_gold,
+             encoding, overwrite, device, threads) -> None:
     """Make an ensemble: model directories or training runs (their model/) whose trees vote.
 
     Every member parses with its own layer; the binary tree with the most
@@ -672,24 +677,31 @@ def ensemble(members, out_dir, right_branching_voter, right_branching_votes, lin
       onparse ensemble runs/seed1 runs/seed2 --out models/mine --right-branching-voter --dev-gold wsj/22
       onparse ensemble runs/seed1 runs/seed2 runs/seed3 runs/seed4 --out models/mine --right-branching-votes 2
       onparse ensemble runs/seed1 runs/seed2 runs/seed3 --out models/mine --layers-by-agreement dev.txt
+      onparse ensemble runs/fit/member-* --out models/mine --layer-by-consistency dev.txt --keep 2
     """
     import_nltk_quickly()
-    from onparse.ensemble import check_target, layers_by_agreement, make_ensemble
+    from onparse.ensemble import check_target, choose_on_text, make_ensemble
     from onparse.modeldir import ModelDirError, load
     from onparse.treebank import TreebankError
 
     set_threads(threads)
     votes = right_branching_weight(right_branching_voter, right_branching_votes)
+    if agree_on and consistent_on:
+        fail("give --layers-by-agreement or --layer-by-consistency, not both")
+    if keep and not (agree_on or consistent_on):
+        fail("--keep chooses on text: give it with --layers-by-agreement or --layer-by-consistency")
+    members, layers, text = list(members), None, agree_on or consistent_on
     try:
-        sources = check_target(out_dir, list(members), not link, overwrite)  # refused now, before minutes of agreement
-        layers = None
-        if agree_on:
+        sources = check_target(out_dir, members, not link, overwrite)  # refused now, before minutes of agreement
+        if text:
             from onparse.corpus import read_sentences
 
             check_device(device)
             language = load(sources[0].model).language  # the members' own language, never a default
-            layers, _ = layers_by_agreement(list(members), read_sentences([agree_on], language, encoding), {"device": device})
-        make_ensemble(out_dir, list(members), votes, copy=not link, card={"command": typed_command()},
+            chosen = choose_on_text(members, read_sentences([text], language, encoding), {"device": device},
+                                    "agreement" if agree_on else "consistency", keep)
+            members, layers = [members[m] for m in chosen["members"]], chosen["layers"]
+        make_ensemble(out_dir, members, votes, copy=not link, card={"command": typed_command()},
                       layers=layers, overwrite=overwrite)
         if dev_gold:
             from onparse.treebank import read_gold
@@ -707,7 +719,8 @@ def ensemble(members, out_dir, right_branching_voter, right_branching_votes, lin
     except (TreebankError, ValueError, OSError) as err:
         fail(str(err), 1)
     click.echo(f"ensemble of {len(members)} in {out_dir}" + (f" with a right-branching voter ({votes:g} votes)" if votes else "")
-               + (f"; layers {', '.join(map(str, layers))} by agreement on {agree_on}" if layers else ""))
+               + (f"; layers {', '.join(map(str, layers))} by {'agreement' if agree_on else 'consistency'} on {text}" if layers else "")
+               + (f"; kept {', '.join(members)}" if keep else ""))
 
 
 @main.command()

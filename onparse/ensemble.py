@@ -72,6 +72,18 @@ def candidate_trees(models: list[Path | str], sentences: list[Sentence], setting
     return distances, candidates, own_trees
 
 
+def pairwise_agreement(trees: list[list[set]], sentences: list[Sentence]) -> list[list[float]]:
+    """Sentence F1 of each model's trees against each other model's (a symmetric table: binary trees over the same
+    words have as many spans); the diagonal is 100."""
+    table = [[100.0] * len(trees) for _ in trees]
+    for a in range(len(trees)):
+        reference = [GoldSentence(tuple(sentence.word_tokens), frozenset(found), (), "another member")
+                     for sentence, found in zip(sentences, trees[a])]
+        for b in range(a + 1, len(trees)):
+            table[a][b] = table[b][a] = score(trees[b], reference)["sentence_f1"]
+    return table
+
+
 def most_consistent(own_trees: list[dict[Layer, list[set]]], sentences: list[Sentence]) -> tuple[Layer, dict[str, float]]:
     """The candidate layer every model has whose trees agree best between the models: mean sentence F1 over every
     pair of models (a layer that holds syntax holds it in every seed and direction; one that holds noise does not).
@@ -79,20 +91,20 @@ def most_consistent(own_trees: list[dict[Layer, list[set]]], sentences: list[Sen
     shared = [layer for layer in own_trees[0] if all(layer in trees for trees in own_trees)]
     consistency = {}
     for layer in shared:
-        pairs = []
-        for a in range(len(own_trees)):
-            reference = [GoldSentence(tuple(sentence.word_tokens), frozenset(found), (), "another member")
-                         for sentence, found in zip(sentences, own_trees[a][layer])]
-            pairs += [score(own_trees[b][layer], reference)["sentence_f1"] for b in range(a + 1, len(own_trees))]
+        table = pairwise_agreement([trees[layer] for trees in own_trees], sentences)
+        pairs = [table[a][b] for a in range(len(table)) for b in range(a + 1, len(table))]
         consistency[str(layer)] = round(sum(pairs) / len(pairs), 2) if pairs else 100.0
     return max(shared, key=lambda layer: consistency[str(layer)]), consistency
 
 
-def layer_by_consistency(models: list[Path | str], sentences: list[Sentence], settings: dict) -> tuple[Layer, dict[str, float]]:
-    """One layer (or the mean) for every model: the one whose trees agree best between the models on ``sentences``
-    (``most_consistent``); no gold trees. Returns it and each candidate's consistency."""
-    _, _, own_trees = candidate_trees(models, sentences, settings)
-    return most_consistent(own_trees, sentences)
+def most_central(trees: list[list[set]], sentences: list[Sentence], keep: int) -> tuple[list[int], list[float]]:
+    """The ``keep`` models (their indices, in order) whose trees agree best on average with every other model's, and
+    each model's mean agreement. A seed that learnt something the others did not stands apart and is left out; no
+    gold trees. Ties go to the earlier model."""
+    table = pairwise_agreement(trees, sentences)
+    centrality = [round(sum(row[b] for b in range(len(row)) if b != a) / max(len(row) - 1, 1), 2) for a, row in enumerate(table)]
+    ranked = sorted(range(len(trees)), key=lambda m: -centrality[m])
+    return sorted(ranked[:keep]), centrality
 
 
 def layers_by_agreement(models: list[Path | str], sentences: list[Sentence], settings: dict, sweeps: int = 2
@@ -106,20 +118,51 @@ def layers_by_agreement(models: list[Path | str], sentences: list[Sentence], set
     models. Returns the layers and, per model, each candidate's agreement in
     the last pass.
     """
-    distances, candidates, own_trees = candidate_trees(models, sentences, settings)
-    layers: list[Layer] = [MEAN] * len(models)
-    agreement: list[dict[str, float]] = [{} for _ in models]
-    if len(models) < 2:
+    return agreeing_layers(*candidate_trees(models, sentences, settings), sentences, sweeps)
+
+
+def agreeing_layers(distances: list[list], candidates: list[list[Layer]], own_trees: list[dict[Layer, list[set]]],
+                    sentences: list[Sentence], sweeps: int = 2) -> tuple[list[Layer], list[dict[str, float]]]:
+    """``layers_by_agreement`` over distances and trees already computed (``candidate_trees``)."""
+    layers: list[Layer] = [MEAN] * len(distances)
+    agreement: list[dict[str, float]] = [{} for _ in distances]
+    if len(distances) < 2:
         return layers, agreement
     for _ in range(sweeps):
-        for m in range(len(models)):
-            others = [k for k in range(len(models)) if k != m]
+        for m in range(len(distances)):
+            others = [k for k in range(len(distances)) if k != m]
             vote = TreeBuilder(tuple(layers[k] for k in others))
             reference = [GoldSentence(tuple(sentence.word_tokens), frozenset(spans(vote.build([distances[k][i] for k in others]).tree)),
                                       (), "the other members' vote") for i, sentence in enumerate(sentences)]
             agreement[m] = {str(layer): round(score(trees, reference)["sentence_f1"], 2) for layer, trees in own_trees[m].items()}
             layers[m] = max(candidates[m], key=lambda layer: agreement[m][str(layer)])  # ties: the first candidate
     return layers, agreement
+
+
+def choose_on_text(models: list[Path | str], sentences: list[Sentence], settings: dict, rule: str, keep: int | None = None
+                   ) -> dict:
+    """An ensemble's gold-free choices on unlabelled text: each model's layer by ``rule`` (``"agreement"``:
+    ``layers_by_agreement``; ``"consistency"``: one layer for all, ``most_consistent``), then, with ``keep``, only the ``keep``
+    models whose trees at those layers agree best with the others' (``most_central``).
+
+    Returns ``{"members": kept indices, "layers": their layers}`` and the figures behind each choice.
+    """
+    if rule not in ("agreement", "consistency"):
+        raise ValueError(f"the layer rule is agreement or consistency, not {rule!r:.40}")
+    if keep is not None and not 1 <= keep <= len(models):
+        raise ValueError(f"can keep 1 to {len(models)} of {len(models)} members, not {keep}")
+    distances, candidates, own_trees = candidate_trees(models, sentences, settings)
+    if rule == "agreement":
+        layers, agreement = agreeing_layers(distances, candidates, own_trees, sentences)
+        chosen: dict = {"layer_agreement": agreement}
+    else:
+        layer, consistency = most_consistent(own_trees, sentences)
+        layers, chosen = [layer] * len(models), {"layer_consistency": consistency}
+    kept = list(range(len(models)))
+    if keep is not None and keep < len(models):
+        kept, centrality = most_central([own_trees[m][layers[m]] for m in kept], sentences, keep)
+        chosen["member_agreement"] = centrality
+    return {"members": kept, "layers": [layers[m] for m in kept], **chosen}
 
 
 def check_target(out: Path, members: list[Path | str], copy: bool, overwrite: bool) -> list[MemberSource]:

@@ -41,7 +41,7 @@ from onparse import distributed, runfolder
 from onparse.atomic import replacing_file
 from onparse.config import AUTO, BACKWARD, FORWARD, MEAN, DistillConfig, FitPlan, Layer, TrainConfig, member_config
 from onparse.corpus import read_corpus, read_sentences
-from onparse.ensemble import layer_by_consistency, layers_by_agreement, make_ensemble
+from onparse.ensemble import choose_on_text, make_ensemble
 from onparse.evaluate import evaluate_parser
 from onparse.hardware import describe, one_line
 from onparse.modeldir import read_json, write_json
@@ -180,12 +180,9 @@ def ensemble_stage(stage: Stage, plan: FitPlan, out: Path) -> dict:
     chosen: dict = {"layers": [plan.fixed_layer] * len(members)}
     if plan.select_by_gold:  # the original protocol: each member's layer of best dev F1 at its kept point
         chosen = {"layers": [gold_layer(member) for member in members], "layers_chosen_on_gold": True}
-    elif plan.layer_rule == "agreement":
-        layers, agreement = layers_by_agreement(members, read_sentences([plan.dev], plan.language, plan.encoding), settings)
-        chosen = {"layers": layers, "layer_agreement": agreement}
-    elif plan.layer_rule == "consistency":
-        layer, consistency = layer_by_consistency(members, read_sentences([plan.dev], plan.language, plan.encoding), settings)
-        chosen = {"layers": [layer] * len(members), "layer_consistency": consistency}
+    elif plan.layer_rule in ("agreement", "consistency"):
+        chosen = choose_on_text(members, read_sentences([plan.dev], plan.language, plan.encoding), settings, plan.layer_rule)
+        del chosen["members"]  # every member votes
     make_ensemble(path, members, plan.right_branching_voter, copy=final, layers=chosen["layers"], overwrite=True)
     if not plan.dev_gold:
         return {"right_branching_voter": plan.right_branching_voter, **chosen}

@@ -159,6 +159,19 @@ def test_layers_by_agreement_keeps_what_identical_members_agree_on_and_ensembles
     assert refused.exit_code == 2 and "layer 9" in refused.stderr
 
 
+def test_ensemble_keeps_the_members_that_agree_most_at_the_most_consistent_layer(tmp_path):
+    members = [*tiny_members(tmp_path), tmp_path / "same"]
+    model, vocab = tiny_model(4)
+    modeldir.save(members[2], model, vocab, default_layer=1)
+    made = run("ensemble", *members, members[2], "--out", tmp_path / "e", "--layer-by-consistency", EXAMPLES / "dev.txt", "--keep", 2)
+    assert made.exit_code == 0, made.output
+    config = json.loads((tmp_path / "e" / "config.json").read_text())["ensemble"]
+    assert len(config["members"]) == 2 and len(set(config["layers"])) == 1
+    assert made.stdout.rstrip().endswith(f"kept {members[2]}, {members[2]}")  # two copies of one model agree fully
+    assert run("ensemble", *members, "--out", tmp_path / "f", "--keep", 2).exit_code == 2
+    assert run("ensemble", *members, "--out", tmp_path / "f", "--layer-by-consistency", EXAMPLES / "dev.txt", "--keep", 9).exit_code == 1
+
+
 def test_ensemble_chooses_layers_by_agreement_on_text(tmp_path):
     made = run("ensemble", *tiny_members(tmp_path), "--out", tmp_path / "e", "--layers-by-agreement", EXAMPLES / "dev.txt")
     assert made.exit_code == 0, made.output

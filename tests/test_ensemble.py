@@ -98,3 +98,20 @@ def test_the_consistency_rule_takes_the_layer_whose_trees_the_members_share():
              for m in range(3)]  # layers 1 and mean differ between some members, layer 2 is the same in all
     layer, consistency = most_consistent(trees, sentences)
     assert layer == 2 and consistency["2"] == 100.0 > max(consistency["1"], consistency["mean"])
+
+
+def test_the_members_kept_are_those_whose_trees_the_others_share():
+    from onparse.ensemble import most_central, pairwise_agreement
+    from onparse.language import Sentence
+    from onparse.trees import balanced, left_branching, right_branching, spans
+
+    sentences = [Sentence.of_tokens(["w"] * n) for n in (5, 6, 7, 8)]
+    right = [spans(right_branching(len(s.words))) for s in sentences]
+    left = [spans(left_branching(len(s.words))) for s in sentences]
+    near_right = [spans(balanced(len(s.words))) if k == 0 else found for k, (s, found) in enumerate(zip(sentences, right))]
+    trees = [left, right, near_right, right, right]  # the left-branching seed stands apart, near_right a little
+    table = pairwise_agreement(trees, sentences)
+    assert all(table[a][b] == table[b][a] for a in range(5) for b in range(5)) and table[1][3] == 100.0 > table[1][2]
+    kept, centrality = most_central(trees, sentences, 3)
+    assert kept == [1, 3, 4] and centrality[0] == min(centrality) and centrality[1] == centrality[4] > centrality[2]
+    assert most_central(trees, sentences, 4)[0] == [1, 2, 3, 4]

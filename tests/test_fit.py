@@ -246,11 +246,11 @@ def test_the_ensembles_agreement_text_is_read_in_the_fits_language(tmp_path, mon
     dev.write_text("Die Mäuse „laufen“ schnell.\n", encoding="utf-8")
     seen = []
 
-    def agreeing(models, sentences, settings):
+    def agreeing(models, sentences, settings, rule):
         seen.extend(sentences)
-        return [MEAN] * len(models), [{} for _ in models]
+        return {"members": list(range(len(models))), "layers": [MEAN] * len(models)}
 
-    monkeypatch.setattr(recipe, "layers_by_agreement", agreeing)
+    monkeypatch.setattr(recipe, "choose_on_text", agreeing)
     plan = tiny_plan(dev=str(dev), language="de")
     recipe.ensemble_stage(Stage("ensemble-1", members=["member-1", "member-2"]), plan, tmp_path)
     assert [seen[0].tokens[i] for i in seen[0].words] == ["Die", "Mäuse", "laufen", "schnell"]
