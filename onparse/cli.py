@@ -7,6 +7,7 @@ and ``--version`` answer at once.
 from __future__ import annotations
 
 import difflib
+import io
 import os
 import shlex
 import sys
@@ -306,10 +307,13 @@ def parse(sentences, input_path, output_path, fmt, no_punct, tokenized, shard, q
         require_stdout()
     try:
         lines = input_lines(sentences if from_arguments else (), input_path, shard, LINE_BYTES_PER_WORD * settings["max_words"])
-        if to_file:
-            check_writable(Path(output_path))
     except OSError as err:
         fail(f"{err.filename}: {err.strerror}")
+    try:
+        if to_file:
+            check_writable(Path(output_path))
+    except OSError as err:  # the machine refuses, as it would a shell's >: exit 1, as any failed write
+        fail(f"{err.filename}: {err.strerror}", 1)
     where = "argument " if from_arguments else "line " if input_path in (None, "-") else (
         f"{input_path} part {shard[0]}/{shard[1]} line " if shard else f"{input_path}:")
     parser = load_parser(model, layer, **settings)
@@ -873,6 +877,9 @@ def entry_point() -> NoReturn:
     one-sentence run; every output file is closed by then and standard
     streams are flushed here. (Tests call ``main`` itself, which returns.)
     """
+    for stream in (sys.stdout, sys.stderr):  # a stream that cannot encode a token (PYTHONIOENCODING=ascii) shows it escaped
+        if isinstance(stream, io.TextIOWrapper) and stream.errors == "strict":
+            stream.reconfigure(errors="backslashreplace")
     try:
         main()
         code = 0

@@ -18,28 +18,12 @@ from pathlib import Path
 
 from onparse.builder import TreeBuilder
 from onparse.config import MEAN
-from onparse.ensemble import member_source, most_consistent
+from onparse.ensemble import agreeing_layers, member_source, most_central, most_consistent
 from onparse.modeldir import load
 from onparse.parse import Parser
 from onparse.scoring import score
-from onparse.treebank import GoldSentence, read_gold
+from onparse.treebank import read_gold
 from onparse.trees import spans
-
-
-def agreement_layers(distances: list[list], candidates: list[list], sentences: list[GoldSentence], sweeps: int = 2) -> list:
-    """ensemble.layers_by_agreement's rule over distances already computed (no gold trees)."""
-    own = [{layer: [spans(TreeBuilder((layer,)).build([d]).tree) for d in found] for layer in layers}
-           for found, layers in zip(distances, candidates)]
-    layers = [MEAN] * len(distances)
-    for _ in range(sweeps):
-        for m in range(len(distances)):
-            others = [k for k in range(len(distances)) if k != m]
-            vote = TreeBuilder(tuple(layers[k] for k in others))
-            reference = [GoldSentence(s.words, frozenset(spans(vote.build([distances[k][i] for k in others]).tree)), (), "vote")
-                         for i, s in enumerate(sentences)]
-            figures = {layer: score(trees, reference)["sentence_f1"] for layer, trees in own[m].items()}
-            layers[m] = max(candidates[m], key=figures.get)
-    return layers
 
 
 def main() -> None:
@@ -53,6 +37,7 @@ def main() -> None:
                          help="1, 2, 3, mean, agreement, consistency, own (--member-layers), every (each layer of each member votes)")
     options.add_argument("--member-layers", action="append", default=[],
                          help="NAME=L1,L2,... : a group's members each at its own layer (1-based, or mean), as --group NAME lists them")
+    options.add_argument("--keep", type=int, help="also score each group's K members whose trees agree best with the others' (gold-free)")
     options.add_argument("--json")
     args = options.parse_args()
     gold = [s for s in read_gold(args.gold, encoding=args.encoding) if s.words]
@@ -79,7 +64,7 @@ def main() -> None:
         for rule in args.layers:
             voters = chosen
             if rule == "agreement":
-                layers = agreement_layers([distances[k] for k in chosen], [candidates[k] for k in chosen], gold)
+                layers, _ = agreeing_layers([distances[k] for k in chosen], [candidates[k] for k in chosen], [own[k] for k in chosen], sentences)
             elif rule == "consistency":  # the library's gold-free rule: one layer, the most consistent between members
                 layer, _ = most_consistent([own[k] for k in chosen], sentences)
                 layers = [layer] * len(chosen)
@@ -90,12 +75,19 @@ def main() -> None:
                 layers = [layer for k in chosen for layer in candidates[k][:-1]]
             else:
                 layers = [rule if rule == MEAN else int(rule)] * len(chosen)
-            for share in args.votes:
-                builder = TreeBuilder(tuple(layers), share * len(voters))
-                predicted = [spans(builder.build([distances[k][i] for k in voters]).tree) for i in range(len(gold))]
-                f1 = round(score(predicted, gold)["sentence_f1"], 2)
-                results["groups"][f"{group} {rule} rb={share:g}"] = {"layers": layers, "sentence_f1": f1}
-                print(f"{group} layers {rule} ({layers}) right-branching {share:g}n: {f1}", flush=True)
+            ways = [(rule, voters, layers)]
+            if args.keep and rule != "every" and args.keep < len(voters):
+                kept, centrality = most_central([own[k][layer] for k, layer in zip(voters, layers)], sentences, args.keep)
+                print(f"{group} {rule}: agreement with the others {centrality}, kept {[voters[m] + 1 for m in kept]}")
+                ways.append((f"{rule} keep {args.keep}", [voters[m] for m in kept], [layers[m] for m in kept]))
+            for name, voting, voting_layers in ways:
+                for share in args.votes:
+                    builder = TreeBuilder(tuple(voting_layers), share * len(voting))
+                    predicted = [spans(builder.build([distances[k][i] for k in voting]).tree) for i in range(len(gold))]
+                    f1 = round(score(predicted, gold)["sentence_f1"], 2)
+                    results["groups"][f"{group} {name} rb={share:g}"] = {"members": [k + 1 for k in voting], "layers": voting_layers,
+                                                                         "sentence_f1": f1}
+                    print(f"{group} layers {name} ({voting_layers}) right-branching {share:g}n: {f1}", flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2) + "\n")
 

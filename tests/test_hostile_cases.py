@@ -407,3 +407,9 @@ def test_runnable_threads_are_read_from_the_system():
     from onparse.hardware import running_elsewhere
 
     assert 0 <= running_elsewhere() < 1000
+
+
+def test_a_stdout_that_cannot_encode_a_word_shows_it_escaped():
+    done = subprocess.run([*ONPARSE, "Grüße aus Köln"], capture_output=True, timeout=120,
+                          env={**os.environ, "PYTHONIOENCODING": "ascii", "OMP_NUM_THREADS": "1"})
+    assert done.returncode == 0 and done.stdout.decode("ascii").startswith("(X Gr\\xfc\\xdfe"), done.stderr[-500:]
