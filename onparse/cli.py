@@ -657,19 +657,22 @@ def distill(train_paths, dev, dev_gold, select_by, out_dir, resume, overwrite, m
 @click.option("--link", is_flag=True, help="Name the members where they stand instead of copying them into OUT/members.")
 @click.option("--layers-by-agreement", "agree_on", metavar="TEXT",
               help="Give each member the layer (or mean) whose trees agree best with the others' vote on this text (no gold trees).")
-@click.option("--layer-by-consistency", "consistent_on", metavar="TEXT",
-              help="Give every member the one layer (or mean) whose trees agree best between the members on this text (no gold trees).")
+@click.option("--choose-on", "choose_on", metavar="TEXT",
+              help="Unlabelled text (no gold trees) on which --layer-rule and --keep choose.")
+@click.option("--layer-rule", type=click.Choice(["own", "agreement", "consistency"]), default="own", show_default=True,
+              help="With --choose-on: each member's own layer; the layer agreeing best with the others' vote "
+                   "(as --layers-by-agreement); or the one layer whose trees agree best between the members.")
 @click.option("--keep", type=click.IntRange(min=1), metavar="K",
-              help="Keep the K members whose trees agree best with the others' on the text of --layers-by-agreement or "
-                   "--layer-by-consistency (a seed that learnt something else is left out; no gold trees).")
+              help="With --choose-on: keep the K members whose trees agree best with the others' (a seed that learnt "
+                   "something else is left out).")
 @click.option("--dev-gold", help="Gold trees: print the ensemble's figures (with and without the voter) beside each member's.")
 @click.option("--encoding", type=Encoding(), default=default(TrainConfig, "encoding"), show_default=True,
               help="The encoding of the text and --dev-gold files.")
 @click.option("--overwrite", is_flag=True, help="Replace an ensemble already at --out.")
 @click.option("--device", default=ParseConfig.device, show_default=True, help="torch device for --dev-gold, e.g. cuda.")
 @click.option("--threads", type=Threads, help=THREADS_HELP)
-def ensemble(members, out_dir, right_branching_voter, right_branching_votes, link, agree_on, consistent_on, keep, dev_gold,
-             encoding, overwrite, device, threads) -> None:
+def ensemble(members, out_dir, right_branching_voter, right_branching_votes, link, agree_on, choose_on, layer_rule, keep,
+             dev_gold, encoding, overwrite, device, threads) -> None:
     """Make an ensemble: model directories or training runs (their model/) whose trees vote.
 
     Every member parses with its own layer; the binary tree with the most
@@ -681,7 +684,7 @@ def ensemble(members, out_dir, right_branching_voter, right_branching_votes, lin
       onparse ensemble runs/seed1 runs/seed2 --out models/mine --right-branching-voter --dev-gold wsj/22
       onparse ensemble runs/seed1 runs/seed2 runs/seed3 runs/seed4 --out models/mine --right-branching-votes 2
       onparse ensemble runs/seed1 runs/seed2 runs/seed3 --out models/mine --layers-by-agreement dev.txt
-      onparse ensemble runs/fit/member-* --out models/mine --layer-by-consistency dev.txt --keep 2
+      onparse ensemble runs/fit/member-* --out models/mine --choose-on dev.txt --keep 2
     """
     import_nltk_quickly()
     from onparse.ensemble import check_target, choose_on_text, make_ensemble
@@ -690,11 +693,12 @@ def ensemble(members, out_dir, right_branching_voter, right_branching_votes, lin
 
     set_threads(threads)
     votes = right_branching_weight(right_branching_voter, right_branching_votes)
-    if agree_on and consistent_on:
-        fail("give --layers-by-agreement or --layer-by-consistency, not both")
-    if keep and not (agree_on or consistent_on):
-        fail("--keep chooses on text: give it with --layers-by-agreement or --layer-by-consistency")
-    members, layers, text = list(members), None, agree_on or consistent_on
+    if agree_on and choose_on:
+        fail("--layers-by-agreement TEXT is --choose-on TEXT --layer-rule agreement: give one of them")
+    if (keep or layer_rule != "own") and not (choose_on or agree_on):
+        fail("--keep and --layer-rule choose on text: give it with --choose-on")
+    members, layers, text, rule = list(members), None, agree_on or choose_on, "agreement" if agree_on else layer_rule
+    card: dict = {"command": typed_command()}
     try:
         sources = check_target(out_dir, members, not link, overwrite)  # refused now, before minutes of agreement
         if text:
@@ -702,10 +706,10 @@ def ensemble(members, out_dir, right_branching_voter, right_branching_votes, lin
 
             check_device(device)
             language = load(sources[0].model).language  # the members' own language, never a default
-            chosen = choose_on_text(members, read_sentences([text], language, encoding), {"device": device},
-                                    "agreement" if agree_on else "consistency", keep)
+            chosen = choose_on_text(members, read_sentences([text], language, encoding), {"device": device}, rule, keep)
             members, layers = [members[m] for m in chosen["members"]], chosen["layers"]
-        make_ensemble(out_dir, members, votes, copy=not link, card={"command": typed_command()},
+            card["chosen_on"] = {"text": text, "layer_rule": rule, "keep": keep, "figures": chosen}  # no gold trees
+        make_ensemble(out_dir, members, votes, copy=not link, card=card,
                       layers=layers, overwrite=overwrite)
         if dev_gold:
             from onparse.treebank import read_gold
@@ -723,7 +727,7 @@ def ensemble(members, out_dir, right_branching_voter, right_branching_votes, lin
     except (TreebankError, ValueError, OSError) as err:
         fail(str(err), 1)
     click.echo(f"ensemble of {len(members)} in {out_dir}" + (f" with a right-branching voter ({votes:g} votes)" if votes else "")
-               + (f"; layers {', '.join(map(str, layers))} by {'agreement' if agree_on else 'consistency'} on {text}" if layers else "")
+               + (f"; layers {', '.join(map(str, layers))} ({rule}) chosen on {text}" if layers else "")
                + (f"; kept {', '.join(members)}" if keep else ""))
 
 

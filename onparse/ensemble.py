@@ -139,29 +139,34 @@ def agreeing_layers(distances: list[list], candidates: list[list[Layer]], own_tr
     return layers, agreement
 
 
+LAYER_RULES = ("own", "agreement", "consistency")
+
+
 def choose_on_text(models: list[Path | str], sentences: list[Sentence], settings: dict, rule: str, keep: int | None = None
                    ) -> dict:
-    """An ensemble's gold-free choices on unlabelled text: each model's layer by ``rule`` (``"agreement"``:
-    ``layers_by_agreement``; ``"consistency"``: one layer for all, ``most_consistent``), then, with ``keep``, only the ``keep``
-    models whose trees at those layers agree best with the others' (``most_central``).
+    """An ensemble's gold-free choices on unlabelled text: each model's layer by ``rule`` (``"own"``: the layer
+    its directory names; ``"agreement"``: ``layers_by_agreement``; ``"consistency"``: one layer for all,
+    ``most_consistent``), then, with ``keep``, only the ``keep`` models whose trees at those layers agree best
+    with the others' (``most_central``).
 
     Returns ``{"members": kept indices, "layers": their layers}`` and the figures behind each choice.
     """
-    if rule not in ("agreement", "consistency"):
-        raise ValueError(f"the layer rule is agreement or consistency, not {rule!r:.40}")
+    if rule not in LAYER_RULES:
+        raise ValueError(f"the layer rule is one of {', '.join(LAYER_RULES)}, not {rule!r:.40}")
     if keep is not None and not 1 <= keep <= len(models):
         raise ValueError(f"can keep 1 to {len(models)} of {len(models)} members, not {keep}")
     distances, candidates, own_trees = candidate_trees(models, sentences, settings)
-    if rule == "agreement":
-        layers, agreement = agreeing_layers(distances, candidates, own_trees, sentences)
-        chosen: dict = {"layer_agreement": agreement}
+    chosen: dict = {}
+    if rule == "own":
+        layers = [modeldir.load(member_source(model).model).default_layer for model in models]
+    elif rule == "agreement":
+        layers, chosen["layer_agreement"] = agreeing_layers(distances, candidates, own_trees, sentences)
     else:
-        layer, consistency = most_consistent(own_trees, sentences)
-        layers, chosen = [layer] * len(models), {"layer_consistency": consistency}
+        layer, chosen["layer_consistency"] = most_consistent(own_trees, sentences)
+        layers = [layer] * len(models)
     kept = list(range(len(models)))
     if keep is not None and keep < len(models):
-        kept, centrality = most_central([own_trees[m][layers[m]] for m in kept], sentences, keep)
-        chosen["member_agreement"] = centrality
+        kept, chosen["member_agreement"] = most_central([own_trees[m][layers[m]] for m in kept], sentences, keep)
     return {"members": kept, "layers": [layers[m] for m in kept], **chosen}
 
 

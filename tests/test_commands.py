@@ -163,13 +163,19 @@ def test_ensemble_keeps_the_members_that_agree_most_at_the_most_consistent_layer
     members = [*tiny_members(tmp_path), tmp_path / "same"]
     model, vocab = tiny_model(4)
     modeldir.save(members[2], model, vocab, default_layer=1)
-    made = run("ensemble", *members, members[2], "--out", tmp_path / "e", "--layer-by-consistency", EXAMPLES / "dev.txt", "--keep", 2)
+    text = EXAMPLES / "dev.txt"
+    made = run("ensemble", *members, members[2], "--out", tmp_path / "e", "--choose-on", text, "--layer-rule", "consistency", "--keep", 2)
     assert made.exit_code == 0, made.output
     config = json.loads((tmp_path / "e" / "config.json").read_text())["ensemble"]
     assert len(config["members"]) == 2 and len(set(config["layers"])) == 1
     assert made.stdout.rstrip().endswith(f"kept {members[2]}, {members[2]}")  # two copies of one model agree fully
+    chosen = json.loads((tmp_path / "e" / "card.json").read_text())["chosen_on"]
+    assert chosen["layer_rule"] == "consistency" and chosen["figures"]["member_agreement"][2] == chosen["figures"]["member_agreement"][3] == max(
+        chosen["figures"]["member_agreement"])
+    own = run("ensemble", *members, members[2], "--out", tmp_path / "o", "--choose-on", text, "--keep", 3)
+    assert json.loads((tmp_path / "o" / "config.json").read_text())["ensemble"]["layers"] == [3, 1, 1]  # each its own
     assert run("ensemble", *members, "--out", tmp_path / "f", "--keep", 2).exit_code == 2
-    assert run("ensemble", *members, "--out", tmp_path / "f", "--layer-by-consistency", EXAMPLES / "dev.txt", "--keep", 9).exit_code == 1
+    assert run("ensemble", *members, "--out", tmp_path / "f", "--choose-on", text, "--keep", 9).exit_code == 1
 
 
 def test_ensemble_chooses_layers_by_agreement_on_text(tmp_path):
