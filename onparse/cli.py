@@ -312,8 +312,10 @@ def parse(sentences, input_path, output_path, fmt, no_punct, tokenized, shard, q
     try:
         if to_file:
             check_writable(Path(output_path))
-    except OSError as err:  # the machine refuses, as it would a shell's >: exit 1, as any failed write
+    except PermissionError as err:  # the machine refuses, as it would a shell's >: exit 1, as any failed write
         fail(f"{err.filename}: {err.strerror}", 1)
+    except OSError as err:  # no such folder: a mistyped path
+        fail(f"{err.filename}: {err.strerror}")
     where = "argument " if from_arguments else "line " if input_path in (None, "-") else (
         f"{input_path} part {shard[0]}/{shard[1]} line " if shard else f"{input_path}:")
     parser = load_parser(model, layer, **settings)
