@@ -1,6 +1,7 @@
 """A built wheel carries its models: installed alone, it parses offline from a folder outside the repository."""
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -53,3 +54,11 @@ def test_the_installed_wheel_parses_from_outside_the_repository(wheel, tmp_path)
     assert english.returncode == 0 and english.stdout.startswith("(X ") and english.stdout.rstrip().endswith(" .)"), english.stderr
     german = run("-m", "onparse", "--model", "onlstm-negra", "Die Katze schläft.")
     assert german.returncode == 0 and "Katze" in german.stdout, german.stderr
+    readme = (ROOT / "README.md").read_text()
+    named = set(re.findall(r"--model (onlstm-[\w-]+)", readme))  # every model the README tells a user to load by name
+    assert {"onlstm-ctb", "onlstm-negra"} <= named
+    listed = run("-m", "onparse", "models")
+    for name in named:
+        assert name in listed.stdout, listed.stdout
+        loaded = run("-m", "onparse", "--model", name, "a b")
+        assert loaded.returncode == 0 and loaded.stdout.startswith("(X "), (name, loaded.stderr)
