@@ -151,13 +151,22 @@ def test_spacy_docs_keep_their_parses_through_every_kind_of_serialization(nlp):
         assert [sent._.parse_string for sent in copy.sents] == trees
 
 
+@pytest.mark.timeout(120)
 def test_spacy_parses_across_processes(tiny_model_dir):
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)  # the parent's OpenMP pool running, as by default: a forked child must not wait on it
+    torch.ones(256, 256) @ torch.ones(256, 256)
     pipeline = spacy.blank("en")
     pipeline.add_pipe("sentencizer")
     pipeline.add_pipe("onparse", config={"model": str(tiny_model_dir)})
     texts = ["The cat sat. Dogs bark."] * 4
     alone = [[sent._.parse_string for sent in doc.sents] for doc in pipeline.pipe(texts)]
-    assert [[sent._.parse_string for sent in doc.sents] for doc in pipeline.pipe(texts, n_process=2)] == alone
+    try:
+        assert [[sent._.parse_string for sent in doc.sents] for doc in pipeline.pipe(texts, n_process=2)] == alone
+    finally:
+        torch.set_num_threads(threads)
 
 
 def test_spacy_spans_answer_as_benepars_do(nlp, tiny_model_dir):
