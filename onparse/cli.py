@@ -182,7 +182,7 @@ def parse(sentences, input_path, output_path, fmt, no_punct, tokenized, shard, q
                 advance(1)
                 if interactive:
                     out.flush()
-            if not seen and not shard:  # a part may hold no line: its output is empty
+            if not seen and not (shard and os.path.getsize(input_path)):  # a part of a file with lines may hold none
                 raise EOFError
             out.flush()
     except EOFError:  # nothing was read: the output file, if any, is left as it was
@@ -561,7 +561,7 @@ def ensemble(members, out_dir, right_branching_voter, right_branching_votes, lin
         fail(str(err), 1)
     click.echo(f"ensemble of {len(members)} in {out_dir}" + (f" with a right-branching voter ({votes:g} votes)" if votes else "")
                + (f"; layers {', '.join(map(str, layers))} ({rule}) chosen on {text}" if layers else "")
-               + (f"; kept {', '.join(members)}" if keep else ""))
+               + (f"; kept {', '.join(members)}" if keep else ""), err=True)  # a message: stdout stays for data
 
 
 @main.command()

@@ -127,8 +127,8 @@ def locked_run(out_dir: Path) -> Iterator[None]:
         except BlockingIOError:
             lock.seek(0)
             holder = lock.read().strip() or "another process"
-            raise RunFolderError(f"{out_dir} is in use by another onparse train (pid {holder}): "
-                                 "wait for it, or train into another --out") from None
+            raise RunFolderError(f"{out_dir} is in use by another onparse run (pid {holder}): "
+                                 "wait for it, or give another --out") from None
         lock.seek(0)
         lock.truncate()
         lock.write(str(os.getpid()))

@@ -150,3 +150,15 @@ def test_a_command_with_its_standard_output_closed_says_so():
     done = subprocess.run([sys.executable, "-m", "onparse", "eval", "--gold", gold, "--pred", gold], preexec_fn=lambda: os.close(1),
                           stderr=subprocess.PIPE, text=True, timeout=120)
     assert done.returncode == 2 and "standard output is closed" in done.stderr
+
+
+def test_every_shard_of_an_empty_file_says_so_as_the_whole_file_does(tmp_path, tiny_model_dir):
+    from click.testing import CliRunner
+
+    from onparse.cli import main
+
+    empty = tmp_path / "empty.txt"
+    empty.write_text("")
+    for shard in ([], ["--shard", "1/1"], ["--shard", "2/3"]):
+        result = CliRunner().invoke(main, ["--model", str(tiny_model_dir), "--input", str(empty), *shard])
+        assert result.exit_code == 1 and "no input" in result.stderr and result.stdout == "", shard

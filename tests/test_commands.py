@@ -45,7 +45,7 @@ def test_ensemble_copies_its_members_so_it_stands_alone(tmp_path):
 def test_the_right_branching_voter_casts_the_votes_asked_for_and_nothing_else_reads(tmp_path):
     members = tiny_members(tmp_path)
     made = run("ensemble", *members, "--out", tmp_path / "e", "--right-branching-votes", "1.5")
-    assert made.exit_code == 0 and "right-branching voter (1.5 votes)" in made.stdout
+    assert made.exit_code == 0 and "right-branching voter (1.5 votes)" in made.stderr
     assert Parser.load(tmp_path / "e").builder.right_branching_voter == 1.5
     assert "--right-branching-votes 1.5" in json.loads((tmp_path / "e" / "card.json").read_text())["command"]
     assert run("ensemble", *members, "--out", tmp_path / "f", "--right-branching-votes", "0").exit_code == 2
@@ -168,7 +168,7 @@ def test_ensemble_keeps_the_members_that_agree_most_at_the_most_consistent_layer
     assert made.exit_code == 0, made.output
     config = json.loads((tmp_path / "e" / "config.json").read_text())["ensemble"]
     assert len(config["members"]) == 2 and len(set(config["layers"])) == 1
-    assert made.stdout.rstrip().endswith(f"kept {members[2]}, {members[2]}")  # two copies of one model agree fully
+    assert made.stderr.rstrip().endswith(f"kept {members[2]}, {members[2]}")  # two copies of one model agree fully
     chosen = json.loads((tmp_path / "e" / "card.json").read_text())["chosen_on"]
     assert chosen["layer_rule"] == "consistency" and chosen["figures"]["member_agreement"][2] == chosen["figures"]["member_agreement"][3] == max(
         chosen["figures"]["member_agreement"])
@@ -182,4 +182,4 @@ def test_ensemble_chooses_layers_by_agreement_on_text(tmp_path):
     made = run("ensemble", *tiny_members(tmp_path), "--out", tmp_path / "e", "--layers-by-agreement", EXAMPLES / "dev.txt")
     assert made.exit_code == 0, made.output
     config = json.loads((tmp_path / "e" / "config.json").read_text())["ensemble"]
-    assert len(config["layers"]) == 2 and f"layers {config['layers'][0]}" in made.stdout
+    assert len(config["layers"]) == 2 and f"layers {config['layers'][0]}" in made.stderr

@@ -55,7 +55,7 @@ def test_the_examples_readme_commands_run(tmp_path):
         done = subprocess.run(command, shell=True, cwd=tmp_path, capture_output=True, text=True, timeout=300,
                               executable="/bin/bash")
         written = command.split(">")[-1].strip() if ">" in command else None
-        shown = (tmp_path / written).read_text() if written else done.stdout
+        shown = (tmp_path / written).read_text() if written else done.stdout + done.stderr  # data, or a message saying what was made
         assert done.returncode == 0 and shown.strip() and "Traceback" not in done.stderr, (command, done.stderr)
 
 

@@ -109,7 +109,7 @@ def test_a_second_train_into_the_same_folder_is_refused_while_the_first_runs(tmp
     corpus.write_text(CORPUS * 10)
     with locked_run(tmp_path / "run"):
         result = run("train", "--train", corpus, "--out", tmp_path / "run", "--epochs", "1", *TINY)
-        one_line_error(result, 2, "in use by another onparse train", f"pid {os.getpid()}")
+        one_line_error(result, 2, "in use by another onparse run", f"pid {os.getpid()}")
     assert run("train", "--train", corpus, "--out", tmp_path / "run", "--epochs", "1", *TINY).exit_code == 0
 
 
