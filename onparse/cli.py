@@ -182,7 +182,9 @@ def parse(sentences, input_path, output_path, fmt, no_punct, tokenized, shard, q
                 advance(1)
                 if interactive:
                     out.flush()
-            if not seen and not (shard and os.path.getsize(input_path)):  # a part of a file with lines may hold none
+            # an empty file is said to be one once, by its first part (the parts' messages add up to the whole's);
+            # a part of a file with lines may hold none
+            if not seen and (not shard or shard[0] == 1 and not os.path.getsize(input_path)):
                 raise EOFError
             out.flush()
     except EOFError:  # nothing was read: the output file, if any, is left as it was
