@@ -19,7 +19,7 @@ import click
 from onparse import __version__
 from onparse.commandline import (THREADS_HELP, Encoding, LayerType, ParseByDefault, Positive, ShardType, Threads, check_device,
                                  fail, import_nltk_quickly, require_stdout, set_threads, typed_command)
-from onparse.config import (AUTO, BACKWARD, COMPUTE_DTYPES, FORWARD, LAYER_RULES, LINE_BYTES_PER_WORD, MAX_SENTENCE_WORDS,
+from onparse.config import (AUTO, BACKWARD, DTYPE_CHOICES, FORWARD, LAYER_RULES, LINE_BYTES_PER_WORD, MAX_SENTENCE_WORDS,
                              MEMBER_MODEL, DistillConfig, FitPlan, ModelConfig, ParseConfig, Reading, TrainConfig, default)
 
 
@@ -78,8 +78,8 @@ def model_options(command):
         click.option("--model", "model", metavar="PATH", help="Model or ensemble directory, or a shipped model's name (default: models/onlstm-wsj-gpu-r4)."),
         click.option("--layer", type=LayerType(), help="Layer whose distances build the tree, or 'mean' of all layers (default: the model's own)."),
         click.option("--device", default=ParseConfig.device, show_default=True, help="torch device, e.g. cuda."),
-        click.option("--dtype", type=click.Choice(list(COMPUTE_DTYPES)), default=ParseConfig.dtype, show_default=True,
-                     help="Matmul precision."),
+        click.option("--dtype", type=click.Choice(DTYPE_CHOICES), default=ParseConfig.dtype, show_default=True,
+                     help="Matmul precision: auto is bf16 where the device computes it natively (AVX-512 BF16, AMX, a GPU), fp32 elsewhere."),
         click.option("--batch-size", type=Positive, default=ParseConfig.batch_size, show_default=True,
                      help="Sentences per batch (packed: finished sentences cost nothing)."),
         click.option("--max-words", type=click.IntRange(1, MAX_SENTENCE_WORDS), default=ParseConfig.max_words,
@@ -345,7 +345,8 @@ def run_options(command):
         click.option("--encoding", type=Encoding(), default=TrainConfig.encoding, show_default=True,
                      help="The encoding of the --train, --dev and --dev-gold files (NEGRA: latin-1)."),
         click.option("--seed", type=int, default=TrainConfig.seed, show_default=True),
-        click.option("--dtype", type=click.Choice(list(COMPUTE_DTYPES)), default=TrainConfig.dtype, show_default=True),
+        click.option("--dtype", type=click.Choice(DTYPE_CHOICES), default=TrainConfig.dtype, show_default=True,
+                     help="Matmul precision: auto is bf16 where the device computes it natively (AVX-512 BF16, AMX, a GPU), fp32 elsewhere."),
         click.option("--device", default=TrainConfig.device, show_default=True, help="torch device, e.g. cuda."),
         click.option("--threads", type=Threads, help=THREADS_HELP),
         QUIET,
@@ -655,7 +656,8 @@ def quantize(model, out_dir, gold, encoding, device, threads) -> None:
                    "members 1 and 2 read forward and backward, the rest in the direction of the two that fits the dev "
                    "text better (lower perplexity).")
 @click.option("--seed", type=int, default=default(FitPlan, "seed"), show_default=True)
-@click.option("--dtype", type=click.Choice(list(COMPUTE_DTYPES)), default=default(FitPlan, "dtype"), show_default=True)
+@click.option("--dtype", type=click.Choice(DTYPE_CHOICES), default=default(FitPlan, "dtype"), show_default=True,
+              help="Matmul precision: auto is bf16 where the device computes it natively (AVX-512 BF16, AMX, a GPU), fp32 elsewhere.")
 @click.option("--device", default=default(FitPlan, "device"), show_default=True, help="torch device, e.g. cuda.")
 @click.option("--threads", type=Threads, help=THREADS_HELP)
 @QUIET

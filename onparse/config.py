@@ -10,6 +10,10 @@ from dataclasses import MISSING, asdict, dataclass, field, fields, replace
 
 # Matmul precisions by their user-facing names, and the torch dtype each names.
 COMPUTE_DTYPES = {"fp32": "float32", "bf16": "bfloat16"}
+# bf16 where the device computes it natively (``hardware.native_bf16``), fp32 elsewhere: on a CPU without
+# AVX-512 BF16 or AMX, torch emulates bf16 matmuls about 100x slower than fp32 (docs/speed.md).
+AUTO_DTYPE = "auto"
+DTYPE_CHOICES = (AUTO_DTYPE, *COMPUTE_DTYPES)
 
 MEAN = "mean"  # the layer name for distances averaged over all layers
 Layer = int | str  # 1-based layer number, or MEAN
@@ -125,7 +129,7 @@ class ParseConfig:
     batch_size: int = 256  # sentences per packed batch
     max_words: int = 400  # longest sentence accepted, at most MAX_SENTENCE_WORDS
     device: str = "cpu"
-    dtype: str = "fp32"  # a key of COMPUTE_DTYPES
+    dtype: str = "fp32"  # one of DTYPE_CHOICES
 
     def check(self) -> None:
         """ValueError for settings no parse can run with, named as the command line names them."""
@@ -134,8 +138,8 @@ class ParseConfig:
                 raise ValueError(f"{name} must be a whole number of at least 1, not {getattr(self, name)!r}")
         if self.max_words > MAX_SENTENCE_WORDS:
             raise ValueError(f"max_words is at most {MAX_SENTENCE_WORDS} (a vote is cubic in length), not {self.max_words}")
-        if self.dtype not in COMPUTE_DTYPES:
-            raise ValueError(f"dtype must be one of {', '.join(COMPUTE_DTYPES)}, not {self.dtype!r}")
+        if self.dtype not in DTYPE_CHOICES:
+            raise ValueError(f"dtype must be one of {', '.join(DTYPE_CHOICES)}, not {self.dtype!r}")
         if not isinstance(self.device, str):
             raise ValueError(f"device must be a torch device name such as cpu or cuda, not {self.device!r}")
 
@@ -180,7 +184,7 @@ class TrainConfig:
     weight_decay: float = 1.2e-6
     clip: float = 0.25
     seed: int = 1111
-    dtype: str = "bf16"
+    dtype: str = AUTO_DTYPE
     device: str = "cpu"
     evals_per_epoch: int = 1  # dev perplexity (and F1) this many times an epoch
     default_layer: Layer = 2  # the paper's layer, written into the model directories; a student learns its trees there
@@ -208,8 +212,8 @@ class TrainConfig:
             if type(value) not in (int, float) or value < low or (high is not None and value > high) or (name in ("lr", "clip") and value == 0):
                 raise ValueError(f"{name} must be a number" + (f" from {low} to {high}" if high is not None else " above 0" if name in ("lr", "clip") else " of at least 0")
                                  + f", not {value!r:.40}")
-        if self.dtype not in COMPUTE_DTYPES:
-            raise ValueError(f"dtype must be one of {', '.join(COMPUTE_DTYPES)}, not {self.dtype!r:.40}")
+        if self.dtype not in DTYPE_CHOICES:
+            raise ValueError(f"dtype must be one of {', '.join(DTYPE_CHOICES)}, not {self.dtype!r:.40}")
         for name in ("device", "language", "encoding"):
             if not isinstance(getattr(self, name), str):
                 raise ValueError(f"{name} must be a string, not {getattr(self, name)!r:.40}")
@@ -289,7 +293,7 @@ class FitPlan:
     right_branching_voter: float = 0.0  # a right-branching tree's votes: a prior for right-branching languages, never chosen on gold unless asked
     select_by_gold: bool = False  # the original ON-LSTM protocol: checkpoints, layers and the voter chosen on dev_gold
     seed: int = 1111
-    dtype: str = "bf16"
+    dtype: str = AUTO_DTYPE
     device: str = "cpu"
     language: str = "en"  # how the text is tokenized (onparse.language)
     encoding: str = "UTF-8"  # of the train, dev and dev-gold files

@@ -28,6 +28,30 @@ def describe(device: str = "cpu") -> str:
     return f"{cpu_name()}, {torch.get_num_threads()} threads, {accelerator}, torch {torch.__version__}"
 
 
+# CPU flags of native bf16 matmuls (oneDNN's bf16 kernels); without them torch emulates bf16 far slower than fp32
+NATIVE_BF16_FLAGS = frozenset({"avx512_bf16", "amx_bf16"})
+
+
+def cpu_flags() -> frozenset[str]:
+    """The CPU's feature flags (/proc/cpuinfo; none where the system does not say)."""
+    try:
+        with open("/proc/cpuinfo") as info:
+            return frozenset(next((line.split(":", 1)[1].split() for line in info if line.startswith("flags")), []))
+    except OSError:
+        return frozenset()
+
+
+def native_bf16(device: object = "cpu") -> bool:
+    """Whether ``device`` computes bf16 matmuls natively: a CUDA GPU that supports them, or a CPU with AVX-512 BF16 or
+    AMX. On an AVX2 CPU a bf16 training step ran about 100x slower than fp32 (docs/speed.md)."""
+    import torch
+
+    device = torch.device(device)
+    if device.type == "cuda":
+        return torch.cuda.is_bf16_supported()
+    return device.type == "cpu" and bool(NATIVE_BF16_FLAGS & cpu_flags())
+
+
 def check_device(device: str) -> None:
     """ValueError for a device that cannot hold data and give it back (a missing GPU, ``meta``), said before any work."""
     import torch

@@ -25,7 +25,8 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.nn.utils.rnn import PackedSequence
 
-from onparse.config import COMPUTE_DTYPES, ModelConfig
+from onparse.config import AUTO_DTYPE, COMPUTE_DTYPES, ModelConfig
+from onparse.hardware import native_bf16
 from onparse.kernels import linear
 
 State = list[tuple[Tensor, Tensor]]
@@ -36,8 +37,11 @@ State = list[tuple[Tensor, Tensor]]
 os.register_at_fork(after_in_child=lambda: torch.set_num_threads(1))
 
 
-def compute_dtype(name: str) -> torch.dtype:
-    """The torch dtype of a matmul precision named as in ``onparse.config.COMPUTE_DTYPES``."""
+def compute_dtype(name: str, device: str | torch.device = "cpu") -> torch.dtype:
+    """The torch dtype of a matmul precision named as in ``onparse.config.DTYPE_CHOICES`` (``auto``: bf16 where
+    ``device`` computes it natively, float32 elsewhere)."""
+    if name == AUTO_DTYPE:
+        return torch.bfloat16 if native_bf16(device) else torch.float32
     return getattr(torch, COMPUTE_DTYPES[name])
 
 

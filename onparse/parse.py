@@ -210,7 +210,7 @@ class Parser:
         if not bundles:
             raise InputError("a parser needs at least one model")
         self.device = torch.device(self.settings.device)
-        self.dtype = compute_dtype(self.settings.dtype)
+        self.dtype = compute_dtype(self.settings.dtype, self.device)
         self.members = [Member(bundle, layer, self.device, self.dtype) for bundle in bundles]
         self.builder = TreeBuilder(tuple(member.layer for member in self.members), right_branching_voter)
         languages = {bundle.language for bundle in bundles}

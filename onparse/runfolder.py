@@ -319,6 +319,7 @@ def train(
             if ranks.main:
                 write_history(out_dir, run.history)
                 card = {"config": config.to_dict(), "hardware": describe(config.device), "processes": ranks.world,
+                        "matmul_dtype": str(running.dtype).removeprefix("torch."),
                         "model_selection": selection_rule(config), "selected": event.record, **asdict(run)}
                 for folder in [event.record["model_dir"]] + (["model"] if event.best else []):
                     modeldir.save(out_dir / folder, running.model, running.vocab, layer, card, language=config.language,

@@ -241,7 +241,7 @@ class Trainer:
         if config.selection == "dev_f1" and "dev_f1_per_layer" not in setup.measures:
             raise ValueError("choosing the model by dev F1 needs gold dev trees (--dev-gold)")
         self.config, self.ranks = config, ranks
-        self.dtype = compute_dtype(config.dtype)
+        self.dtype = compute_dtype(config.dtype, config.device)
         self.device = torch.device(config.device)
         self.model, self.vocab, self.objective, self.dev_data = setup.model, setup.vocab, setup.objective, setup.dev_data
         self.measures = setup.measures

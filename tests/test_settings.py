@@ -41,3 +41,19 @@ def test_the_fits_member_sizes_and_the_distillations_settings_are_the_plans():
         name: default(DistillConfig, name) for name in ("sentences", "rank_weight", "margin")}
     assert distill["batch_size"] == default(FitPlan, "student_batch_size") and distill["lr"] == default(FitPlan, "finetune_lr")
     assert distill["evals_per_epoch"] == default(FitPlan, "evals_per_epoch")
+
+
+@pytest.mark.parametrize("flags, expected", [({"fma", "avx2"}, "float32"), ({"avx512f", "avx512_bf16"}, "bfloat16"),
+                                             ({"amx_bf16", "amx_tile"}, "bfloat16"), (set(), "float32")])
+def test_auto_precision_takes_bf16_only_where_the_cpu_computes_it_natively(monkeypatch, flags, expected):
+    """An AVX2 CPU emulates bf16 matmuls about 100x slower than fp32: training there defaults to fp32."""
+    import torch
+
+    from onparse import hardware
+    from onparse.model import compute_dtype
+
+    monkeypatch.setattr(hardware, "cpu_flags", lambda: frozenset(flags))
+    assert compute_dtype("auto", "cpu") == getattr(torch, expected)
+    assert compute_dtype("bf16", "cpu") == torch.bfloat16 and compute_dtype("fp32", "cpu") == torch.float32
+    assert TrainConfig().dtype == FitPlan(train=[], dev="").dtype == "auto"
+
