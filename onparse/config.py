@@ -81,6 +81,24 @@ class ModelConfig:
                 raise ValueError(f"{name} must be in [0, 1), not {getattr(self, name)}")
 
 
+@dataclass
+class GrammarConfig:
+    """Size of a neural PCFG member (``onparse.pcfg``): its symbols and the width of their embeddings."""
+
+    vocab_size: int = 10000
+    nonterminals: int = 30
+    preterminals: int = 60
+    symbol_size: int = 256  # symbol embeddings and the rule networks' width
+
+    def check(self) -> None:
+        """ValueError for sizes no grammar can have."""
+        for name, largest in (("vocab_size", LARGEST_SIZES["vocab_size"]), ("nonterminals", 4096), ("preterminals", 8192),
+                              ("symbol_size", 8192)):
+            value = getattr(self, name)
+            if type(value) is not int or not 1 <= value <= largest:
+                raise ValueError(f"{name} must be a whole number from 1 to {largest:,}, not {value!r:.40}")
+
+
 FORWARD, BACKWARD = "forward", "backward"  # the directions a model reads a sentence in
 # A fit's direction rule: members 1 and 2 read forward and backward, the others in the direction whose member had the
 # lower dev perplexity. A sentence's probability is the same read either way, so the direction a model fits better is

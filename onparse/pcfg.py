@@ -1,0 +1,159 @@
+"""A neural PCFG with independent left and right productions, its inside algorithm, span marginals and MBR trees.
+
+The grammar (Liu, Yang, Kim & Tu, 2023, "Simple Hardware-Efficient PCFGs
+with Independent Left and Right Productions"; neural rule scores over symbol
+embeddings as in Kim, Dyer & Rush, 2019) has nonterminals ``N`` and
+preterminals ``P``. A sentence is drawn from the root ``S``:
+
+    S -> A                p(A | S)                       A in N
+    A -> B C              p(B ↙ A) p(C ↘ A)              B, C in N + P
+    T -> w                p(w | T)                        T in P
+
+so each binary rule's probability is a left and a right choice made
+independently. The inside score of a span ``(i, j)`` and symbol ``A`` then
+factors through two projections of its children's scores,
+
+    l_ik(A) = sum_B p(B ↙ A) beta_ik(B),   r_kj(A) = sum_C p(C ↘ A) beta_kj(C)
+    beta_ij(A) = sum_k l_ik(A) r_kj(A)
+    Z = sum_A p(A | S) beta_0n(A)
+
+each projection a matrix product and each span a sum over its split points:
+``O(n^2 |N|^2 + n^3 |N|)`` where a general PCFG costs ``O(n^3 |N|^3)``. Scores
+live in log space; a projection takes each span's largest score out before
+the matrix product, so the sums stay exact in float32. Width by width, all
+spans of a width are computed at once, for a batch of sentences of one length.
+
+Span marginals are the gradient of ``log Z`` with respect to a score added to
+every span (torch-struct's way), and the tree is the binary tree with the
+largest sum of marginals (minimum Bayes risk), found by the same CKY that
+tree averaging uses (``voting.best_tree``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from nltk import Tree
+from torch import Tensor, nn
+
+from onparse.config import GrammarConfig
+from onparse.voting import best_tree
+
+
+@dataclass
+class Rules:
+    """The grammar's log-probabilities: root over N, left and right children over N + P (nonterminals first),
+    emissions of the vocabulary by each preterminal."""
+
+    root: Tensor  # N
+    left: Tensor  # N x (N + P): log p(B ↙ A)
+    right: Tensor  # N x (N + P): log p(C ↘ A)
+    emission: Tensor  # P x V: log p(w | T)
+
+    @property
+    def nonterminals(self) -> int:
+        return self.root.size(0)
+
+
+class ResidualLayer(nn.Module):
+    """x + relu(W2 relu(W1 x)): the rule networks' layers (Kim et al., 2019)."""
+
+    def __init__(self, size: int):
+        super().__init__()
+        self.first, self.second = nn.Linear(size, size), nn.Linear(size, size)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return x + torch.relu(self.second(torch.relu(self.first(x))))
+
+
+def rule_network(size: int, out: int) -> nn.Sequential:
+    return nn.Sequential(nn.Linear(size, size), ResidualLayer(size), ResidualLayer(size), nn.Linear(size, out))
+
+
+class NeuralPCFG(nn.Module):
+    """Rule probabilities computed from symbol embeddings, the same for every sentence."""
+
+    def __init__(self, config: GrammarConfig):
+        super().__init__()
+        config.check()
+        self.config = config
+        n, p, size = config.nonterminals, config.preterminals, config.symbol_size
+        self.root_embedding = nn.Parameter(torch.randn(1, size))
+        self.nonterminal_embedding = nn.Parameter(torch.randn(n, size))
+        self.preterminal_embedding = nn.Parameter(torch.randn(p, size))
+        self.root_network = rule_network(size, n)
+        self.left_network = rule_network(size, n + p)
+        self.right_network = rule_network(size, n + p)
+        self.emission_network = rule_network(size, config.vocab_size)
+
+    @classmethod
+    def from_weights(cls, config: GrammarConfig, state: dict[str, Tensor]) -> "NeuralPCFG":
+        model = cls(config)
+        model.load_state_dict({name: tensor.float() for name, tensor in state.items()})
+        return model
+
+    def rules(self) -> Rules:
+        """Every rule's log-probability, normalized over what each symbol may rewrite to."""
+        log_softmax = lambda x: torch.log_softmax(x, -1)  # noqa: E731
+        return Rules(log_softmax(self.root_network(self.root_embedding))[0],
+                     log_softmax(self.left_network(self.nonterminal_embedding)),
+                     log_softmax(self.right_network(self.nonterminal_embedding)),
+                     log_softmax(self.emission_network(self.preterminal_embedding)))
+
+    def log_likelihood(self, words: Tensor) -> Tensor:
+        """log p(sentence) of each row of ``words`` (B x n ids, one length, n >= 2): the marginal over every tree."""
+        return inside(self.rules(), words)
+
+    @torch.enable_grad()
+    def span_marginals(self, words: Tensor) -> Tensor:
+        """B x (n + 1) x (n + 1): the posterior probability that words i .. j-1 form a constituent (spans of 2 or more)."""
+        rules = Rules(*(tensor.detach() for tensor in vars(self.rules()).values()))
+        batch, n = words.shape
+        scores = torch.zeros(batch, n + 1, n + 1, requires_grad=True)
+        log_z = inside(rules, words, scores)
+        (marginals,) = torch.autograd.grad(log_z.sum(), scores)
+        return marginals
+
+
+def project(beta: Tensor, rules: Tensor) -> Tensor:
+    """log sum_B exp(rules[A, B] + beta[..., B]) for every A: a matrix product, each row's largest score taken out first."""
+    top = beta.amax(-1, keepdim=True).clamp_min(-1e30)
+    return torch.log((beta - top).exp() @ rules.exp().t() + 1e-38) + top
+
+
+def inside(rules: Rules, words: Tensor, span_scores: Tensor | None = None) -> Tensor:
+    """log Z of each sentence (B x n word ids, n >= 2), summed over every binary tree and labelling.
+
+    ``span_scores`` (B x (n+1) x (n+1), log space) are added to every symbol's
+    inside score of each span of two or more words: their gradient is each
+    span's marginal probability.
+    """
+    batch, n = words.shape
+    if n < 2:
+        raise ValueError("the inside algorithm here needs sentences of two or more words")
+    nonterminals = rules.nonterminals
+    left_from, right_from = {}, {}  # width -> B x starts x N: the projections l and r of every span of that width
+    emitted = rules.emission[:, words].permute(1, 2, 0)  # B x n x P: beta of single words
+    left_from[1] = project(emitted, rules.left[:, nonterminals:])
+    right_from[1] = project(emitted, rules.right[:, nonterminals:])
+    left_nt, right_nt = rules.left[:, :nonterminals], rules.right[:, :nonterminals]
+    beta = emitted
+    for width in range(2, n + 1):
+        starts = n - width + 1
+        pieces = torch.stack([left_from[k][:, :starts] + right_from[width - k][:, k : k + starts]
+                              for k in range(1, width)])  # split points x B x starts x N
+        beta = torch.logsumexp(pieces, 0)
+        if span_scores is not None:
+            first = torch.arange(starts)
+            beta = beta + span_scores[:, first, first + width].unsqueeze(-1)
+        if width < n:
+            left_from[width] = project(beta, left_nt)
+            right_from[width] = project(beta, right_nt)
+    return torch.logsumexp(beta[:, 0] + rules.root, -1)
+
+
+def mbr_tree(marginals: np.ndarray) -> Tree:
+    """The binary tree (leaves: word indices) with the largest sum of span marginals: the minimum-Bayes-risk tree."""
+    return best_tree(marginals)
