@@ -19,8 +19,9 @@ import click
 from onparse import __version__
 from onparse.commandline import (THREADS_HELP, Encoding, LayerType, ParseByDefault, Positive, ShardType, Threads, check_device,
                                  fail, import_nltk_quickly, require_stdout, set_threads, typed_command)
-from onparse.config import (AUTO, BACKWARD, DTYPE_CHOICES, FORWARD, LAYER_RULES, LINE_BYTES_PER_WORD, MAX_SENTENCE_WORDS,
-                             MEMBER_MODEL, DistillConfig, FitPlan, ModelConfig, ParseConfig, Reading, TrainConfig, default)
+from onparse.config import (AUTO, BACKWARD, DTYPE_CHOICES, FAMILIES, FORWARD, GRAMMAR_TRAINING, LAYER_RULES,
+                             LINE_BYTES_PER_WORD, MAX_SENTENCE_WORDS, MEMBER_MODEL, PCFG, DistillConfig, FitPlan,
+                             GrammarConfig, ModelConfig, ParseConfig, Reading, TrainConfig, default, training_defaults)
 
 
 @click.group(cls=ParseByDefault, context_settings={"help_option_names": ["-h", "--help"]})
@@ -357,42 +358,62 @@ def run_options(command):
 
 @main.command()
 @run_options
-@click.option("--epochs", type=Positive, help=f"Epochs in the schedule  [default: {TrainConfig.epochs}; with --resume, the run's own].")
+@click.option("--family", type=click.Choice(FAMILIES), default=TrainConfig.family, show_default=True,
+              help="onlstm: an ON-LSTM language model; pcfg: a neural PCFG trained on the sentences' likelihood.")
+@click.option("--epochs", type=Positive, help=f"Epochs in the schedule  [default: {TrainConfig.epochs}, a grammar "
+              f"{GRAMMAR_TRAINING['epochs']}; with --resume, the run's own].")
 @click.option("--evals-per-epoch", type=Positive, default=TrainConfig.evals_per_epoch, show_default=True,
               help="Dev evaluations (perplexity, F1, a saved model) per epoch, evenly spread.")
 @click.option("--embedding-size", type=Positive, default=ModelConfig.embedding_size, show_default=True)
 @click.option("--hidden-size", type=Positive, default=ModelConfig.hidden_size, show_default=True)
 @click.option("--layers", "n_layers", type=Positive, default=ModelConfig.n_layers, show_default=True)
 @click.option("--chunk-size", type=Positive, default=ModelConfig.chunk_size, show_default=True)
+@click.option("--nonterminals", type=Positive, default=GrammarConfig.nonterminals, show_default=True, help="A grammar's nonterminal symbols.")
+@click.option("--preterminals", type=Positive, default=GrammarConfig.preterminals, show_default=True, help="A grammar's preterminal symbols.")
+@click.option("--symbol-size", type=Positive, default=GrammarConfig.symbol_size, show_default=True,
+              help="A grammar's symbol embeddings and rule networks.")
 @click.option("--vocab-size", type=click.IntRange(min=3), default=ModelConfig.vocab_size, show_default=True)
-@click.option("--batch-size", type=Positive, default=TrainConfig.batch_size, show_default=True)
+@click.option("--batch-size", type=Positive, help=f"Streams of an update  [default: {TrainConfig.batch_size}; a grammar: "
+              f"words of an update, {GRAMMAR_TRAINING['batch_size']}].")
 @click.option("--bptt", type=Positive, default=TrainConfig.bptt, show_default=True)
-@click.option("--lr", type=click.FloatRange(min=0, min_open=True), default=TrainConfig.lr, show_default=True)
-@click.option("--layer", type=LayerType(), help="The layer its model directories parse with  [default: 2, the paper's, or the top of a smaller model].")
+@click.option("--lr", type=click.FloatRange(min=0, min_open=True), help=f"Learning rate  [default: {TrainConfig.lr:g}; "
+              f"a grammar {GRAMMAR_TRAINING['lr']:g}].")
+@click.option("--layer", type=LayerType(), help="The layer its model directories parse with  [default: 2, the paper's, "
+              "or the top of a smaller model; a grammar: spans].")
 @click.option("--language", default=TrainConfig.language, show_default=True, metavar="CODE",
               help="The text's language (en, de, zh, ...): how text files are tokenized, recorded in the model.")
 @click.option("--punctuation/--no-punctuation", default=Reading.punctuation, show_default=True,
               help="Whether the model reads the punctuation tokens too (trees and scores stay over the words).")
 @click.option("--direction", type=click.Choice([FORWARD, BACKWARD]), default=Reading.direction, show_default=True,
               help="Read each sentence left to right (forward) or right to left (backward).")
-def train(train_paths, dev, dev_gold, out_dir, resume, overwrite, epochs, max_minutes, embedding_size, hidden_size,
-          n_layers, chunk_size, vocab_size, threads, quiet, layer, select_by, punctuation, direction, **settings) -> None:
-    """Train an ON-LSTM language model and write a model directory.
+def train(train_paths, dev, dev_gold, out_dir, resume, overwrite, family, epochs, max_minutes, embedding_size, hidden_size,
+          n_layers, chunk_size, nonterminals, preterminals, symbol_size, vocab_size, batch_size, lr, threads, quiet, layer,
+          select_by, punctuation, direction, **settings) -> None:
+    """Train a member (an ON-LSTM language model, or a neural PCFG) and write a model directory.
 
     \b
     Examples:
       onparse train --train ../shared/data/ptb/wsj/0[0-9] --train '../shared/data/ptb/wsj/1[0-9]' \\
           --train ../shared/data/ptb/wsj/20 --dev ../shared/data/ptb/wsj/22 --out runs/wsj
       onparse train --out runs/wsj --resume --epochs 12
+      onparse train --family pcfg --train corpus.txt --dev dev.txt --out runs/pcfg
     """
     def new_config() -> TrainConfig:
         if not train_paths:
             fail("give the training corpus with --train")
-        model = ModelConfig(vocab_size=vocab_size, embedding_size=embedding_size, hidden_size=hidden_size,
-                            n_layers=n_layers, chunk_size=chunk_size)
-        return TrainConfig(train=list(train_paths), dev=dev, dev_gold=dev_gold, model=model,
-                           epochs=epochs or TrainConfig.epochs, default_layer=layer or min(TrainConfig.default_layer, n_layers),
-                           select_by=select_by, reading=Reading(punctuation, direction), **settings)
+        given = {name: value for name, value in (("epochs", epochs), ("batch_size", batch_size), ("lr", lr)) if value}
+        if family == PCFG:
+            model = GrammarConfig(vocab_size=vocab_size, nonterminals=nonterminals, preterminals=preterminals,
+                                  symbol_size=symbol_size)
+        else:
+            model = ModelConfig(vocab_size=vocab_size, embedding_size=embedding_size, hidden_size=hidden_size,
+                                n_layers=n_layers, chunk_size=chunk_size)
+            given.setdefault("default_layer", min(TrainConfig.default_layer, n_layers))
+        if layer is not None:
+            given["default_layer"] = layer
+        return TrainConfig(train=list(train_paths), dev=dev, dev_gold=dev_gold, family=family, model=model,
+                           select_by=select_by, reading=Reading(punctuation, direction),
+                           **{**training_defaults(family), **given}, **settings)
 
     run_training(out_dir, resume, overwrite, epochs, max_minutes, threads, quiet, new_config, "train")
 

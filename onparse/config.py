@@ -16,7 +16,11 @@ AUTO_DTYPE = "auto"
 DTYPE_CHOICES = (AUTO_DTYPE, *COMPUTE_DTYPES)
 
 MEAN = "mean"  # the layer name for distances averaged over all layers
-Layer = int | str  # 1-based layer number, or MEAN
+SPANS = "spans"  # the one readout of a model without layers (a PCFG): the tree with the most expected constituents
+Layer = int | str  # 1-based layer number, MEAN, or SPANS
+
+ONLSTM, PCFG = "onlstm", "pcfg"  # the member families: ON-LSTM language models (onparse.model), neural PCFGs (onparse.pcfg)
+FAMILIES = (ONLSTM, PCFG)
 
 
 def check_encoding(encoding: str) -> None:
@@ -30,10 +34,15 @@ def check_encoding(encoding: str) -> None:
 
 
 def checked_layer(value: object, n_layers: int | None = None) -> Layer:
-    """``value`` as a layer: a whole number from 1 (up to ``n_layers`` where given) or MEAN; ValueError otherwise.
+    """``value`` as a layer: a whole number from 1 (up to ``n_layers`` where given) or MEAN; for a model without
+    layers (``n_layers`` 0, a grammar) SPANS alone; ValueError otherwise.
 
     The one check of a layer, at every boundary (options, config files, the API): ``True`` and ``"3"`` are no layers.
     """
+    if value == SPANS and isinstance(value, str) and not n_layers:
+        return SPANS
+    if n_layers == 0:
+        raise ValueError(f"{value!r} is no layer of a grammar: its trees come from its span marginals ({SPANS!r})")
     if value == MEAN and isinstance(value, str):
         return MEAN
     if type(value) is not int or value < 1:
@@ -41,6 +50,11 @@ def checked_layer(value: object, n_layers: int | None = None) -> Layer:
     if n_layers is not None and value > n_layers:
         raise ValueError(f"layer {value} does not exist: the model has layers 1 to {n_layers} (or {MEAN!r}, their mean)")
     return value
+
+
+def readouts(n_layers: int) -> list[Layer]:
+    """Every layer a model's trees may be read from: each layer and their mean, or a grammar's span marginals."""
+    return [*range(1, n_layers + 1), MEAN] if n_layers else [SPANS]
 
 
 # Sizes past these are no model any machine here could hold: refused before anything of that size is allocated.
@@ -89,6 +103,8 @@ class GrammarConfig:
     nonterminals: int = 30
     preterminals: int = 60
     symbol_size: int = 256  # symbol embeddings and the rule networks' width
+
+    n_layers = 0  # a grammar has no layers: its trees come from its span marginals (SPANS)
 
     def check(self) -> None:
         """ValueError for sizes no grammar can have."""
@@ -192,7 +208,8 @@ class TrainConfig:
     train: list[str] = field(default_factory=list)
     dev: str | None = None
     dev_gold: str | None = None
-    model: ModelConfig = field(default_factory=ModelConfig)
+    family: str = ONLSTM  # one of FAMILIES: what ``model`` describes
+    model: ModelConfig | GrammarConfig = field(default_factory=ModelConfig)
     batch_size: int = 64
     bptt: int = 70
     epochs: int = 7
@@ -238,8 +255,16 @@ class TrainConfig:
         check_encoding(self.encoding)
         if self.select_by is not None and self.select_by not in SELECTIONS:
             raise ValueError(f"select_by must be one of {', '.join(SELECTIONS)}, not {self.select_by!r:.40}")
+        if self.family not in FAMILIES:
+            raise ValueError(f"family must be one of {', '.join(FAMILIES)}, not {self.family!r:.40}")
+        if not isinstance(self.model, GrammarConfig if self.family == PCFG else ModelConfig):
+            raise ValueError(f"model settings do not describe a member of the {self.family} family")
         self.model.check()
         self.reading.check()
+        if self.family == PCFG and self.reading != Reading():
+            raise ValueError("a grammar reads the words alone, left to right (its trees are over the words, either way)")
+        if self.family == PCFG and self.distill:
+            raise ValueError("a grammar learns from raw text alone: distillation teaches ON-LSTM students")
         checked_layer(self.default_layer, self.model.n_layers)
 
     @property
@@ -258,12 +283,23 @@ class TrainConfig:
             raise ValueError(f"unknown training settings: {', '.join(sorted(unknown))}")
         if not isinstance(values.get("model", {}), dict) or not isinstance(values.get("distill") or {}, dict):
             raise ValueError("model and distill must be objects of settings")
-        model = ModelConfig(**values.get("model", {}))
+        family = values.get("family", ONLSTM)
+        model = (GrammarConfig if family == PCFG else ModelConfig)(**values.get("model", {}))
         distill = DistillConfig(**values["distill"]) if values.get("distill") else None
         reading = Reading.from_dict(values.get("reading", {}))
         config = cls(**{**values, "model": model, "distill": distill, "reading": reading})
         config.check()
         return config
+
+
+# Where a grammar's training differs from an ON-LSTM's defaults (Kim, Dyer & Rush, 2019: Adam at 1e-3, gradients
+# clipped at 3); its batch_size counts the words of an update (sentences of one length), not streams.
+GRAMMAR_TRAINING = {"lr": 1e-3, "clip": 3.0, "batch_size": 600, "epochs": 10, "default_layer": SPANS}
+
+
+def training_defaults(family: str) -> dict:
+    """The TrainConfig settings a family takes in place of the class's defaults (none for an ON-LSTM)."""
+    return dict(GRAMMAR_TRAINING) if family == PCFG else {}
 
 
 def default(settings: type, name: str) -> object:

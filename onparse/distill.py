@@ -41,7 +41,7 @@ from onparse.parse import Parser
 from onparse.reading import model_tokens, pool, word_ranges
 from onparse.report import progress_bar
 from onparse.scoring import score
-from onparse.train import Setup, dev_stream
+from onparse.train import Setup, dev_stream, stream_perplexity
 from onparse.treebank import GoldSentence
 from onparse.trees import Span, spans
 from onparse.vocabulary import Vocabulary
@@ -266,4 +266,4 @@ def distillation_setup(config: TrainConfig, checkpoint: dict | None, work_dir: P
         settings = {"device": config.device, "dtype": config.dtype}
         measures["teacher_agreement"] = agreement(spec.teacher, read_sentences([config.dev], config.language, config.encoding),
                                                  config.default_layer, settings, config.reading)
-    return Setup(model, vocab, objective, dev_stream(config, vocab, device), measures)
+    return Setup(model, vocab, objective, stream_perplexity(dev_stream(config, vocab, device), config.bptt), measures)

@@ -21,7 +21,7 @@ from pathlib import Path
 from onparse import modeldir
 from onparse.atomic import replacing_folder
 from onparse.builder import TreeBuilder
-from onparse.config import MEAN, Layer
+from onparse.config import SPANS, Layer, readouts
 from onparse.language import Sentence
 from onparse.parse import Parser
 from onparse.scoring import score
@@ -66,7 +66,7 @@ def candidate_trees(models: list[Path | str], sentences: list[Sentence], setting
     trees (as span sets), computed once."""
     parsers = [Parser(modeldir.load(member_source(model).model), **settings) for model in models]
     distances = [[found for (found,) in parser.distances(sentences)] for parser in parsers]  # per model, sentence: layers x words
-    candidates = [[*range(1, parser.members[0].n_layers + 1), MEAN] for parser in parsers]
+    candidates = [readouts(parser.members[0].n_layers) for parser in parsers]
     own_trees = [{layer: [spans(TreeBuilder((layer,)).build([d]).tree) for d in found] for layer in layers_of}
                  for found, layers_of in zip(distances, candidates)]
     return distances, candidates, own_trees
@@ -124,7 +124,7 @@ def layers_by_agreement(models: list[Path | str], sentences: list[Sentence], set
 def agreeing_layers(distances: list[list], candidates: list[list[Layer]], own_trees: list[dict[Layer, list[set]]],
                     sentences: list[Sentence], sweeps: int = 2) -> tuple[list[Layer], list[dict[str, float]]]:
     """``layers_by_agreement`` over distances and trees already computed (``candidate_trees``)."""
-    layers: list[Layer] = [MEAN] * len(distances)
+    layers: list[Layer] = [found[-1] for found in candidates]  # the mean (a grammar: its span marginals)
     agreement: list[dict[str, float]] = [{} for _ in distances]
     if len(distances) < 2:
         return layers, agreement
@@ -161,9 +161,10 @@ def choose_on_text(models: list[Path | str], sentences: list[Sentence], settings
         layers = [modeldir.load(member_source(model).model).default_layer for model in models]
     elif rule == "agreement":
         layers, chosen["layer_agreement"] = agreeing_layers(distances, candidates, own_trees, sentences)
-    else:
-        layer, chosen["layer_consistency"] = most_consistent(own_trees, sentences)
-        layers = [layer] * len(models)
+    else:  # one layer for every ON-LSTM; a grammar keeps its one readout
+        layered = [m for m in range(len(models)) if SPANS not in own_trees[m]]
+        layer, chosen["layer_consistency"] = most_consistent([own_trees[m] for m in layered], sentences) if layered else (SPANS, {})
+        layers = [layer if m in layered else SPANS for m in range(len(models))]
     kept = list(range(len(models)))
     if keep is not None and keep < len(models):
         kept, chosen["member_agreement"] = most_central([own_trees[m][layers[m]] for m in kept], sentences, keep)

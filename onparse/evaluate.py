@@ -12,9 +12,8 @@ import torch
 from nltk import Tree
 
 from onparse.builder import TreeBuilder
-from onparse.config import MEAN, Reading
-from onparse.model import LanguageModel
-from onparse.modeldir import ModelBundle
+from onparse.config import Reading, readouts
+from onparse.modeldir import Model, ModelBundle, new_model
 from onparse.parse import Parser
 from onparse.scoring import PROTOCOL, baseline_scores, score
 from onparse.treebank import GoldSentence, WordRule, gold_sentence, read_gold, read_trees, tree_files
@@ -25,11 +24,11 @@ Advance = Callable[[int], None]  # told how many more sentences are done
 
 
 def named_builders(parser: Parser) -> dict[str, TreeBuilder]:
-    """The trees eval reports, each a builder: every layer and the mean for a single model;
-    for an ensemble each member alone, the vote, and the vote with a right-branching voter (its own votes, or one)."""
+    """The trees eval reports, each a builder: every layer and the mean for a single model (a grammar: its span
+    marginals); for an ensemble each member alone, the vote, and the vote with a right-branching voter (its own
+    votes, or one)."""
     if not parser.is_ensemble:
-        n_layers = parser.members[0].n_layers
-        return {str(layer): TreeBuilder((layer,)) for layer in [*range(1, n_layers + 1), MEAN]}
+        return {str(layer): TreeBuilder((layer,)) for layer in readouts(parser.members[0].n_layers)}
     layers = parser.builder.layers
     return {"ensemble": TreeBuilder(layers), "ensemble_right_branching": TreeBuilder(layers, parser.right_branching_voter or 1.0)}
 
@@ -65,7 +64,7 @@ def untrained_like(parser: Parser, seed: int = 0) -> Parser:
     member = parser.members[0]
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        model = LanguageModel(member.bundle.model.config)
+        model = new_model(member.bundle.model.config)
     bundle = ModelBundle(model.eval(), member.bundle.vocab, member.layer, None, language=member.bundle.language,
                          reading=member.reading)
     return Parser(bundle, member.layer, **vars(parser.settings))
@@ -103,12 +102,14 @@ def evaluate_parser(parser: Parser, gold: Sequence[GoldSentence], untrained_seed
             "baselines": baselines, "protocol": PROTOCOL}
 
 
-def dev_f1(gold_path: str, encoding: str = "UTF-8", reading: Reading = Reading()) -> Callable[[LanguageModel, Vocabulary], dict[str, float]]:
-    """A callback for training: dev sentence F1 per layer (and mean) of the model as it is now, reading as it trains."""
+def dev_f1(gold_path: str, encoding: str = "UTF-8", reading: Reading = Reading()) -> Callable[[Model, Vocabulary], dict[str, float]]:
+    """A callback for training: dev sentence F1 per layer (and mean; a grammar: its span marginals) of the model as
+    it is now, reading as it trains."""
     gold = list(read_gold(gold_path, encoding=encoding))
 
-    def measure(model: LanguageModel, vocab: Vocabulary) -> dict[str, float]:
-        parser = Parser(ModelBundle(model, vocab, MEAN, None, reading=reading), device=str(next(model.parameters()).device))
+    def measure(model: Model, vocab: Vocabulary) -> dict[str, float]:
+        bundle = ModelBundle(model, vocab, readouts(model.config.n_layers)[-1], None, reading=reading)
+        parser = Parser(bundle, device=str(next(model.parameters()).device))
         return {name: figures["sentence_f1"] for name, figures in score_each(parser, gold).items()}
 
     return measure

@@ -10,6 +10,7 @@ import io
 import json
 import re
 
+import numpy as np
 from nltk import Tree
 
 from onparse.parse import Parse
@@ -50,7 +51,8 @@ def no_parse(fmt: str, reason: object = None) -> str:
 
 
 def pretty(parse: Parse, punct: bool = True) -> str:
-    """The tree drawn with guide lines; each word shows its distance as a bar (an ensemble: the mean of its members' rows).
+    """The tree drawn with guide lines; each word shows its distance as a bar (an ensemble: the mean of its members'
+    rows; grammars have none, and a lone grammar's words have no bars).
 
     Bars run from the sentence's smallest distance (one block) to its largest,
     since the split order depends only on how distances compare. Tokens are
@@ -61,15 +63,16 @@ def pretty(parse: Parse, punct: bool = True) -> str:
     from rich.text import Text
     from rich.tree import Tree as RichTree
 
-    distance = {pos: float(d) for pos, d in zip(parse.word_positions, parse.tree_distances.mean(axis=0))}
+    rows = [row for row in parse.tree_distances if row is not None]
+    distance = {pos: float(d) for pos, d in zip(parse.word_positions, np.mean(rows, axis=0))} if rows else {}
     low, high = min(distance.values(), default=0.0), max(distance.values(), default=1.0)
 
     def label(node: Tree | int) -> Text:
         if isinstance(node, Tree):
             return Text(LABEL, style="dim")
         token = parse.tokens[node]
-        if node not in distance:
-            return Text(token, style="dim")
+        if node not in distance:  # punctuation (dim), or a word of a grammar's tree
+            return Text(token, style="" if node in parse.word_positions else "dim")
         d = distance[node]
         bar = "█" * (1 + round((d - low) / (high - low or 1.0) * (BAR_WIDTH - 1)))
         return Text.assemble(token + " " * max(1, 15 - cell_len(token)), (f"{bar:<{BAR_WIDTH}}", "cyan"), f" {d:.3f}")

@@ -1,6 +1,7 @@
 """The model directory: config, vocabulary, weights and card, loaded safely.
 
-    config.json   architecture (ModelConfig) and the default parsing layer
+    config.json   the member's family (ON-LSTM or PCFG), its architecture (ModelConfig or GrammarConfig)
+                  and the default parsing layer (a grammar's: "spans")
     vocab.txt     one normalized word per line; line k is id k
     weights.pt    state dict, read with ``torch.load(weights_only=True)``: bf16, or (config
                   ``"weights": "int8"``) matrices as int8 rows with a float scale each
@@ -27,9 +28,12 @@ import torch
 
 from onparse.atomic import replacing_file, replacing_folder
 from onparse.hardware import one_line
-from onparse.config import MEAN, Layer, ModelConfig, Reading, checked_layer
+from onparse.config import FAMILIES, MEAN, ONLSTM, PCFG, GrammarConfig, Layer, ModelConfig, Reading, checked_layer
 from onparse.language import ENGLISH
 from onparse.model import LanguageModel, parameter_shapes
+from onparse.pcfg import NeuralPCFG
+
+Model = LanguageModel | NeuralPCFG  # a member of either family
 from onparse.vocabulary import Vocabulary
 
 MODELS = Path(str(files("onparse.models")))  # the shipped models (installed with the package), each findable by its name
@@ -48,16 +52,43 @@ class ModelDirError(RuntimeError):
 class ModelBundle:
     """A loaded model with what is needed to feed it and pick its layer."""
 
-    model: LanguageModel
+    model: Model
     vocab: Vocabulary
-    default_layer: Layer  # 1-based, as users count layers, or MEAN
+    default_layer: Layer  # 1-based, as users count layers, or MEAN; a grammar's is SPANS
     path: Path | None  # None for a model not read from disk (one being trained)
     card: dict = field(default_factory=dict)
     language: str = ENGLISH  # what its text is tokenized as (onparse.language)
     reading: Reading = field(default_factory=Reading)  # what it reads of a sentence (onparse.reading)
 
+    @property
+    def family(self) -> str:
+        return family_of(self.model.config)
 
-def save(path: Path, model: LanguageModel, vocab: Vocabulary, default_layer: Layer, card: dict | None = None,
+
+def family_of(config: ModelConfig | GrammarConfig) -> str:
+    """The family a model's settings describe."""
+    return PCFG if isinstance(config, GrammarConfig) else ONLSTM
+
+
+def model_settings(family: str, values: dict) -> ModelConfig | GrammarConfig:
+    """A family's model settings from a config file's dict (TypeError for keys the family lacks)."""
+    return (GrammarConfig if family == PCFG else ModelConfig)(**values)
+
+
+def new_model(config: ModelConfig | GrammarConfig) -> Model:
+    """A member of the family ``config`` describes, with fresh weights."""
+    return NeuralPCFG(config) if isinstance(config, GrammarConfig) else LanguageModel(config)
+
+
+def expected_shapes(config: ModelConfig | GrammarConfig) -> dict[str, tuple[int, ...]]:
+    """Each weight's shape for ``config``, found without allocating a model of that size."""
+    if isinstance(config, ModelConfig):
+        return parameter_shapes(config)
+    with torch.device("meta"):
+        return {name: tuple(tensor.shape) for name, tensor in NeuralPCFG(config).state_dict().items()}
+
+
+def save(path: Path, model: Model, vocab: Vocabulary, default_layer: Layer, card: dict | None = None,
          precision: str = "bf16", language: str = ENGLISH, reading: Reading = Reading()) -> None:
     """Write a model directory, replacing any at ``path`` only once complete.
 
@@ -107,22 +138,21 @@ def dequantize(stored: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
             for name, tensor in stored.items() if not name.endswith(SCALE)}
 
 
-def _write_config(path: Path, config: ModelConfig, default_layer: Layer, precision: str, language: str = ENGLISH,
-                  reading: Reading = Reading()) -> None:
+def _write_config(path: Path, config: ModelConfig | GrammarConfig, default_layer: Layer, precision: str,
+                  language: str = ENGLISH, reading: Reading = Reading()) -> None:
     checked_layer(default_layer, config.n_layers)
     if precision not in PRECISIONS:
         raise ValueError(f"weights are stored as one of {', '.join(PRECISIONS)}, not {precision!r}")
-    text = json.dumps({"model": asdict(config), "default_layer": default_layer, "weights": precision,
-                       "language": language, "reading": asdict(reading)}, indent=2) + "\n"
+    text = json.dumps({"family": family_of(config), "model": asdict(config), "default_layer": default_layer,
+                       "weights": precision, "language": language, "reading": asdict(reading)}, indent=2) + "\n"
     with replacing_file(path / "config.json") as file:
         file.write(text)
 
 
 def set_default_layer(path: Path, layer: Layer) -> None:
     """Make ``layer`` the one a model directory parses with unless told otherwise (only config.json is rewritten)."""
-    config = json.loads((path / "config.json").read_text())
-    _write_config(path, ModelConfig(**config["model"]), layer, config.get("weights", "bf16"), config.get("language", ENGLISH),
-                  Reading.from_dict(config.get("reading", {})))
+    model_config, _, precision, language, reading = _model_config(path)
+    _write_config(path, model_config, layer, precision, language, reading)
 
 
 @dataclass
@@ -313,15 +343,19 @@ def _card(path: Path) -> dict:
     return read_json(path / "card.json") if (path / "card.json").is_file() else {}
 
 
-def _model_config(path: Path) -> tuple[ModelConfig, Layer, str, str, Reading]:
-    """A single model's architecture, default layer, weights precision, language and reading, each checked for type and range."""
+def _model_config(path: Path) -> tuple[ModelConfig | GrammarConfig, Layer, str, str, Reading]:
+    """A single model's architecture (its family's), default layer, weights precision, language and reading, each
+    checked for type and range."""
     config = read_json(path / "config.json")
-    unknown = set(config) - {"model", "default_layer", "weights", "language", "reading"}
+    unknown = set(config) - {"family", "model", "default_layer", "weights", "language", "reading"}
     if unknown or not isinstance(config.get("model"), dict):
-        raise ModelDirError(f"{path / 'config.json'}: expected keys model, default_layer, weights, language and reading"
+        raise ModelDirError(f"{path / 'config.json'}: expected keys family, model, default_layer, weights, language and reading"
                             + (f" (unknown: {', '.join(sorted(unknown))})" if unknown else " (no model settings)"))
+    family = config.get("family", ONLSTM)  # folders written before the second family have none
+    if family not in FAMILIES:
+        raise ModelDirError(f"{path / 'config.json'}: family must be one of {', '.join(FAMILIES)}, not {family!r:.40}")
     try:
-        model_config = ModelConfig(**config["model"])
+        model_config = model_settings(family, config["model"])
         model_config.check()
     except (TypeError, ValueError) as err:
         raise ModelDirError(f"{path / 'config.json'}: {err}") from None
@@ -368,7 +402,7 @@ def load(path: Path | str | None = None) -> ModelBundle:
         state = torch.load(path / "weights.pt", map_location="cpu", weights_only=True, mmap=True)
     except Exception:
         raise ModelDirError(f"{path}: weights.pt is not a plain file of tensors (damaged, truncated, or carrying code)") from None
-    expected = parameter_shapes(model_config)
+    expected = expected_shapes(model_config)
     if precision == "int8":
         expected.update({name + SCALE: shape[:1] for name, shape in list(expected.items()) if len(shape) == 2})
     tensors = isinstance(state, dict) and all(isinstance(tensor, torch.Tensor) for tensor in state.values())
@@ -380,6 +414,7 @@ def load(path: Path | str | None = None) -> ModelBundle:
     not_finite = next((name for name, tensor in state.items() if tensor.is_floating_point() and not torch.isfinite(tensor).all()), None)
     if not_finite:
         raise ModelDirError(f"{path}: weights.pt holds NaN or infinite values (first in {not_finite}): the model is damaged")
-    model = LanguageModel.from_weights(model_config, dequantize(state) if precision == "int8" else state).eval()
+    weights = dequantize(state) if precision == "int8" else state
+    model = (NeuralPCFG if family_of(model_config) == PCFG else LanguageModel).from_weights(model_config, weights).eval()
     return ModelBundle(model, vocab, layer, path, card, language, reading)
 

@@ -27,7 +27,7 @@ from onparse.config import ParseConfig
 from onparse.kernels import release_freed_memory
 from onparse.model import compute_dtype
 from onparse.builder import Built, TreeBuilder
-from onparse.config import Layer, checked_layer
+from onparse.config import ONLSTM, PCFG, SPANS, Layer, checked_layer
 from onparse.hardware import check_device
 from onparse.modeldir import ModelBundle
 from onparse.language import Sentence, tokenizer
@@ -62,7 +62,7 @@ class Parse:
     tokens: list[str]
     word_positions: list[int]  # the tokens that are words, the tree's leaves (punctuation left out)
     model_input: list[str]  # what the first member read: its normalized tokens in its order, unknown ones as <unk>
-    distances: list[np.ndarray]  # each member's distances, layers x words
+    distances: list[np.ndarray]  # each member's output: distances (layers x words), or a grammar's span marginals
     builder: TreeBuilder  # each member's layer and whether a right-branching tree voted
     built: Built  # each member's tree, the votes, the rows the trees were built from
     tree: Tree  # the words tree with punctuation attached; leaves are token positions
@@ -73,8 +73,9 @@ class Parse:
         return self.built.tree
 
     @property
-    def tree_distances(self) -> np.ndarray:
-        """Members x words: the distances each member built its tree from (its layer, or the mean of its layers)."""
+    def tree_distances(self) -> list[np.ndarray | None]:
+        """Each member's distances over the words that it built its tree from (its layer, or the mean of its layers);
+        None for a grammar, whose tree comes from its span marginals."""
         return self.built.rows
 
     @property
@@ -120,20 +121,23 @@ class Parse:
         ``--format json`` writes.
 
         The same keys for a single model and an ensemble: ``layers`` holds each
-        member's layer, ``distances`` the row each member built its tree from,
-        ``layer_distances`` every layer of every member, and ``confidence`` each
-        span's share of the voters whose trees hold it (a lone member: 1).
+        member's layer (``spans`` for a grammar), ``distances`` the row each
+        member built its tree from, ``layer_distances`` every layer of every
+        member (both null for a grammar), and ``confidence`` each span's share
+        of the voters whose trees hold it (a lone ON-LSTM: 1; a lone grammar:
+        the span's marginal probability).
         """
         found = self.constituent_spans(punct)
-        rounded = lambda rows: [[round(float(d), 5) for d in row] for row in rows]  # noqa: E731
+        rounded = lambda rows: None if rows is None else [[round(float(d), 5) for d in row] for row in rows]  # noqa: E731
         return {
             "tokens": self.tokens,
             "model_input": self.model_input,
             "word_positions": self.word_positions,
             "layers": list(self.builder.layers),
             "right_branching_voter": self.builder.right_branching_voter,
-            "distances": rounded(self.tree_distances),
-            "layer_distances": [rounded(member) for member in self.distances],
+            "distances": [None if row is None else rounded([row])[0] for row in self.tree_distances],
+            "layer_distances": [None if layer == SPANS else rounded(member)
+                                for member, layer in zip(self.distances, self.builder.layers)],
             "spans": found,
             "confidence": [round(self.confidence(span), 4) for span in found],
             "tree": self.bracket(punct),
@@ -141,22 +145,29 @@ class Parse:
 
 
 class Member:
-    """One model of a parser, in the parser's device and matmul dtype, with the layer it parses with."""
+    """One model of a parser, in the parser's device and matmul dtype, with the layer it parses with.
+
+    The seam every family meets: what it reads of a sentence (``model_input``)
+    and, for a batch, one output a sentence that the builder turns into its
+    tree (``batch_outputs``: an ON-LSTM's distances, a grammar's span marginals).
+    """
 
     def __init__(self, bundle: ModelBundle, layer: Layer | None, device: torch.device, dtype: torch.dtype):
+        chosen = bundle.default_layer if layer is None or bundle.family == PCFG else layer  # a grammar has one readout
         try:
-            self.layer = checked_layer(bundle.default_layer if layer is None else layer, bundle.model.config.n_layers)
+            self.layer = checked_layer(chosen, bundle.model.config.n_layers)
         except ValueError as err:
             raise InputError(f"{bundle.path or 'this model'}: {err}") from None
         self.bundle = bundle
         model = bundle.model
-        if dtype != torch.float32:  # weights stored once in the matmul dtype, not cast on every batch
+        if dtype != torch.float32 and bundle.family == ONLSTM:  # weights stored once in the matmul dtype, not cast on every batch
             model = copy.deepcopy(model).to(dtype)
         self.model = model.to(device)  # distances() runs it in eval mode and restores the mode it had
         self.device, self.dtype = device, dtype
 
     @property
     def n_layers(self) -> int:
+        """The model's layers (0 for a grammar, read at ``SPANS``)."""
         return self.model.config.n_layers
 
     @property
@@ -169,7 +180,17 @@ class Member:
         vocab = self.bundle.vocab
         return [token if token in vocab else UNK for token in model_tokens(self.reading, sentence)]
 
-    def batch_distances(self, batch: list[Sentence]) -> list[np.ndarray]:
+    def no_words_output(self) -> np.ndarray:
+        """The output of a sentence without words, found without running the model."""
+        return np.zeros((self.n_layers, 0), np.float32) if self.n_layers else np.ones((1, 1))
+
+    def batch_outputs(self, batch: list[Sentence]) -> list[np.ndarray]:
+        """One output a sentence, in one run over the batch: distances (layers x words), or span marginals."""
+        if self.bundle.family == PCFG:
+            return self._span_marginals(batch)
+        return self._distances(batch)
+
+    def _distances(self, batch: list[Sentence]) -> list[np.ndarray]:
         """Distances (layers x words) of sentences, in one packed run over what this member reads of them."""
         vocab = self.bundle.vocab
         read = [vocab.ids(self.model_input(sentence)) for sentence in batch]
@@ -187,13 +208,31 @@ class Member:
             found[k] = pool(read_steps, word_ranges(self.reading, batch[k])).numpy()
         return found
 
+    def _span_marginals(self, batch: list[Sentence]) -> list[np.ndarray]:
+        """Span marginals ((words + 1) x (words + 1)) of sentences, sentences of one length computed together."""
+        vocab = self.bundle.vocab
+        found: list[np.ndarray] = [np.empty(0)] * len(batch)
+        by_length: dict[int, list[int]] = {}
+        for k, sentence in enumerate(batch):
+            by_length.setdefault(len(sentence.words), []).append(k)
+        for length, group in by_length.items():
+            if length < 2:  # one word: its only span is the sentence
+                for k in group:
+                    found[k] = np.ones((length + 1, length + 1))
+                continue
+            words = torch.tensor([vocab.ids(self.model_input(batch[k])) for k in group], device=self.device)
+            marginals = self.model.span_marginals(words).cpu().numpy()
+            for row, k in enumerate(group):
+                found[k] = marginals[row]
+        return found
+
 
 class Parser:
-    """ON-LSTM models ready to parse: one model, or an ensemble whose members' trees vote.
+    """Models ready to parse: one model, or an ensemble whose members' trees vote (ON-LSTMs, grammars, or both).
 
     ``settings`` are the fields of ``onparse.config.ParseConfig`` (batch size,
     longest sentence, device, matmul precision). ``layer`` overrides every
-    member's own layer. Trees come from ``builder`` (``onparse.builder``): an
+    ON-LSTM member's own layer (a grammar has one readout, ``SPANS``). Trees come from ``builder`` (``onparse.builder``): an
     ensemble's is the binary tree with the most span votes over its members'
     trees (and a right-branching tree, with ``right_branching_voter`` votes).
     """
@@ -298,18 +337,18 @@ class Parser:
         sentences = [sentence_of(item) for _, item in batch]
         running = [k for k, found in enumerate(sentences) if found and found.words]
         results: list[list[np.ndarray] | None] = [
-            None if found is None else [np.zeros((member.n_layers, 0), np.float32) for member in self.members]
+            None if found is None else [member.no_words_output() for member in self.members]
             for found in sentences]
         if running:
-            per_member = [member.batch_distances([sentences[k] for k in running]) for member in self.members]
+            per_member = [member.batch_outputs([sentences[k] for k in running]) for member in self.members]
             release_freed_memory()
             for i, k in enumerate(running):
                 results[k] = [found[i] for found in per_member]
         return [(position, (item, result)) for (position, item), result in zip(batch, results)]
 
-    def build(self, distances: Sequence[np.ndarray]) -> Built:
-        """A sentence's tree from its members' distances (``onparse.builder``)."""
-        return self.builder.build(distances)
+    def build(self, outputs: Sequence[np.ndarray]) -> Built:
+        """A sentence's tree from its members' outputs (``onparse.builder``)."""
+        return self.builder.build(outputs)
 
     def parse_stream(
         self,

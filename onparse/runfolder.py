@@ -35,9 +35,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from onparse import distributed, modeldir
 from onparse.atomic import replacing_file
-from onparse.config import TrainConfig
+from onparse.config import PCFG, TrainConfig
 from onparse.distill import distillation_setup
 from onparse.evaluate import dev_f1
+from onparse.grammar import grammar_setup
 from onparse.hardware import describe, one_line
 from onparse.train import RunState, Step, Trainer, language_model_setup, selection_rule
 from onparse.treebank import tree_files
@@ -50,14 +51,16 @@ RUN_FOLDERS = ("epoch-", "model")
 
 
 def trainer(config: TrainConfig, checkpoint: dict | None = None, work_dir: Path | None = None) -> Trainer:
-    """The run's Trainer: its objective chosen from the config (distillation where ``config.distill`` says so,
-    else a language model), dev F1 per layer measured where ``config.dev_gold`` is given (for the record), resumed
+    """The run's Trainer: its objective chosen from the config (distillation where ``config.distill`` says so, a
+    grammar's likelihood for the PCFG family, else a language model), dev F1 per layer measured where ``config.dev_gold`` is given (for the record), resumed
     from ``checkpoint`` where one is given (RunFolderError when it does not fit)."""
     ranks = distributed.join(config.device)
     if config.distill:
         if ranks.world > 1:
             raise ValueError("distillation trains in one process: run onparse distill without torchrun")
         setup = distillation_setup(config, checkpoint, work_dir)
+    elif config.family == PCFG:
+        setup = grammar_setup(config, checkpoint, ranks)
     else:
         setup = language_model_setup(config, checkpoint, ranks)
     if config.dev_gold:  # for the record; it chooses model/ only under select_by="dev_f1"

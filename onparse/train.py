@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Protocol
 
 import torch
+from torch import nn
 
 from onparse import distributed
 from onparse.hardware import one_line
@@ -34,7 +35,7 @@ from onparse.vocabulary import Vocabulary
 
 DEV_STREAMS = 10  # parallel streams the dev corpus is cut into for perplexity
 # Measures a model as it trains (dev F1 per layer, agreement with a teacher); called in eval mode, its figures go into the history.
-Measure = Callable[[LanguageModel, Vocabulary], object]
+Measure = Callable[[nn.Module, Vocabulary], object]
 
 
 def read_sentences(paths: list[str], language: str = "en", encoding: str = "UTF-8") -> list[list[str]]:
@@ -140,7 +141,7 @@ class Objective(Protocol):
     batches_per_epoch: int
     dropout: bool  # whether the model trains with its dropout on
 
-    def loss(self, model: LanguageModel, epoch: int, batch: int, dtype: torch.dtype) -> tuple[torch.Tensor, int, dict[str, float]]:
+    def loss(self, model: nn.Module, epoch: int, batch: int, dtype: torch.dtype) -> tuple[torch.Tensor, int, dict[str, float]]:
         """The loss of one update, the tokens it predicts, and its terms by name."""
 
     def new_epoch(self) -> None:
@@ -179,15 +180,32 @@ class LanguageModelObjective:
         self.hidden = [(h.to(device), c.to(device)) for h, c in state] or None
 
 
+# A run's dev figures at an evaluation: dev_ppl (what model/ is chosen by, unless the run says otherwise) and any the
+# family adds, from the model in eval mode and the run's matmul dtype.
+DevFigures = Callable[[nn.Module, torch.dtype], dict[str, float]]
+
+
 @dataclass
 class Setup:
-    """What a run trains: the model, its vocabulary, the objective, the dev stream and the figures measured at each evaluation."""
+    """What a run trains: the model, its vocabulary, the objective, its dev figures and the figures measured at each evaluation."""
 
-    model: LanguageModel
+    model: nn.Module
     vocab: Vocabulary
     objective: Objective
-    dev_data: torch.Tensor | None
+    dev: DevFigures | None
     measures: dict[str, Measure] = field(default_factory=dict)
+
+
+def stream_perplexity(data: torch.Tensor | None, bptt: int) -> DevFigures | None:
+    """A language model's dev figures over a batchified dev stream: perplexity, and the mean |cell state|."""
+    if data is None:
+        return None
+
+    def figures(model: nn.Module, dtype: torch.dtype) -> dict[str, float]:
+        ppl, cell = perplexity(model, data, bptt, dtype)
+        return {"dev_ppl": ppl, "dev_mean_abs_cell": cell}
+
+    return figures
 
 
 def dev_stream(config: TrainConfig, vocab: Vocabulary, device: torch.device) -> torch.Tensor | None:
@@ -223,7 +241,7 @@ def language_model_setup(config: TrainConfig, checkpoint: dict | None = None, ra
         with torch.no_grad():  # start from the unigram distribution, not a uniform one
             model.decoder_bias.copy_(torch.log(counts / counts.sum()))
     own = data[:, distributed.own_columns(config.batch_size, ranks)].contiguous()
-    return Setup(model, vocab, LanguageModelObjective(own, config.bptt), dev)
+    return Setup(model, vocab, LanguageModelObjective(own, config.bptt), stream_perplexity(dev, config.bptt))
 
 
 class Trainer:
@@ -243,7 +261,7 @@ class Trainer:
         self.config, self.ranks = config, ranks
         self.dtype = compute_dtype(config.dtype, config.device)
         self.device = torch.device(config.device)
-        self.model, self.vocab, self.objective, self.dev_data = setup.model, setup.vocab, setup.objective, setup.dev_data
+        self.model, self.vocab, self.objective, self.dev = setup.model, setup.vocab, setup.objective, setup.dev
         self.measures = setup.measures
         checked_layer(config.default_layer, self.model.config.n_layers)
         self.batches_per_epoch = self.objective.batches_per_epoch
@@ -322,8 +340,8 @@ class Trainer:
                   "tokens_seen": run.tokens_seen, "train_minutes": round(run.train_seconds / 60, 2),
                   "lr": self.optimizer.param_groups[0]["lr"]}
         self.model.eval()
-        if self.dev_data is not None:
-            record["dev_ppl"], record["dev_mean_abs_cell"] = perplexity(self.model, self.dev_data, config.bptt, self.dtype)
+        if self.dev is not None:
+            record.update(self.dev(self.model, self.dtype))
         for name, measure in self.measures.items():
             record[name] = measure(self.model, self.vocab)
         self.model.train(self.objective.dropout)

@@ -239,13 +239,13 @@ def test_batches_stay_bounded_by_words_whatever_the_batch_size(tiny_model_dir, m
     from onparse.parse import BATCH_WORDS, Member, Parser
 
     sizes = []
-    original = Member.batch_distances
+    original = Member.batch_outputs
 
     def counting(self, batch):
         sizes.append(sum(len(sentence.tokens) for sentence in batch))
         return original(self, batch)
 
-    monkeypatch.setattr(Member, "batch_distances", counting)
+    monkeypatch.setattr(Member, "batch_outputs", counting)
     parser = Parser.load(tiny_model_dir, batch_size=100_000_000)
     parsed = list(parser.parse_stream(iter([["the", "cat", "sat", "on", "the", "mat"] * 50] * 400)))
     assert len(parsed) == 400 and max(sizes) <= BATCH_WORDS and len(sizes) > 1
@@ -347,7 +347,7 @@ def test_empty_lines_never_reach_the_model(tiny_model_dir, monkeypatch):
     from onparse.parse import Member
 
     calls = []
-    monkeypatch.setattr(Member, "batch_distances", lambda self, batch: calls.append(batch) or [])
+    monkeypatch.setattr(Member, "batch_outputs", lambda self, batch: calls.append(batch) or [])
     result = run("--model", tiny_model_dir, input="\n" * 10_000)
     assert result.exit_code == 0 and result.stdout == "\n" * 10_000 and calls == []
 

@@ -1,0 +1,118 @@
+"""Training a grammar member (``onparse.pcfg``) on raw text: the sentences' marginal likelihood, nothing else.
+
+The objective is the mean negative log-likelihood per word of batches of
+sentences of one length (the inside algorithm runs a batch at one length),
+each batch about ``batch_size`` words; sentences of two to
+``MAX_TRAINING_WORDS`` words train, as the literature trains (Kim, Dyer &
+Rush, 2019), while parsing takes any length. The dev figure is perplexity
+per word, so a run keeps its point of lowest dev perplexity: never gold trees.
+The one training loop (``onparse.train.Trainer``) runs it.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import replace
+
+import torch
+from torch import Tensor, nn
+
+from onparse import distributed
+from onparse.config import TrainConfig
+from onparse.corpus import read_corpus
+from onparse.pcfg import NeuralPCFG
+from onparse.train import DevFigures, Setup
+from onparse.vocabulary import Vocabulary
+
+MAX_TRAINING_WORDS = 40  # longer sentences are left out of training (as Kim et al., 2019); parsing takes any length
+
+
+def length_batches(lengths: list[int], words: int, rng: random.Random | None = None) -> list[list[int]]:
+    """Indices grouped by length, each group cut into batches of about ``words`` words (at least one sentence);
+    shuffled within and between lengths by ``rng`` where given."""
+    by_length: dict[int, list[int]] = {}
+    for index, length in enumerate(lengths):
+        by_length.setdefault(length, []).append(index)
+    batches = []
+    for length, indices in sorted(by_length.items()):
+        if rng:
+            rng.shuffle(indices)
+        size = max(1, words // length)
+        batches += [indices[start : start + size] for start in range(0, len(indices), size)]
+    if rng:
+        rng.shuffle(batches)
+    return batches
+
+
+class GrammarObjective:
+    """Negative log-likelihood per word of a batch of sentences of one length.
+
+    Each epoch's batches are drawn from the seed and the epoch alone, so a
+    resumed run sees the batches an uninterrupted one would.
+    """
+
+    dropout = False
+
+    def __init__(self, sentences: list[list[int]], words_per_batch: int, seed: int):
+        self.sentences, self.words_per_batch, self.seed = sentences, words_per_batch, seed
+        self._order: tuple[int, list[list[int]]] | None = None
+        self.batches_per_epoch = len(self.batches(0))
+
+    def batches(self, epoch: int) -> list[list[int]]:
+        if self._order is None or self._order[0] != epoch:
+            rng = random.Random(self.seed * 1000 + epoch)
+            self._order = (epoch, length_batches([len(s) for s in self.sentences], self.words_per_batch, rng))
+        return self._order[1]
+
+    def loss(self, model: nn.Module, epoch: int, batch: int, dtype: torch.dtype) -> tuple[Tensor, int, dict[str, float]]:
+        device = next(model.parameters()).device
+        words = torch.tensor([self.sentences[k] for k in self.batches(epoch)[batch]], device=device)
+        return -model.log_likelihood(words).sum() / words.numel(), words.numel(), {}
+
+    def new_epoch(self) -> None:
+        pass
+
+    def state(self) -> list:
+        return []
+
+    def restore(self, state: list, device: torch.device) -> None:
+        pass
+
+
+def grammar_perplexity(sentences: list[list[int]], words_per_batch: int) -> DevFigures:
+    """Dev perplexity per word of a grammar over sentences of two or more words (one word has no tree to sum over)."""
+    kept = [sentence for sentence in sentences if len(sentence) >= 2]
+    if not kept:
+        raise ValueError("the dev corpus holds no sentence of two or more words")
+    batches = length_batches([len(sentence) for sentence in kept], words_per_batch)
+
+    @torch.no_grad()
+    def figures(model: nn.Module, dtype: torch.dtype) -> dict[str, float]:
+        device = next(model.parameters()).device
+        total = sum(model.log_likelihood(torch.tensor([kept[k] for k in batch], device=device)).sum().item()
+                    for batch in batches)
+        return {"dev_ppl": math.exp(-total / sum(map(len, kept)))}
+
+    return figures
+
+
+def grammar_setup(config: TrainConfig, checkpoint: dict | None = None, ranks: distributed.Ranks = distributed.Ranks()) -> Setup:
+    """A grammar from random weights and its vocabulary from the corpus (the checkpoint's, resuming)."""
+    if ranks.world > 1:
+        raise ValueError("a grammar trains in one process: run onparse train without torchrun")
+    device = torch.device(config.device)
+    sentences = read_corpus(config.train, config.language, config.encoding, config.reading)
+    if not sentences:
+        raise ValueError("the training corpus holds no sentences")
+    vocab = Vocabulary(checkpoint["vocab"]) if checkpoint else Vocabulary.build(sentences, config.model.vocab_size)
+    data = [vocab.ids(sentence) for sentence in sentences if 2 <= len(sentence) <= MAX_TRAINING_WORDS]
+    if not data:
+        raise ValueError(f"the training corpus holds no sentence of 2 to {MAX_TRAINING_WORDS} words")
+    dev = None
+    if config.dev:
+        dev_sentences = read_corpus([config.dev], config.language, config.encoding, config.reading)
+        dev = grammar_perplexity([vocab.ids(sentence) for sentence in dev_sentences], config.batch_size)
+    torch.manual_seed(config.seed)
+    model = NeuralPCFG(replace(config.model, vocab_size=len(vocab))).to(device)
+    return Setup(model, vocab, GrammarObjective(data, config.batch_size, config.seed), dev)

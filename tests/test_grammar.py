@@ -1,0 +1,120 @@
+"""A grammar member end to end: trained on raw text by the one loop, saved, parsed alone and beside ON-LSTMs."""
+
+import json
+import math
+
+import pytest
+import torch
+from click.testing import CliRunner
+
+from onparse import modeldir
+from onparse.builder import TreeBuilder
+from onparse.cli import main
+from onparse.config import SPANS, GrammarConfig, TrainConfig, training_defaults
+from onparse.grammar import MAX_TRAINING_WORDS, length_batches
+from onparse.parse import Parser
+from onparse.runfolder import trainer as make_trainer
+from onparse.train import Evaluation, Step
+
+SENTENCES = "The cat sat on the mat.\nA dog sat on the cat.\nThe mat sat on a dog!\nThe dog sat.\n"
+TINY = GrammarConfig(nonterminals=3, preterminals=4, symbol_size=8)
+
+
+@pytest.fixture
+def corpus(tmp_path):
+    path = tmp_path / "corpus.txt"
+    path.write_text(SENTENCES * 15)
+    return path
+
+
+def grammar_config(corpus, **changes) -> TrainConfig:
+    return TrainConfig(**{"train": [str(corpus)], "dev": str(corpus), "family": "pcfg", "model": TINY,
+                          **training_defaults("pcfg"), "batch_size": 40, "epochs": 3, "warmup_updates": 2,
+                          "lr": 2e-2, **changes})
+
+
+def test_batches_hold_sentences_of_one_length_and_about_the_words_asked_for():
+    lengths = [2, 5, 5, 3, 5, 2, 5, 5, 3]
+    batches = length_batches(lengths, words=10)
+    assert sorted(k for batch in batches for k in batch) == list(range(len(lengths)))
+    assert all(len({lengths[k] for k in batch}) == 1 for batch in batches)
+    assert all(len(batch) * lengths[batch[0]] <= 10 for batch in batches)
+
+
+def test_the_likelihood_rises_and_the_kept_model_is_the_point_of_lowest_dev_perplexity(corpus):
+    trainer = make_trainer(grammar_config(corpus, epochs=6))
+    events = list(trainer.steps())
+    losses = [event.loss for event in events if isinstance(event, Step)]
+    assert sum(losses[-3:]) < sum(losses[:3])
+    perplexities = [event.record["dev_ppl"] for event in events if isinstance(event, Evaluation)]
+    assert perplexities[-1] < perplexities[0]
+    best = [event.best for event in events if isinstance(event, Evaluation)]
+    assert best[perplexities.index(min(perplexities))]
+
+
+def test_a_dev_perplexity_is_the_exponent_of_the_mean_negative_log_likelihood_per_word(corpus):
+    trainer = make_trainer(grammar_config(corpus))
+    record = trainer._evaluate(epoch_end=False).record
+    words = torch.tensor([trainer.vocab.ids(["the", "dog", "sat"])])
+    # the corpus holds 15 copies of 4 sentences; their log-likelihoods, per word
+    per_sentence = {}
+    for text in SENTENCES.splitlines():
+        tokens = [w.lower() for w in text.rstrip(".!").split()]
+        per_sentence[text] = trainer.model.log_likelihood(torch.tensor([trainer.vocab.ids(tokens)])).item()
+    expected = math.exp(-sum(per_sentence.values()) / sum(len(t.split()) for t in SENTENCES.splitlines()))
+    assert record["dev_ppl"] == pytest.approx(expected, rel=1e-4)
+    assert trainer.model.log_likelihood(words).item() == pytest.approx(per_sentence["The dog sat."], abs=1e-4)
+
+
+def test_only_sentences_of_two_to_forty_words_train(corpus, tmp_path):
+    long_one = tmp_path / "long.txt"
+    long_one.write_text(" ".join(["the"] * (MAX_TRAINING_WORDS + 1)) + "\nword\n" + SENTENCES)
+    trainer = make_trainer(grammar_config(long_one))
+    assert sorted(map(len, trainer.objective.sentences)) == [3, 6, 6, 6]
+
+
+def test_the_command_trains_a_grammar_that_parses_alone_and_beside_an_onlstm(corpus, tmp_path, tiny_model_dir):
+    runner = CliRunner()
+    out = tmp_path / "run"
+    result = runner.invoke(main, ["train", "--family", "pcfg", "--train", str(corpus), "--dev", str(corpus),
+                                  "--nonterminals", "3", "--preterminals", "4", "--symbol-size", "8", "--epochs", "2",
+                                  "--out", str(out), "--threads", "1", "--quiet"])
+    assert result.exit_code == 0, result.output
+    config = json.loads((out / "model" / "config.json").read_text())
+    assert config["family"] == "pcfg" and config["default_layer"] == SPANS
+    card = json.loads((out / "model" / "card.json").read_text())
+    assert card["config"]["lr"] == training_defaults("pcfg")["lr"] and card["config"]["family"] == "pcfg"
+
+    alone = Parser.load(out / "model")
+    parse = alone.parse("The cat sat on the mat.")
+    marginals = parse.distances[0]
+    assert marginals.shape == (7, 7) and parse.tree_distances == [None]
+    record = parse.to_dict(punct=False)
+    # a lone grammar's confidence in each span is that span's marginal probability
+    words = parse.word_positions
+    for (start, end), confidence in zip(record["spans"], record["confidence"]):
+        first, last = words.index(start), words.index(end - 1) + 1
+        expected = 1.0 if last - first in (1, len(words)) else marginals[first, last]
+        assert confidence == pytest.approx(expected, abs=1e-4)
+    assert record["layers"] == [SPANS] and record["distances"] == [None] and record["layer_distances"] == [None]
+    assert len([c for c in record["confidence"] if c < 0.9999]) > 0  # a grammar is unsure somewhere
+
+    mixed = Parser([modeldir.load(out / "model"), modeldir.load(tiny_model_dir)])
+    both = mixed.parse("The cat sat on the mat.")
+    assert mixed.builder == TreeBuilder((SPANS, 2))
+    assert both.built.member_trees[0] == parse.words_tree
+    assert json.loads(json.dumps(both.to_dict()))["layers"] == [SPANS, 2]
+    result = runner.invoke(main, ["--model", str(out / "model"), "--format", "pretty", "The cat sat."])
+    assert result.exit_code == 0 and "span marginals" in result.output
+
+    resumed = runner.invoke(main, ["train", "--out", str(out), "--resume", "--epochs", "3", "--quiet", "--threads", "1"])
+    assert resumed.exit_code == 0, resumed.output
+    assert json.loads((out / "history.jsonl").read_text().splitlines()[-1])["epoch"] == 3
+
+
+def test_a_grammar_has_one_readout_and_refuses_layers(corpus, tmp_path):
+    trainer = make_trainer(grammar_config(corpus, epochs=1))
+    modeldir.save(tmp_path / "g", trainer.model, trainer.vocab, SPANS)
+    with pytest.raises(ValueError, match="no layer of a grammar"):
+        modeldir.save(tmp_path / "h", trainer.model, trainer.vocab, 2)
+    assert Parser.load(tmp_path / "g", layer=3).members[0].layer == SPANS  # --layer sets the ON-LSTMs' layer alone
