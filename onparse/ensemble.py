@@ -15,6 +15,7 @@ model elsewhere never changes it; ``copy=False`` names them where they stand.
 from __future__ import annotations
 
 import os
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -173,21 +174,36 @@ def choose_on_text(models: list[Path | str], sentences: list[Sentence], settings
 
 def check_target(out: Path, members: list[Path | str], copy: bool, overwrite: bool) -> list[MemberSource]:
     """The members' sources, once ``out`` is known to be a place an ensemble of them may be written: empty or new,
-    or with ``overwrite`` an ensemble outside the shipped models (``modeldir.refuse_to_replace``) that holds no member
-    it would name (``copy=False``); ModelDirError otherwise, before anything is written."""
+    a folder already holding every member named in place (``written_around``), or with ``overwrite`` an ensemble
+    outside the shipped models (``modeldir.refuse_to_replace``) that holds no member it would name (``copy=False``);
+    ModelDirError otherwise, before anything is written."""
+    sources = [member_source(member) for member in members]
+    if not sources:
+        raise ValueError("an ensemble needs at least one member")
+    if written_around(out, sources, copy):
+        return sources
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         modeldir.refuse_to_replace(out, modeldir.is_ensemble_folder, "an ensemble")
         if not overwrite:
             raise modeldir.ModelDirError(f"{out} exists: choose another --out, or --overwrite")
-    sources = [member_source(member) for member in members]
-    if not sources:
-        raise ValueError("an ensemble needs at least one member")
     for source in sources if not copy else []:
         inside = source.model.resolve()
         if inside == out.resolve() or out.resolve() in inside.parents:
             raise modeldir.ModelDirError(f"{source.model} lies inside --out {out}: replacing it would delete a member "
                                          "the ensemble names; copy the members instead of --link")
     return sources
+
+
+def written_around(out: Path, sources: list[MemberSource], copy: bool) -> bool:
+    """Whether the ensemble goes into ``out`` beside what is there: members named in place (``--link``), every one of
+    them inside ``out``, and ``out`` a real folder outside the shipped models holding no config or card of its own.
+    Two files are added and nothing is replaced or deleted (``runs/a runs/b --out runs``: the folder of the runs)."""
+    if copy or out.is_symlink() or not out.is_dir() or any((out / name).exists() for name in modeldir.ENSEMBLE_FILES - {"members"}):
+        return False
+    shipped, resolved = modeldir.MODELS.resolve(), out.resolve()
+    if resolved == shipped or shipped in resolved.parents or resolved in shipped.parents:
+        return False
+    return all(resolved in source.model.resolve().parents for source in sources)
 
 
 def make_ensemble(out: Path, members: list[Path | str], right_branching_voter: float = 0.0, copy: bool = True,
@@ -199,7 +215,9 @@ def make_ensemble(out: Path, members: list[Path | str], right_branching_voter: f
     number), their own files alone (``modeldir.copy_model``). ``layers``,
     where given, is each member's layer in this ensemble;
     ``right_branching_voter`` the votes of a right-branching tree (0: none).
-    A folder at ``out`` is replaced only with ``overwrite``, and only an
+    A folder that holds every member named in place gets the ensemble's
+    config and card beside them (``written_around``). A folder at ``out``
+    is replaced only with ``overwrite``, and only an
     ensemble outside the shipped models (``modeldir.refuse_to_replace``)
     whose replacement leaves every linked member standing; ModelDirError
     otherwise, before anything is written.
@@ -212,7 +230,8 @@ def make_ensemble(out: Path, members: list[Path | str], right_branching_voter: f
         while name in names:
             name, k = f"{source.name}-{k}", k + 1
         names.append(name)
-    with replacing_folder(out) as folder:  # a sibling of out, so relative names from it hold for out too
+    around = written_around(out, sources, copy)
+    with nullcontext(out) if around else replacing_folder(out) as folder:  # a sibling of out: relative names hold for out
         placed = []
         for source, name in zip(sources, names):
             if copy:

@@ -92,6 +92,25 @@ def test_an_ensemble_replaces_only_an_ensemble_and_never_its_own_members(tmp_pat
     assert run("ensemble", *members, "--out", tmp_path / "e", "--overwrite", "--right-branching-voter").exit_code == 0
 
 
+def test_an_ensemble_of_the_runs_in_a_folder_is_written_around_them_and_replaces_nothing(tmp_path):
+    """``ensemble runs/a runs/b --out runs --link --overwrite`` (runs/ens meant): two files join the folder; its
+    members and the user's notes stay, the ensemble parses; a second time, the folder is no ensemble to replace."""
+    runs = tmp_path / "runs"
+    members = [model(runs / "a"), model(runs / "b", 1)]
+    (runs / "notes.txt").write_text("keep me\n")
+    before = snapshot(runs)
+    made = run("ensemble", *members, "--out", runs, "--link", "--overwrite")
+    assert made.exit_code == 0, made.stderr
+    after = snapshot(runs)
+    assert {name: after[name] for name in before} == before and set(after) - set(before) == {"config.json", "card.json"}
+    assert json.loads((runs / "config.json").read_text())["ensemble"]["members"] == ["a", "b"]
+    assert run("--model", runs, "--threads", "1", "the cat sat").stdout.startswith("(X")
+    again = run("ensemble", *members, "--out", runs, "--link", "--overwrite")
+    assert again.exit_code == 2 and snapshot(runs) == after
+    copied = run("ensemble", *members, "--out", tmp_path / "ens2")  # copies go to a new folder as always
+    assert copied.exit_code == 0
+
+
 def test_nothing_is_written_into_the_shipped_models(tmp_path):
     member = model(tmp_path / "a")
     for target in (modeldir.MODELS / "onlstm-negra", modeldir.MODELS):
