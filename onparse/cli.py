@@ -635,7 +635,7 @@ def quantize(model, out_dir, gold, encoding, device, threads) -> None:
 @click.option("--resume", is_flag=True, help="Continue the fit in --out where it stopped, with its own settings.")
 @click.option("--hours", type=click.FloatRange(min=0, min_open=True), help="Stop (recorded, resumable) after this much wall time.")
 @click.option("--members", type=Positive, default=default(FitPlan, "members"), show_default=True,
-              help="Language models trained from random weights.")
+              help="Members trained from random weights (language models, or grammars: --family).")
 @click.option("--rounds", type=click.IntRange(min=0), default=default(FitPlan, "rounds"), show_default=True,
               help="Distillation rounds (each student learns the last ensemble).")
 @click.option("--member-epochs", type=Positive, help="Epochs of each member  [default: enough to read about a million tokens, at least one].")
@@ -676,6 +676,15 @@ def quantize(model, out_dir, gold, encoding, device, threads) -> None:
               help="Repeat to vary the members, as --chunk-size: member k reads in the k-th direction, cycling. auto: "
                    "members 1 and 2 read forward and backward, the rest in the direction of the two that fits the dev "
                    "text better (lower perplexity).")
+@click.option("--family", "families", type=click.Choice(FAMILIES), multiple=True, default=default(FitPlan, "families"),
+              show_default=True, help="Repeat to mix the members, as --chunk-size: member k is of the k-th family, cycling "
+                                      "(pcfg: a neural PCFG, trained on the words' likelihood; it votes as it is in every round).")
+@click.option("--nonterminals", type=Positive, default=GrammarConfig.nonterminals, show_default=True, help="A grammar member's nonterminals.")
+@click.option("--preterminals", type=Positive, default=GrammarConfig.preterminals, show_default=True, help="A grammar member's preterminals.")
+@click.option("--symbol-size", type=Positive, default=GrammarConfig.symbol_size, show_default=True,
+              help="A grammar member's symbol embeddings and rule networks.")
+@click.option("--grammar-epochs", type=Positive, help="Epochs of each grammar member  [default: enough to read about nine "
+              "million words of sentences of 2-40 words, at least one].")
 @click.option("--seed", type=int, default=default(FitPlan, "seed"), show_default=True)
 @click.option("--dtype", type=click.Choice(DTYPE_CHOICES), default=default(FitPlan, "dtype"), show_default=True,
               help="Matmul precision: auto is bf16 where the device computes it natively (AVX-512 BF16, AMX, a GPU), fp32 elsewhere.")
@@ -684,8 +693,8 @@ def quantize(model, out_dir, gold, encoding, device, threads) -> None:
 @QUIET
 def fit(train_paths, dev, dev_gold, out_dir, resume, hours, members, rounds, member_epochs, embedding_sizes, hidden_sizes,
         n_layers, chunk_sizes, vocab_size, sentences, scratch_passes, evals_per_epoch, right_branching_voter, right_branching_votes,
-        layer_rule, layer, vote_layer, select_by_gold, language, encoding, punctuation, directions, seed, dtype, device,
-        threads, quiet) -> None:
+        layer_rule, layer, vote_layer, select_by_gold, language, encoding, punctuation, directions, families, nonterminals,
+        preterminals, symbol_size, grammar_epochs, seed, dtype, device, threads, quiet) -> None:
     """Train a full parser on raw text, no gold trees: members, ensembles, distillation rounds, a student from scratch.
 
     Each stage is recorded in OUT/fit.json as it ends; an interrupted or
@@ -699,6 +708,7 @@ def fit(train_paths, dev, dev_gold, out_dir, resume, hours, members, rounds, mem
           --hidden-size 600 --hidden-size 1150 --embedding-size 200 --embedding-size 400 --chunk-size 5 --chunk-size 10 --chunk-size 20
       onparse fit --train '../shared/data/ptb/wsj/[01][0-9]' --train ../shared/data/ptb/wsj/20 \\
           --dev ../shared/data/ptb/wsj/22 --dev-gold ../shared/data/ptb/wsj/22 --out runs/fit-wsj
+      onparse fit --train corpus.txt --dev dev.txt --out runs/both --members 4 --family onlstm --family pcfg --rounds 0
       onparse --model runs/fit/model "The cat sat on the mat."
     """
     import_nltk_quickly()
@@ -718,8 +728,10 @@ def fit(train_paths, dev, dev_gold, out_dir, resume, hours, members, rounds, mem
                               right_branching_voter=right_branching_weight(right_branching_voter, right_branching_votes),
                               layer_rule=layer_rule, layer=layer,
                               vote_layer=vote_layer, select_by_gold=select_by_gold, seed=seed, language=language, encoding=encoding,
-                              punctuation=punctuation, directions=list(directions),
-                              dtype=dtype, device=device)
+                              punctuation=punctuation, directions=list(directions), families=list(families),
+                              member_grammar=GrammarConfig(vocab_size=vocab_size, nonterminals=nonterminals,
+                                                           preterminals=preterminals, symbol_size=symbol_size),
+                              grammar_epochs=grammar_epochs, dtype=dtype, device=device)
     main_rank = distributed.from_environment().main  # under torchrun, rank 0 alone holds the fit's folder
     with training_errors("fit", out_dir), runfolder.locked_run(out_dir) if main_rank else nullcontext():
         if resume and not (out_dir / recipe.RECORD).is_file():

@@ -353,6 +353,9 @@ class FitPlan:
     encoding: str = "UTF-8"  # of the train, dev and dev-gold files
     punctuation: bool = False  # whether every model reads the punctuation tokens too (onparse.reading)
     directions: list[str] = field(default_factory=lambda: [FORWARD])  # members read in these directions in turn, cycling; or [AUTO]
+    families: list[str] = field(default_factory=lambda: [ONLSTM])  # member k is of the k-th family, cycling
+    member_grammar: GrammarConfig = field(default_factory=GrammarConfig)  # the grammar members' size
+    grammar_epochs: int | None = None  # None: as many as make about GRAMMAR_TOKENS tokens (at least one)
 
     @classmethod
     def from_dict(cls, values: dict) -> "FitPlan":
@@ -363,13 +366,28 @@ class FitPlan:
         chunk_sizes = values.pop("member_chunk_sizes", None)  # fit.json of fits made before member_variants
         if chunk_sizes:
             values["member_variants"] = {"chunk_size": chunk_sizes}
-        return cls(**{**values, "member_model": ModelConfig(**values["member_model"])})
+        if not isinstance(values.get("member_grammar", {}), dict):
+            raise ValueError("member_grammar must be an object of grammar settings")
+        return cls(**{**values, "member_model": ModelConfig(**values["member_model"]),
+                      "member_grammar": GrammarConfig(**values.get("member_grammar", {}))})
+
+    def family(self, k: int) -> str:
+        """Member ``k``'s family (from 1), in its turn."""
+        return self.families[(k - 1) % len(self.families)]
+
+    def language_models(self) -> list[int]:
+        """The members (from 1) that are ON-LSTMs: the ones that read in a direction, and that students start from."""
+        return [k for k in range(1, self.members + 1) if self.family(k) == ONLSTM]
 
     def reading(self, k: int, better: str | None = None) -> Reading:
-        """What member ``k`` (from 1) reads: the plan's punctuation, in its turn's direction; under the AUTO rule,
-        members 1 and 2 forward and backward, the others in the ``better`` direction (forward until it is known)."""
+        """What member ``k`` (from 1) reads: a grammar, the words left to right; an ON-LSTM, the plan's punctuation
+        in its turn's direction, or under the AUTO rule the first two ON-LSTMs forward and backward, the others in the
+        ``better`` direction (forward until it is known)."""
+        if self.family(k) == PCFG:
+            return Reading()
         if self.directions == [AUTO]:
-            return Reading(self.punctuation, (FORWARD, BACKWARD)[k - 1] if k <= 2 else better or FORWARD)
+            turn = self.language_models().index(k)
+            return Reading(self.punctuation, (FORWARD, BACKWARD)[turn] if turn < 2 else better or FORWARD)
         return Reading(self.punctuation, self.directions[(k - 1) % len(self.directions)])
 
     def check(self) -> None:
@@ -397,6 +415,15 @@ class FitPlan:
             raise ValueError(f"members can vary only their {', '.join(VARIED_SIZES)}, not {', '.join(sorted(unvaried))}")
         if not self.directions or (AUTO in self.directions and self.directions != [AUTO]):
             raise ValueError(f"members read in directions ({FORWARD}, {BACKWARD}, repeated) or by the {AUTO!r} rule alone")
+        if not isinstance(self.families, list) or not self.families or set(self.families) - set(FAMILIES):
+            raise ValueError(f"members' families are {' or '.join(FAMILIES)}, repeated, not {self.families!r:.40}")
+        if self.grammar_epochs is not None and (type(self.grammar_epochs) is not int or self.grammar_epochs < 1):
+            raise ValueError(f"grammar_epochs must be a whole number of at least 1, not {self.grammar_epochs!r:.40}")
+        if not self.language_models() and (self.rounds or self.directions == [AUTO]):
+            raise ValueError("distillation rounds and the auto direction rule need ON-LSTM members: add --family onlstm")
+        if not isinstance(self.member_grammar, GrammarConfig):
+            raise ValueError("member_grammar must be an object of grammar settings")
+        self.member_grammar.check()
         for k in range(1, self.members + 1):
             member_config(self, k).check()
             self.reading(k).check()
@@ -410,6 +437,9 @@ class FitPlan:
         return self.layer if self.vote_layer is None else self.vote_layer
 
 
-def member_config(plan: FitPlan, k: int) -> ModelConfig:
-    """Member ``k``'s architecture: ``member_model``, with each varied size at member ``k``'s turn in its cycle."""
+def member_config(plan: FitPlan, k: int) -> ModelConfig | GrammarConfig:
+    """Member ``k``'s architecture: ``member_grammar`` for a grammar; else ``member_model``, with each varied size at
+    member ``k``'s turn in its cycle."""
+    if plan.family(k) == PCFG:
+        return plan.member_grammar
     return replace(plan.member_model, **{name: sizes[(k - 1) % len(sizes)] for name, sizes in plan.member_variants.items()})

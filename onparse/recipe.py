@@ -39,10 +39,12 @@ from rich.console import Console
 
 from onparse import distributed, runfolder
 from onparse.atomic import replacing_file
-from onparse.config import AUTO, BACKWARD, FORWARD, MEAN, DistillConfig, FitPlan, Layer, TrainConfig, member_config
+from onparse.config import (AUTO, BACKWARD, FORWARD, MEAN, PCFG, SPANS, DistillConfig, FitPlan, Layer, Reading, TrainConfig,
+                            member_config, training_defaults)
 from onparse.corpus import read_corpus, read_sentences
 from onparse.ensemble import choose_on_text, make_ensemble
 from onparse.evaluate import evaluate_parser
+from onparse.grammar import MAX_TRAINING_WORDS
 from onparse.hardware import describe, one_line
 from onparse.modeldir import read_json, write_json
 from onparse.parse import Parser
@@ -51,6 +53,8 @@ from onparse.treebank import read_gold
 
 # Tokens a member reads: one epoch of WSJ 00-20 (about 0.95 M) parsed best of the schedules measured; a smaller corpus is read more often.
 MEMBER_TOKENS = 1_000_000
+# Words a grammar member reads: about ten epochs of WSJ 00-20's sentences of up to 40 words (docs/training.md)
+GRAMMAR_TOKENS = 9_000_000
 RECORD = "fit.json"
 log = logging.getLogger("onparse")
 
@@ -64,12 +68,12 @@ class Stage:
     members: list[str] = field(default_factory=list)
 
 
-def better_direction(record: dict | None) -> str | None:
-    """Under the AUTO direction rule, the direction of members 1 and 2 whose kept point had the lower dev perplexity
-    (None until both are recorded)."""
+def better_direction(record: dict | None, plan: FitPlan) -> str | None:
+    """Under the AUTO direction rule, the direction of the first two ON-LSTM members (forward, backward) whose kept
+    point had the lower dev perplexity (None until both are recorded)."""
     done = {entry["name"]: entry for entry in (record or {}).get("stages", [])}
-    first = [done.get(name, {}).get("selected", {}).get("dev_ppl") for name in ("member-1", "member-2")]
-    if None in first:
+    first = [done.get(f"member-{k}", {}).get("selected", {}).get("dev_ppl") for k in plan.language_models()[:2]]
+    if len(first) < 2 or None in first:
         return None
     return FORWARD if first[0] <= first[1] else BACKWARD
 
@@ -77,23 +81,26 @@ def better_direction(record: dict | None) -> str | None:
 def stages(plan: FitPlan, out: Path, record: dict | None = None) -> list[Stage]:
     """The recipe's stages in order, each a run folder or ensemble directory under ``out``; ``record`` (what the fit
     has done so far) settles what depends on earlier stages (the AUTO direction rule)."""
-    better = better_direction(record)
+    better = better_direction(record, plan)
     select = "dev_f1" if plan.select_by_gold else None
     common = dict(train=plan.train, dev=plan.dev, dev_gold=plan.dev_gold, default_layer=plan.layer, language=plan.language, encoding=plan.encoding,
                   dtype=plan.dtype, device=plan.device, evals_per_epoch=plan.evals_per_epoch, select_by=select)
-    found = [Stage(f"member-{k}", TrainConfig(model=member_config(plan, k), epochs=plan.member_epochs, batch_size=plan.batch_size,
-                                              seed=plan.seed + k - 1, reading=plan.reading(k, better), **common))
+    found = [Stage(f"member-{k}", member_stage_config(plan, k, plan.reading(k, better), common))
              for k in range(1, plan.members + 1)]
     # a student keeps the shape and the reading of the model it starts from
     shapes = {stage.name: (stage.config.model, stage.config.reading) for stage in found}
-    # under the AUTO rule, once known, only the members of the better direction vote (the other first member was a probe)
-    voters = [s.name for s in found if better is None or s.config.reading.direction == better]
+    grammars = {stage.name for stage in found if stage.config.family == PCFG}
+    # under the AUTO rule, once known, only the ON-LSTMs of the better direction vote (the other first one was a probe)
+    voters = [s.name for s in found if better is None or s.name in grammars or s.config.reading.direction == better]
     found.append(Stage("ensemble-1", members=voters))
     previous = found[-1].members
     for r in range(1, plan.rounds + 1):
         teacher = str(out / f"ensemble-{r}")
         students = []
         for start in previous:
+            if start in grammars:  # a grammar learns from text alone: it votes again as it is
+                students.append(start)
+                continue
             k = int(start.rsplit("-", 1)[1])  # named for the member it descends from, so names stay as voters settle
             distill = DistillConfig(teacher=teacher, start=str(out / start / "model"), sentences=plan.sentences,
                                     sample_seed=plan.seed, trees=str(out / "teachers" / f"ensemble-{r}.jsonl"),
@@ -105,7 +112,11 @@ def stages(plan: FitPlan, out: Path, record: dict | None = None) -> list[Stage]:
             shapes[found[-1].name] = shapes[start]
         found.append(Stage(f"ensemble-{r + 1}", members=students))
         previous = students
-    first = voters[0]  # the student from scratch takes the shape, vocabulary and reading of the first member that votes
+    first = next((name for name in voters if name not in grammars), None)  # the first ON-LSTM that votes
+    if first is None:  # grammars alone: no ON-LSTM student, the first ensemble is the model
+        found.append(Stage("model", members=previous))
+        return found
+    # the student from scratch takes the shape, vocabulary and reading of the first ON-LSTM that votes
     distill = DistillConfig(teacher=str(out / f"ensemble-{plan.rounds + 1}"), start=str(out / first / "model"),
                             from_scratch=True, sentences=plan.sentences, sample_seed=plan.seed,
                             trees=str(out / "teachers" / f"ensemble-{plan.rounds + 1}.jsonl"),
@@ -117,12 +128,25 @@ def stages(plan: FitPlan, out: Path, record: dict | None = None) -> list[Stage]:
     return found
 
 
+def member_stage_config(plan: FitPlan, k: int, reading: Reading, common: dict) -> TrainConfig:
+    """Member ``k``'s run: an ON-LSTM language model, or a grammar with the training settings grammars take."""
+    if plan.family(k) == PCFG:
+        settings = {**common, **training_defaults(PCFG), "epochs": plan.grammar_epochs}
+        return TrainConfig(family=PCFG, model=member_config(plan, k), seed=plan.seed + k - 1, reading=reading, **settings)
+    return TrainConfig(model=member_config(plan, k), epochs=plan.member_epochs, batch_size=plan.batch_size,
+                       seed=plan.seed + k - 1, reading=reading, **common)
+
+
 def with_member_epochs(plan: FitPlan) -> FitPlan:
-    """The plan with its members' epochs settled: as asked, or enough to read about MEMBER_TOKENS tokens."""
-    if plan.member_epochs is not None:
+    """The plan with its members' epochs settled: as asked, or enough to read about MEMBER_TOKENS tokens (a
+    grammar's: GRAMMAR_TOKENS of its training sentences, two to MAX_TRAINING_WORDS words)."""
+    if plan.member_epochs is not None and (plan.grammar_epochs is not None or PCFG not in plan.families):
         return plan
-    tokens = sum(len(words) + 1 for words in read_corpus(plan.train, plan.language, plan.encoding, plan.reading(1)))
-    return replace(plan, member_epochs=max(1, round(MEMBER_TOKENS / max(tokens, 1))))
+    sentences = read_corpus(plan.train, plan.language, plan.encoding, plan.reading(1))
+    tokens = sum(len(words) + 1 for words in sentences)
+    grammar_tokens = sum(len(words) for words in sentences if 2 <= len(words) <= MAX_TRAINING_WORDS)
+    return replace(plan, member_epochs=plan.member_epochs or max(1, round(MEMBER_TOKENS / max(tokens, 1))),
+                   grammar_epochs=plan.grammar_epochs or max(1, round(GRAMMAR_TOKENS / max(grammar_tokens, 1))))
 
 
 class TimeUp(Exception):
@@ -161,7 +185,7 @@ def gold_layer(run: Path) -> Layer:
     """The layer (or mean) of best dev F1 at the point a run kept (its gold figures were measured there)."""
     figures = read_json(run / "model" / "card.json")["selected"]["dev_f1_per_layer"]
     best = max(figures, key=figures.get)
-    return best if best == MEAN else int(best)
+    return best if best in (MEAN, SPANS) else int(best)
 
 
 def run_stage(stage: Stage, plan: FitPlan, out: Path, deadline: float | None, console: Console) -> dict:
@@ -177,7 +201,8 @@ def ensemble_stage(stage: Stage, plan: FitPlan, out: Path) -> dict:
     path = out / stage.name
     final = stage.name == "model"  # the fit's model stands alone; the ensembles between name their members in place
     members = [out / name for name in stage.members]
-    chosen: dict = {"layers": [plan.fixed_layer] * len(members)}
+    grammars = [read_json(member / "config.json").get("family") == PCFG for member in members]
+    chosen: dict = {"layers": [SPANS if grammar else plan.fixed_layer for grammar in grammars]}
     if plan.select_by_gold:  # the original protocol: each member's layer of best dev F1 at its kept point
         chosen = {"layers": [gold_layer(member) for member in members], "layers_chosen_on_gold": True}
     elif plan.layer_rule in ("agreement", "consistency"):
@@ -207,11 +232,13 @@ def training_stage(stage: Stage, plan: FitPlan, out: Path, deadline: float | Non
     distributed.wait_for_all()  # every rank reads what rank 0 kept, so later stages agree
     selected = read_json(path / "model" / "card.json")["selected"]
     kept = {key: selected[key] for key in ("epoch", "dev_ppl", "teacher_agreement") if key in selected}
-    figures = {"dev_f1": round(selected["dev_f1_per_layer"][str(plan.layer)], 2)} if "dev_f1_per_layer" in selected else {}
+    layer = SPANS if stage.config.family == PCFG else plan.layer
+    figures = {"dev_f1": round(selected["dev_f1_per_layer"][str(layer)], 2)} if "dev_f1_per_layer" in selected else {}
     reading = stage.config.reading
+    reads = "a grammar over the words" if stage.config.family == PCFG else (
+        reading.direction + (" with punctuation" if reading.punctuation else ", words alone"))
     return {"train_minutes": round(run.train_seconds / 60, 2), "tokens_seen": run.tokens_seen, "selected": kept,
-            "model_selection": selection_rule(stage.config),
-            "reads": reading.direction + (" with punctuation" if reading.punctuation else ", words alone"), **figures}
+            "model_selection": selection_rule(stage.config), "reads": reads, **figures}
 
 
 def fit(plan: FitPlan | None, out: Path, resume: bool = False, hours: float | None = None, console: Console | None = None,
@@ -291,9 +318,9 @@ def write_card(model: Path, record: dict) -> None:
                 f"students learn their teachers' trees at layer {plan['layer']!r}")
              + "; the right-branching voter is " + (f"on, with {card['right_branching_voter']:g} votes" if card["right_branching_voter"] else "off")
              + (" (asked for: a prior for right-branching languages)" if plan["right_branching_voter"] else "") + ".",
-             *([f"Directions: members 1 and 2 read forward and backward; the others read {better_direction(record)}, the "
+             *([f"Directions: the first two ON-LSTM members read forward and backward; the others read {better}, the "
                 "direction whose member fitted the dev text better (lower perplexity; no gold trees)."]
-               if plan.get("directions") == [AUTO] and better_direction(record) else []),
+               if plan.get("directions") == [AUTO] and (better := better_direction(record, FitPlan.from_dict(plan))) else []),
              f"Hardware: {record['hardware']}.", "",
              "| stage | reads | training minutes | wall minutes | selected point | dev F1 (gold, scored only) |",
              "| --- | --- | ---: | ---: | --- | ---: |"]

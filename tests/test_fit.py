@@ -264,7 +264,7 @@ def test_the_auto_direction_rule_reads_the_rest_as_the_member_that_fits_the_dev_
     assert unsettled == ["forward", "backward", "forward", "forward"]
     for ppl, better in (((210.0, 190.0), "backward"), ((190.0, 210.0), "forward")):
         record = {"stages": [{"name": f"member-{k}", "selected": {"dev_ppl": p}} for k, p in enumerate(ppl, 1)]}
-        assert better_direction(record) == better
+        assert better_direction(record, plan) == better
         settled = {stage.name: stage for stage in stages(plan, tmp_path, record)}
         assert [settled[f"member-{k}"].config.reading.direction for k in range(1, 5)] == ["forward", "backward", better, better]
         voters = ["member-1" if better == "forward" else "member-2", "member-3", "member-4"]  # the other first member probed
@@ -275,3 +275,36 @@ def test_the_auto_direction_rule_reads_the_rest_as_the_member_that_fits_the_dev_
     better = "forward" if members["member-1"]["selected"]["dev_ppl"] <= members["member-2"]["selected"]["dev_ppl"] else "backward"
     assert [members[f"member-{k}"]["reads"].split(",")[0].split(" ")[0] for k in range(1, 5)] == ["forward", "backward", better, better]
     assert f"the others read {better}" in (tmp_path / "fit" / "model" / "card.md").read_text()
+
+
+def test_a_fit_mixing_families_votes_grammars_beside_onlstms_and_resumes_to_the_same_parser(tmp_path):
+    from onparse.config import SPANS, GrammarConfig
+
+    plan = tiny_plan(members=3, families=["onlstm", "pcfg"], rounds=1, scratch_passes=1, grammar_epochs=2,
+                     member_grammar=GrammarConfig(vocab_size=60, nonterminals=3, preterminals=4, symbol_size=8))
+    settled = {stage.name: stage for stage in stages(plan, tmp_path)}
+    assert [settled[f"member-{k}"].config.family for k in (1, 2, 3)] == ["onlstm", "pcfg", "onlstm"]
+    grammar = settled["member-2"].config
+    assert grammar.default_layer == SPANS and grammar.epochs == 2 and grammar.reading.punctuation is False
+    # a grammar is no student: it votes as it is in every round, and the student from scratch starts from an ON-LSTM
+    assert settled["ensemble-2"].members == ["round-1-1", "member-2", "round-1-3"]
+    assert settled["scratch"].config.distill.start.endswith("member-1/model")
+
+    class Stop(Exception):
+        pass
+
+    def stop_after_the_grammar(name: str) -> None:
+        if name == "member-2":
+            raise Stop(name)
+
+    with pytest.raises(Stop):
+        fit(plan, tmp_path / "mixed", stage_done=stop_after_the_grammar)
+    record = fit(None, tmp_path / "mixed", resume=True)
+    final = record["stages"][-1]
+    assert final["name"] == "model" and final["layers"][2] == SPANS
+    parser = Parser.load(tmp_path / "mixed" / "model")
+    assert [member.bundle.family for member in parser.members] == ["onlstm", "onlstm", "pcfg", "onlstm"]
+    assert "a grammar over the words" in (tmp_path / "mixed" / "model" / "card.md").read_text()
+    uninterrupted = fit(plan, tmp_path / "whole")
+    assert trees(tmp_path / "whole" / "model") == trees(tmp_path / "mixed" / "model")
+    assert [e["name"] for e in uninterrupted["stages"]] == [e["name"] for e in record["stages"]]
