@@ -24,7 +24,9 @@ the matrix product, so the sums stay exact in float32. Width by width, all
 spans of a width are computed at once, for a batch of sentences of one length.
 
 Span marginals are the gradient of ``log Z`` with respect to a score added to
-every span (torch-struct's way), and the tree is the binary tree with the
+every span (torch-struct's way; ``inside`` takes such scores), computed for
+parsing by an explicit outside pass (``marginals``) whose memory grows as
+n^2 where the gradient's grows as n^3; the tree is the binary tree with the
 largest sum of marginals (minimum Bayes risk), found by the same CKY that
 tree averaging uses (``voting.best_tree``).
 """
@@ -36,6 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 from nltk import Tree
+import torch.nn.functional as F
 from torch import Tensor, nn
 
 from onparse.config import GrammarConfig
@@ -106,15 +109,11 @@ class NeuralPCFG(nn.Module):
         """log p(sentence) of each row of ``words`` (B x n ids, one length, n >= 2): the marginal over every tree."""
         return inside(self.rules(), words)
 
-    @torch.enable_grad()
+    @torch.no_grad()
     def span_marginals(self, words: Tensor) -> Tensor:
-        """B x (n + 1) x (n + 1): the posterior probability that words i .. j-1 form a constituent (spans of 2 or more)."""
-        rules = Rules(*(tensor.detach() for tensor in vars(self.rules()).values()))
-        batch, n = words.shape
-        scores = torch.zeros(batch, n + 1, n + 1, requires_grad=True)
-        log_z = inside(rules, words, scores)
-        (marginals,) = torch.autograd.grad(log_z.sum(), scores)
-        return marginals
+        """B x (n + 1) x (n + 1): the posterior probability that words i .. j-1 form a constituent (spans of 2 or more),
+        by an inside and an outside pass in memory of order n^2 (any sentence length)."""
+        return marginals(self.rules(), words)
 
 
 def project(beta: Tensor, rules: Tensor) -> Tensor:
@@ -130,28 +129,64 @@ def inside(rules: Rules, words: Tensor, span_scores: Tensor | None = None) -> Te
     inside score of each span of two or more words: their gradient is each
     span's marginal probability.
     """
+    return inside_chart(rules, words, span_scores)[-1]
+
+
+def inside_chart(rules: Rules, words: Tensor, span_scores: Tensor | None = None
+                 ) -> tuple[dict[int, Tensor], dict[int, Tensor], dict[int, Tensor], Tensor]:
+    """The inside pass: by width, every span's scores (B x starts x symbols), its projections l and r, and log Z."""
     batch, n = words.shape
     if n < 2:
         raise ValueError("the inside algorithm here needs sentences of two or more words")
     nonterminals = rules.nonterminals
-    left_from, right_from = {}, {}  # width -> B x starts x N: the projections l and r of every span of that width
-    emitted = rules.emission[:, words].permute(1, 2, 0)  # B x n x P: beta of single words
-    left_from[1] = project(emitted, rules.left[:, nonterminals:])
-    right_from[1] = project(emitted, rules.right[:, nonterminals:])
+    beta, left_from, right_from = {}, {}, {}  # width -> B x starts x symbols
+    beta[1] = rules.emission[:, words].permute(1, 2, 0)  # B x n x P: single words
+    left_from[1] = project(beta[1], rules.left[:, nonterminals:])
+    right_from[1] = project(beta[1], rules.right[:, nonterminals:])
     left_nt, right_nt = rules.left[:, :nonterminals], rules.right[:, :nonterminals]
-    beta = emitted
     for width in range(2, n + 1):
         starts = n - width + 1
         pieces = torch.stack([left_from[k][:, :starts] + right_from[width - k][:, k : k + starts]
                               for k in range(1, width)])  # split points x B x starts x N
-        beta = torch.logsumexp(pieces, 0)
+        beta[width] = torch.logsumexp(pieces, 0)
         if span_scores is not None:
             first = torch.arange(starts)
-            beta = beta + span_scores[:, first, first + width].unsqueeze(-1)
+            beta[width] = beta[width] + span_scores[:, first, first + width].unsqueeze(-1)
         if width < n:
-            left_from[width] = project(beta, left_nt)
-            right_from[width] = project(beta, right_nt)
-    return torch.logsumexp(beta[:, 0] + rules.root, -1)
+            left_from[width] = project(beta[width], left_nt)
+            right_from[width] = project(beta[width], right_nt)
+    return beta, left_from, right_from, torch.logsumexp(beta[n][:, 0] + rules.root, -1)
+
+
+def marginals(rules: Rules, words: Tensor) -> Tensor:
+    """Every span's posterior (B x (n+1) x (n+1)) from an inside and an outside pass, both in log space.
+
+    The outside score of a span as a parent's left child sums, over every
+    parent starting where it starts, the parent's outside score times its
+    right sibling's projection r; as a right child, over every parent ending
+    where it ends, times its left sibling's projection l. A child width at a
+    time, those sums are one stack over the parents' widths, then one
+    projection back through the rules (``project`` with the rules transposed).
+    """
+    beta, left_from, right_from, log_z = inside_chart(rules, words)
+    batch, n = words.shape
+    nonterminals = rules.nonterminals
+    left_nt, right_nt = rules.left[:, :nonterminals], rules.right[:, :nonterminals]
+    outside = {n: rules.root.expand(batch, 1, nonterminals)}
+    found = words.new_zeros((batch, n + 1, n + 1), dtype=torch.float32)
+    floor = torch.tensor(float("-inf"))
+    for width in range(n, 1, -1):
+        starts = n - width + 1
+        if width < n:
+            as_left = [F.pad(outside[parent][:, : n - parent + 1] + right_from[parent - width][:, width : width + n - parent + 1],
+                             (0, 0, 0, parent - width), value=floor) for parent in range(width + 1, n + 1)]
+            as_right = [F.pad(outside[parent][:, : n - parent + 1] + left_from[parent - width][:, : n - parent + 1],
+                              (0, 0, parent - width, 0), value=floor) for parent in range(width + 1, n + 1)]
+            outside[width] = torch.logaddexp(project(torch.logsumexp(torch.stack(as_left), 0), left_nt.t()),
+                                              project(torch.logsumexp(torch.stack(as_right), 0), right_nt.t()))
+        first = torch.arange(starts)
+        found[:, first, first + width] = torch.exp(outside[width] + beta[width] - log_z[:, None, None]).sum(-1)
+    return found
 
 
 def mbr_tree(marginals: np.ndarray) -> Tree:

@@ -98,3 +98,12 @@ def test_mbr_returns_the_tree_a_grammar_makes_certain():
 def test_the_inside_algorithm_refuses_a_single_word():
     with pytest.raises(ValueError, match="two or more words"):
         NeuralPCFG(GrammarConfig(vocab_size=5, nonterminals=2, preterminals=2, symbol_size=4)).log_likelihood(torch.tensor([[1]]))
+
+
+def test_the_outside_pass_gives_the_gradient_of_log_z_on_long_sentences(tiny_grammar):
+    words = torch.randint(0, 7, (2, 23))
+    rules = tiny_grammar.rules()
+    rules = Rules(*(tensor.detach() for tensor in vars(rules).values()))
+    scores = torch.zeros(2, 24, 24, requires_grad=True)
+    (gradient,) = torch.autograd.grad(inside(rules, words, scores).sum(), scores)
+    assert torch.allclose(tiny_grammar.span_marginals(words), gradient, atol=1e-4)
