@@ -12,7 +12,7 @@ import torch
 from nltk import Tree
 
 from onparse.builder import TreeBuilder
-from onparse.config import Reading, readouts
+from onparse.config import SPANS, Reading, readouts
 from onparse.modeldir import Model, ModelBundle, new_model
 from onparse.parse import Parser
 from onparse.scoring import PROTOCOL, baseline_scores, score
@@ -89,7 +89,8 @@ def evaluate_parser(parser: Parser, gold: Sequence[GoldSentence], untrained_seed
     if untrained_seed is not None:
         control = untrained_like(parser, untrained_seed)
         layer = control.builder.layers[0]
-        baselines[f"untrained_layer_{layer}"] = score_each(control, gold, advance)[str(layer)]
+        name = "untrained_pcfg" if layer == SPANS else f"untrained_layer_{layer}"
+        baselines[name] = score_each(control, gold, advance)[str(layer)]
     layers = list(parser.builder.layers)
     if not parser.is_ensemble:
         chosen = str(layers[0])

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.progress import Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from onparse.config import MEAN
+from onparse.config import MEAN, SPANS
 from onparse.scoring import REPORTED_LABELS
 
 
@@ -61,12 +61,15 @@ def wide_console() -> Console:
     return console if console.is_terminal else Console(width=200)
 
 
+READOUT_NAMES = {MEAN: "ON-LSTM mean of layers", SPANS: "PCFG (span marginals, MBR tree)"}
+
+
 def model_rows(result: dict) -> list[tuple[str, dict]]:
     """Table rows for a model's figures: its layers, or an ensemble's members and votes."""
     if "per_layer" in result:
-        return [(("ON-LSTM mean of layers" if k == MEAN else f"ON-LSTM layer {k}") + (" (chosen)" if k == result["chosen"] else ""),
-                 figures) for k, figures in result["per_layer"].items()]
-    rows = [(f"member {k} (layer {layer})", figures)
+        return [(READOUT_NAMES.get(k, f"ON-LSTM layer {k}") + (" (chosen)" if k == result["chosen"] else ""), figures)
+                for k, figures in result["per_layer"].items()]
+    rows = [(f"member {k} ({'PCFG' if layer == SPANS else f'layer {layer}'})", figures)
             for (k, figures), layer in zip(result["members"].items(), result["layers"])]
     for key, name in (("ensemble", "ensemble (tree averaging)"), ("ensemble_right_branching", "ensemble + right-branching voter")):
         rows.append((name + (" (chosen)" if result["chosen"] == key else ""), result[key]))
