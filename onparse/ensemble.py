@@ -22,7 +22,7 @@ from pathlib import Path
 from onparse import modeldir
 from onparse.atomic import replacing_folder
 from onparse.builder import TreeBuilder
-from onparse.config import SPANS, Layer, readouts
+from onparse.config import ONLSTM, SPANS, Layer, readouts
 from onparse.language import Sentence
 from onparse.parse import Parser
 from onparse.scoring import score
@@ -50,11 +50,12 @@ def member_source(path: Path | str) -> MemberSource:
 
 
 def member_summary(source: MemberSource, stored: Path, ensemble: Path) -> dict:
-    """What the ensemble's card says of a member: where it came from, its layer, how it was chosen, its command."""
+    """What the ensemble's card says of a member: where it came from, its family and size, its layer, how it was
+    chosen, its command and training time."""
     bundle_card = modeldir.read_json(source.model / "card.json") if (source.model / "card.json").is_file() else {}
     config = modeldir.read_json(source.model / "config.json")
     summary = {"name": source.name, "path": os.path.relpath(stored.resolve(), ensemble.resolve()), "from": str(source.model),
-               "layer": config["default_layer"]}
+               "family": config.get("family", ONLSTM), "size": config["model"], "layer": config["default_layer"]}
     for key in ("model_selection", "selected", "command", "train_seconds", "tokens_seen"):
         if key in bundle_card:
             summary[key] = bundle_card[key]

@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 
 from onparse.builder import TreeBuilder
-from onparse.config import MEAN
+from onparse.config import MEAN, SPANS, readouts
 from onparse.ensemble import agreeing_layers, member_source, most_central, most_consistent
 from onparse.modeldir import load
 from onparse.parse import Parser
@@ -47,7 +47,7 @@ def main() -> None:
         bundle = load(member_source(member).model)
         parser = Parser(bundle, max_words=2000)
         distances.append([found for (found,) in parser.distances(sentences)])
-        candidates.append([*range(1, bundle.model.config.n_layers + 1), MEAN])
+        candidates.append(readouts(bundle.model.config.n_layers))  # a grammar's one readout: spans
         names.append(member)
     own = [{layer: [spans(TreeBuilder((layer,)).build([d]).tree) for d in distances[m]] for layer in candidates[m]}
            for m in range(len(names))]
@@ -57,7 +57,7 @@ def main() -> None:
                                                             gold)["sentence_f1"], 2) for layer in candidates[m]}
         print(name, results["members"][name], flush=True)
     groups = dict(group.split("=") for group in args.group) or {"all": ",".join(str(k + 1) for k in range(len(names)))}
-    own_layers = {name: [layer if layer == MEAN else int(layer) for layer in layers.split(",")]
+    own_layers = {name: [layer if layer in (MEAN, SPANS) else int(layer) for layer in layers.split(",")]
                   for name, layers in (spec.split("=") for spec in args.member_layers)}
     for group, indices in groups.items():
         chosen = [int(k) - 1 for k in indices.split(",")]
@@ -66,15 +66,16 @@ def main() -> None:
             if rule == "agreement":
                 layers, _ = agreeing_layers([distances[k] for k in chosen], [candidates[k] for k in chosen], [own[k] for k in chosen], sentences)
             elif rule == "consistency":  # the library's gold-free rule: one layer, the most consistent between members
-                layer, _ = most_consistent([own[k] for k in chosen], sentences)
-                layers = [layer] * len(chosen)
+                layered = [k for k in chosen if candidates[k] != [SPANS]]
+                layer, _ = most_consistent([own[k] for k in layered], sentences) if layered else (SPANS, {})
+                layers = [layer if k in layered else SPANS for k in chosen]
             elif rule == "own":  # the layers --member-layers gives this group
                 layers = own_layers[group]
             elif rule == "every":  # each layer of each member votes, a member's layers sharing one member's votes
                 voters = [k for k in chosen for _ in candidates[k][:-1]]
                 layers = [layer for k in chosen for layer in candidates[k][:-1]]
-            else:
-                layers = [rule if rule == MEAN else int(rule)] * len(chosen)
+            else:  # one layer for the ON-LSTMs; a grammar keeps its span marginals
+                layers = [SPANS if candidates[k] == [SPANS] else rule if rule == MEAN else int(rule) for k in chosen]
             ways = [(rule, voters, layers)]
             if args.keep and rule != "every" and args.keep < len(voters):
                 kept, centrality = most_central([own[k][layer] for k, layer in zip(voters, layers)], sentences, args.keep)
