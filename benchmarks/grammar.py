@@ -1,0 +1,109 @@
+"""Speed of a grammar member (the PCFG family) beside an ON-LSTM member: training tokens/s and parsing sentences/s.
+
+    python benchmarks/grammar.py --ptb ../shared/data/ptb/wsj --out benchmarks/grammar.json
+
+1. Training: full updates (inside pass, backward, Adam) on WSJ sentences of
+   2-40 words in batches of one length, as ``onparse train --family pcfg``
+   runs them, for each grammar size asked; tokens/s and the minutes one epoch
+   of WSJ 00-20 would take. The matmul precision is float32: the grammar's
+   log-space sums are kept in float32 whatever ``--dtype`` says.
+2. Parsing: span marginals (inside and outside passes) and the MBR tree of
+   WSJ section 22's sentences, sentences/s, beside the ON-LSTM default's
+   first member (distances and its greedy tree) on the same sentences.
+Run with nothing else on the machine; threads as torch sets them unless --threads.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import time
+from pathlib import Path
+
+import torch
+
+from onparse import modeldir
+from onparse.config import GrammarConfig
+from onparse.corpus import read_sentences
+from onparse.grammar import MAX_TRAINING_WORDS, length_batches
+from onparse.hardware import describe
+from onparse.parse import Parser
+from onparse.pcfg import NeuralPCFG
+from onparse.tokenize import normalize
+from onparse.treebank import read_gold
+from onparse.vocabulary import Vocabulary
+
+
+def training_rate(config: GrammarConfig, sentences: list[list[int]], words_per_batch: int, seconds: float) -> float:
+    """Tokens/s of full updates over length batches drawn from ``sentences``, timed for about ``seconds``."""
+    torch.manual_seed(0)
+    model = NeuralPCFG(config)
+    optimizer = torch.optim.Adam(model.parameters(), 1e-3)
+    batches = length_batches([len(s) for s in sentences], words_per_batch, random.Random(0))
+    tokens, started, first = 0, None, True
+    for batch in batches:
+        words = torch.tensor([sentences[k] for k in batch])
+        loss = -model.log_likelihood(words).sum() / words.numel()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        if first:  # the first update warms up
+            first, started = False, time.perf_counter()
+            continue
+        tokens += words.numel()
+        if time.perf_counter() - started > seconds:
+            break
+    return tokens / (time.perf_counter() - started)
+
+
+def parsing_rate(parser: Parser, sentences: list) -> float:
+    started = time.perf_counter()
+    for outputs in parser.distances(sentences):
+        parser.build(outputs)
+    return len(sentences) / (time.perf_counter() - started)
+
+
+def main() -> None:
+    options = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    options.add_argument("--ptb", type=Path, default=Path("../shared/data/ptb/wsj"))
+    options.add_argument("--sizes", nargs="+", default=["30x60", "64x128"], help="NONTERMINALSxPRETERMINALS")
+    options.add_argument("--words-per-batch", type=int, default=600)
+    options.add_argument("--seconds", type=float, default=60.0, help="training timed for about this long per size")
+    options.add_argument("--parse-sentences", type=int, default=500)
+    options.add_argument("--grammar", type=Path, help="a trained grammar's model directory to parse with (default: an untrained one)")
+    options.add_argument("--threads", type=int)
+    options.add_argument("--out", type=Path, default=Path("benchmarks/grammar.json"))
+    args = options.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    train = read_sentences([str(args.ptb / f"{k:02d}") for k in range(21)])
+    words = [[normalize(w) for w in s.word_tokens] for s in train]
+    vocab = Vocabulary.build(words, 10000)
+    kept = [vocab.ids(w) for w in words if 2 <= len(w) <= MAX_TRAINING_WORDS]
+    epoch_tokens = sum(map(len, kept))
+    results: dict = {"hardware": describe(), "training": {}, "epoch_tokens": epoch_tokens}
+    for size in args.sizes:
+        nonterminals, preterminals = map(int, size.split("x"))
+        config = GrammarConfig(vocab_size=len(vocab), nonterminals=nonterminals, preterminals=preterminals)
+        rate = training_rate(config, kept, args.words_per_batch, args.seconds)
+        results["training"][size] = {"tokens_per_s": round(rate), "minutes_per_epoch": round(epoch_tokens / rate / 60, 1)}
+        print(size, results["training"][size], flush=True)
+    dev = [s.sentence for s in read_gold(str(args.ptb / "22")) if s.words][: args.parse_sentences]
+    grammar = modeldir.load(args.grammar) if args.grammar else None
+    if grammar is None:
+        config = GrammarConfig(vocab_size=len(vocab), nonterminals=30, preterminals=60)
+        grammar = modeldir.ModelBundle(NeuralPCFG(config).eval(), vocab, "spans", None)
+    onlstm = modeldir.load(modeldir.read_ensemble(modeldir.DEFAULT_MODEL).members[0])
+    results["parsing"] = {
+        "sentences": len(dev),
+        "grammar_sentences_per_s": round(parsing_rate(Parser(grammar, max_words=2000), dev), 1),
+        "onlstm_paper_size_sentences_per_s": round(parsing_rate(Parser(onlstm, max_words=2000), dev), 1),
+        "grammar": str(args.grammar or "untrained 30x60"),
+    }
+    print(results["parsing"], flush=True)
+    args.out.write_text(json.dumps(results, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
