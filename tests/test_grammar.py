@@ -118,3 +118,19 @@ def test_a_grammar_has_one_readout_and_refuses_layers(corpus, tmp_path):
     with pytest.raises(ValueError, match="no layer of a grammar"):
         modeldir.save(tmp_path / "h", trainer.model, trainer.vocab, 2)
     assert Parser.load(tmp_path / "g", layer=3).members[0].layer == SPANS  # --layer sets the ON-LSTMs' layer alone
+
+
+@pytest.mark.parametrize("rule", ["own", "agreement", "consistency"])
+def test_ensemble_choices_on_text_keep_a_grammar_at_its_span_marginals(corpus, tmp_path, tiny_model_dir, rule):
+    trainer = make_trainer(grammar_config(corpus, epochs=1))
+    modeldir.save(tmp_path / "grammar", trainer.model, trainer.vocab, SPANS)
+    result = CliRunner().invoke(main, ["ensemble", str(tiny_model_dir), str(tmp_path / "grammar"), str(tiny_model_dir),
+                                       "--out", str(tmp_path / "e"), "--choose-on", str(corpus), "--layer-rule", rule,
+                                       "--keep", "3", "--threads", "1"])
+    assert result.exit_code == 0, result.output
+    layers = json.loads((tmp_path / "e" / "config.json").read_text())["ensemble"]["layers"]
+    assert layers[1] == SPANS and SPANS not in (layers[0], layers[2])
+    card = json.loads((tmp_path / "e" / "card.json").read_text())
+    assert [member["family"] for member in card["members"]] == ["onlstm", "pcfg", "onlstm"]
+    text = "The cat sat on the mat."
+    assert Parser.load(tmp_path / "e").parse(text).built.member_trees[1] == Parser.load(tmp_path / "grammar").parse(text).words_tree
