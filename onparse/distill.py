@@ -32,7 +32,7 @@ from torch.nn.utils.rnn import pack_sequence, pad_packed_sequence
 from onparse import modeldir
 from onparse.atomic import replacing_file
 from onparse.builder import tree_row
-from onparse.config import DistillConfig, Layer, Reading, TrainConfig
+from onparse.config import ONLSTM, DistillConfig, Layer, Reading, TrainConfig
 from onparse.corpus import read_sentences
 from onparse.language import Sentence
 from onparse.model import LanguageModel
@@ -234,6 +234,9 @@ def distillation_config(spec: DistillConfig, default_layer: Layer | None = None,
     (``spec.start``), the teacher found by name or path, its layer the student's own unless given; ``settings``
     are TrainConfig's other fields. ModelDirError for a student that is no model."""
     student = modeldir.load(spec.start)
+    if student.family != ONLSTM:
+        raise modeldir.ModelDirError(f"{spec.start} is a {student.family} member: a student is an ON-LSTM, whose distances "
+                                     "learn the teacher's trees (a grammar learns from raw text: onparse train --family pcfg)")
     spec = replace(spec, teacher=str(modeldir.locate(spec.teacher or None)))
     return TrainConfig(model=student.model.config, default_layer=default_layer or student.default_layer, distill=spec,
                        language=student.language, reading=student.reading, **settings)

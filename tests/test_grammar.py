@@ -134,3 +134,16 @@ def test_ensemble_choices_on_text_keep_a_grammar_at_its_span_marginals(corpus, t
     assert [member["family"] for member in card["members"]] == ["onlstm", "pcfg", "onlstm"]
     text = "The cat sat on the mat."
     assert Parser.load(tmp_path / "e").parse(text).built.member_trees[1] == Parser.load(tmp_path / "grammar").parse(text).words_tree
+
+
+def test_a_grammar_can_teach_but_is_no_student(corpus, tmp_path, tiny_model_dir):
+    trainer = make_trainer(grammar_config(corpus, epochs=1))
+    modeldir.save(tmp_path / "grammar", trainer.model, trainer.vocab, SPANS)
+    common = ["--train", str(corpus), "--dev", str(corpus), "--sentences", "20", "--passes", "1", "--threads", "1", "--quiet"]
+    refused = CliRunner().invoke(main, ["distill", "--teacher", str(tiny_model_dir), "--student", str(tmp_path / "grammar"),
+                                        "--out", str(tmp_path / "s1"), *common])
+    assert refused.exit_code == 2 and "a student is an ON-LSTM" in refused.output and not (tmp_path / "s1" / "config.json").exists()
+    taught = CliRunner().invoke(main, ["distill", "--teacher", str(tmp_path / "grammar"), "--student", str(tiny_model_dir),
+                                       "--out", str(tmp_path / "s2"), *common])
+    assert taught.exit_code == 0, taught.output
+    assert json.loads((tmp_path / "s2" / "model" / "card.json").read_text())["config"]["distill"]["teacher"].endswith("grammar")
