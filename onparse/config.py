@@ -11,7 +11,7 @@ from dataclasses import MISSING, asdict, dataclass, field, fields, replace
 # Matmul precisions by their user-facing names, and the torch dtype each names.
 COMPUTE_DTYPES = {"fp32": "float32", "bf16": "bfloat16"}
 # bf16 where the device computes it natively (``hardware.native_bf16``), fp32 elsewhere: on a CPU without
-# AVX-512 BF16 or AMX, torch emulates bf16 matmuls about 100x slower than fp32 (docs/speed.md).
+# AVX-512 BF16 or AMX, torch emulates bf16 matmuls about 20x slower than fp32 (docs/speed.md).
 AUTO_DTYPE = "auto"
 DTYPE_CHOICES = (AUTO_DTYPE, *COMPUTE_DTYPES)
 

@@ -43,7 +43,7 @@ def cpu_flags() -> frozenset[str]:
 
 def native_bf16(device: object = "cpu") -> bool:
     """Whether ``device`` computes bf16 matmuls natively: a CUDA GPU that supports them, or a CPU with AVX-512 BF16 or
-    AMX. On an AVX2 CPU a bf16 training step ran about 100x slower than fp32 (docs/speed.md)."""
+    AMX. On an AVX2 CPU a bf16 training step ran about 20x slower than fp32 (docs/speed.md)."""
     import torch
 
     device = torch.device(device)

@@ -46,7 +46,7 @@ def test_the_fits_member_sizes_and_the_distillations_settings_are_the_plans():
 @pytest.mark.parametrize("flags, expected", [({"fma", "avx2"}, "float32"), ({"avx512f", "avx512_bf16"}, "bfloat16"),
                                              ({"amx_bf16", "amx_tile"}, "bfloat16"), (set(), "float32")])
 def test_auto_precision_takes_bf16_only_where_the_cpu_computes_it_natively(monkeypatch, flags, expected):
-    """An AVX2 CPU emulates bf16 matmuls about 100x slower than fp32: training there defaults to fp32."""
+    """An AVX2 CPU emulates bf16 matmuls about 20x slower than fp32: training there defaults to fp32."""
     import torch
 
     from onparse import hardware
