@@ -48,7 +48,7 @@ def member_tree(output: np.ndarray, layer: Layer) -> tuple[Tree, np.ndarray | No
 class Built:
     """A sentence's tree and how it came about; every kind of model gives this one shape."""
 
-    rows: list[np.ndarray | None]  # each member's distances its tree was built from (None for a grammar)
+    rows: np.ndarray  # members x words: the distances each member built its tree from (NaN for a grammar's)
     member_trees: list[Tree]  # each member's own tree (leaves: word indices)
     tree: Tree  # the tree of the whole model: the lone member's, or the vote's
     votes: np.ndarray  # votes[i, j]: share of the voters whose trees hold words i .. j-1
@@ -67,8 +67,9 @@ class TreeBuilder:
         if len(outputs) != len(self.layers):
             raise ValueError(f"outputs of {len(outputs)} members for a builder of {len(self.layers)}")
         built = [member_tree(output, layer) for output, layer in zip(outputs, self.layers)]
-        member_trees, rows = [tree for tree, _ in built], [row for _, row in built]
         n = outputs[0].shape[-1] - (self.layers[0] == SPANS)
+        member_trees = [tree for tree, _ in built]
+        rows = np.stack([np.full(n, np.nan) if row is None else row for _, row in built])
         voters = [spans(tree) for tree in member_trees]
         weights = [1.0] * len(voters)
         if self.right_branching_voter:

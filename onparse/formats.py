@@ -63,8 +63,8 @@ def pretty(parse: Parse, punct: bool = True) -> str:
     from rich.text import Text
     from rich.tree import Tree as RichTree
 
-    rows = [row for row in parse.tree_distances if row is not None]
-    distance = {pos: float(d) for pos, d in zip(parse.word_positions, np.mean(rows, axis=0))} if rows else {}
+    rows = parse.tree_distances[~np.isnan(parse.tree_distances).all(axis=1)] if parse.tree_distances.size else parse.tree_distances
+    distance = {pos: float(d) for pos, d in zip(parse.word_positions, rows.mean(axis=0))} if len(rows) else {}
     low, high = min(distance.values(), default=0.0), max(distance.values(), default=1.0)
 
     def label(node: Tree | int) -> Text:

@@ -73,9 +73,9 @@ class Parse:
         return self.built.tree
 
     @property
-    def tree_distances(self) -> list[np.ndarray | None]:
-        """Each member's distances over the words that it built its tree from (its layer, or the mean of its layers);
-        None for a grammar, whose tree comes from its span marginals."""
+    def tree_distances(self) -> np.ndarray:
+        """Members x words: the distances each member built its tree from (its layer, or the mean of its layers); a
+        grammar's row is NaN, its tree coming from its span marginals."""
         return self.built.rows
 
     @property
@@ -135,7 +135,7 @@ class Parse:
             "word_positions": self.word_positions,
             "layers": list(self.builder.layers),
             "right_branching_voter": self.builder.right_branching_voter,
-            "distances": [None if row is None else rounded([row])[0] for row in self.tree_distances],
+            "distances": [None if layer == SPANS else rounded([row])[0] for row, layer in zip(self.tree_distances, self.builder.layers)],
             "layer_distances": [None if layer == SPANS else rounded(member)
                                 for member, layer in zip(self.distances, self.builder.layers)],
             "spans": found,
