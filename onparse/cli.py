@@ -448,7 +448,8 @@ def run_training(out_dir: Path, resume: bool, overwrite: bool, epochs: int | Non
     set_threads(threads)
     with training_errors(command, out_dir), runfolder.opened(out_dir, resume, overwrite, new_config, epochs) as config:
         check_device(config.device)
-        run = runfolder.train(config, out_dir, resume=resume, max_minutes=max_minutes, console=show_messages(quiet))
+        run = runfolder.train(config, out_dir, resume=resume, max_minutes=max_minutes, console=show_messages(quiet),
+                              command=typed_command())
         distributed.leave()  # on an error, the process's exit ends the launch: torchrun stops the other ranks
     if not distributed.from_environment().main:
         return

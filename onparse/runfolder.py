@@ -247,8 +247,10 @@ def train(
     checkpoint_minutes: float = 10.0,
     console: Console | None = None,
     title: str = "train",
+    command: str = "",
 ) -> RunState:
     """Train (or resume) a model into ``out_dir``; ``out_dir/model`` is the best point by the run's selection rule.
+    ``command``, the command line as typed, goes into every card the run writes.
 
     On SIGINT or SIGTERM the run writes a checkpoint after the update in
     flight and raises ``Interrupted``; resuming continues exactly from there.
@@ -321,7 +323,8 @@ def train(
             say(f"{title} {json.dumps(event.record)}")
             if ranks.main:
                 write_history(out_dir, run.history)
-                card = {"config": config.to_dict(), "hardware": describe(config.device), "processes": ranks.world,
+                card = {"config": config.to_dict(), **({"command": command} if command else {}),
+                        "hardware": describe(config.device), "processes": ranks.world,
                         "matmul_dtype": str(running.dtype).removeprefix("torch."),
                         "model_selection": selection_rule(config), "selected": event.record, **asdict(run)}
                 for folder in [event.record["model_dir"]] + (["model"] if event.best else []):

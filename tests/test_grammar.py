@@ -85,6 +85,7 @@ def test_the_command_trains_a_grammar_that_parses_alone_and_beside_an_onlstm(cor
     assert config["family"] == "pcfg" and config["default_layer"] == SPANS
     card = json.loads((out / "model" / "card.json").read_text())
     assert card["config"]["lr"] == training_defaults("pcfg")["lr"] and card["config"]["family"] == "pcfg"
+    assert card["command"].startswith("onparse train --train") and "--family pcfg" in card["command"]  # for the card
 
     alone = Parser.load(out / "model")
     parse = alone.parse("The cat sat on the mat.")
