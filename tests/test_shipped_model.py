@@ -47,9 +47,13 @@ def test_the_help_names_the_default_model():
 ])
 def test_the_language_models_tokenize_and_parse_their_language(name, language, text, tokens, n_words):
     parser = Parser.load(name)
-    assert parser.language == language and [m.layer for m in parser.members] == ["mean", "mean"]  # two fit members (issue 29)
+    families = [m.bundle.family for m in parser.members]
+    assert parser.language == language and set(families) == {"onlstm", "pcfg"}  # both families vote (issue 33)
+    assert [m.layer for m in parser.members] == ["mean" if family == "onlstm" else "spans" for family in families]
     parse = parser.parse(text)
     assert parse.tokens == tokens and len(parse.word_positions) == n_words  # punctuation is no word, by Unicode category
     assert parse.words_tree.leaves() == list(range(n_words)) and all(len(node) == 2 for node in parse.words_tree.subtrees())
-    assert all(m.bundle.reading.punctuation and m.bundle.reading.direction == "backward" for m in parser.members)
-    assert parse.model_input[-1] == tokens[0].lower() and len(parse.model_input) == len(tokens)  # as the models were trained
+    for member in parser.members:  # the ON-LSTMs read punctuation right to left (issue 29); a grammar reads the words
+        reading = member.bundle.reading
+        assert (reading.punctuation, reading.direction) == ((True, "backward") if member.bundle.family == "onlstm" else (False, "forward"))
+    assert parse.model_input[-1] == tokens[0].lower() and len(parse.model_input) == len(tokens)  # as the ON-LSTMs were trained
