@@ -684,7 +684,7 @@ def quantize(model, out_dir, gold, encoding, device, threads) -> None:
 @click.option("--preterminals", type=Positive, default=GrammarConfig.preterminals, show_default=True, help="A grammar member's preterminals.")
 @click.option("--symbol-size", type=Positive, default=GrammarConfig.symbol_size, show_default=True,
               help="A grammar member's symbol embeddings and rule networks.")
-@click.option("--grammar-epochs", type=Positive, help="Epochs of each grammar member  [default: enough to read about nine "
+@click.option("--grammar-epochs", type=Positive, help="Epochs of each grammar member  [default: enough to read about four "
               "million words of sentences of 2-40 words, at least one].")
 @click.option("--seed", type=int, default=default(FitPlan, "seed"), show_default=True)
 @click.option("--dtype", type=click.Choice(DTYPE_CHOICES), default=default(FitPlan, "dtype"), show_default=True,
