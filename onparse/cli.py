@@ -76,7 +76,7 @@ def right_branching_weight(voter: bool, votes: float | None) -> float:
 def model_options(command):
     """Options shared by the commands that run the model; defaults are onparse.config.ParseConfig's."""
     for option in reversed([
-        click.option("--model", "model", metavar="PATH", help="Model or ensemble directory, or a shipped model's name (default: models/onlstm-wsj-gpu-r4)."),
+        click.option("--model", "model", metavar="PATH", help="Model or ensemble directory, or a shipped model's name (default: models/onlstm-wsj-mixed)."),
         click.option("--layer", type=LayerType(), help="Layer whose distances build the tree, or 'mean' of all layers (default: the model's own)."),
         click.option("--device", default=ParseConfig.device, show_default=True, help="torch device, e.g. cuda."),
         click.option("--dtype", type=click.Choice(DTYPE_CHOICES), default=ParseConfig.dtype, show_default=True,

@@ -37,7 +37,7 @@ Model = LanguageModel | NeuralPCFG  # a member of either family
 from onparse.vocabulary import Vocabulary
 
 MODELS = Path(str(files("onparse.models")))  # the shipped models (installed with the package), each findable by its name
-DEFAULT_MODEL = MODELS / "onlstm-wsj-gpu-r4"  # the best on section 22 (models/*/card.md)
+DEFAULT_MODEL = MODELS / "onlstm-wsj-mixed"  # the best on section 22 (models/*/card.md)
 SHIPPED_BY_LANGUAGE = {"en": DEFAULT_MODEL.name, "de": "onlstm-negra", "zh": "onlstm-ctb"}  # a language's model by default
 FILES = ("config.json", "vocab.txt", "weights.pt")
 PRECISIONS = ("bf16", "int8")  # how weights.pt stores the weights
