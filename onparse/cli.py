@@ -584,7 +584,7 @@ def ensemble(members, out_dir, right_branching_voter, right_branching_votes, lin
         fail(str(err))
     except (TreebankError, ValueError, OSError) as err:
         fail(str(err), 1)
-    click.echo(f"ensemble of {len(members)} in {out_dir}" + (f" with a right-branching voter ({votes:g} votes)" if votes else "")
+    click.echo(f"ensemble of {len(members)} in {out_dir}" + (f" with a right-branching voter ({votes:g} vote{'' if votes == 1 else 's'})" if votes else "")
                + (f"; layers {', '.join(map(str, layers))} ({rule}) chosen on {text}" if layers else "")
                + (f"; kept {', '.join(members)}" if keep else ""), err=True)  # a message: stdout stays for data
 

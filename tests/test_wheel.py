@@ -62,3 +62,18 @@ def test_the_installed_wheel_parses_from_outside_the_repository(wheel, tmp_path)
         assert name in listed.stdout, listed.stdout
         loaded = run("-m", "onparse", "--model", name, "a b")
         assert loaded.returncode == 0 and loaded.stdout.startswith("(X "), (name, loaded.stderr)
+
+
+@pytest.mark.slow
+def test_the_wheel_is_a_package_to_depend_on(wheel):
+    names = set(zipfile.ZipFile(wheel).namelist())
+    assert "onparse/py.typed" in names and any(name.endswith(".dist-info/licenses/LICENSE") or name.endswith(".dist-info/LICENSE")
+                                               for name in names)
+    metadata = next(name for name in names if name.endswith(".dist-info/METADATA"))
+    fields = zipfile.ZipFile(wheel).read(metadata).decode()
+    assert "Author: the onparse authors" in fields and "License: MIT" in fields and "Typing :: Typed" in fields
+    assert re.search(r"Requires-Dist: click<9,>=8\.1|Requires-Dist: click>=8\.1,<9", fields)  # bounded where Click 9 removes what we call
+    citation = (ROOT / "CITATION.cff").read_text()
+    readme = (ROOT / "README.md").read_text()
+    for paper in ("Ordered Neurons", "Ensemble Distillation for Unsupervised Constituency Parsing", "Independent Left and Right Productions"):
+        assert paper in citation and paper in readme.split("```bibtex", 1)[1]
