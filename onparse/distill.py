@@ -41,7 +41,7 @@ from onparse.parse import Parser
 from onparse.reading import model_tokens, pool, word_ranges
 from onparse.report import progress_bar
 from onparse.scoring import score
-from onparse.train import Setup, dev_stream, stream_perplexity
+from onparse.train import Setup, WholeSentenceObjective, dev_stream, stream_perplexity
 from onparse.treebank import GoldSentence
 from onparse.trees import Span, spans
 from onparse.vocabulary import Vocabulary
@@ -129,7 +129,7 @@ def batch_losses(model: LanguageModel, batch: list[Example], vocab: Vocabulary, 
     return lm_loss, ranking_loss(row, lo, hi, lengths, margin)
 
 
-class DistillationObjective:
+class DistillationObjective(WholeSentenceObjective):
     """Language-model loss plus ``rank_weight`` times the ranking loss, over shuffled batches of similar-length sentences.
 
     The model trains without dropout: packed sentences (no padding work) leave
@@ -162,15 +162,6 @@ class DistillationObjective:
         lm_loss, rank_loss = batch_losses(model, examples_, self.vocab, self.layer, self.margin, dtype)
         tokens = sum(len(e.ids) + 1 for e in examples_)
         return lm_loss + self.rank_weight * rank_loss, tokens, {"lm": lm_loss.item(), "rank": rank_loss.item()}
-
-    def new_epoch(self) -> None:
-        pass
-
-    def state(self) -> list:
-        return []
-
-    def restore(self, state: list, device: torch.device) -> None:
-        pass
 
 
 def teacher_spans(teacher: str, sentences: list[Sentence], settings: dict) -> list[list[Span]]:

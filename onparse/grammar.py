@@ -22,7 +22,7 @@ from onparse import distributed
 from onparse.config import TrainConfig
 from onparse.corpus import read_corpus
 from onparse.pcfg import NeuralPCFG
-from onparse.train import DevFigures, Setup
+from onparse.train import DevFigures, Setup, WholeSentenceObjective
 from onparse.vocabulary import Vocabulary
 
 MAX_TRAINING_WORDS = 40  # longer sentences are left out of training (as Kim et al., 2019); parsing takes any length
@@ -45,7 +45,7 @@ def length_batches(lengths: list[int], words: int, rng: random.Random | None = N
     return batches
 
 
-class GrammarObjective:
+class GrammarObjective(WholeSentenceObjective):
     """Negative log-likelihood per word of a batch of sentences of one length.
 
     Each epoch's batches are drawn from the seed and the epoch alone, so a
@@ -69,15 +69,6 @@ class GrammarObjective:
         device = next(model.parameters()).device
         words = torch.tensor([self.sentences[k] for k in self.batches(epoch)[batch]], device=device)
         return -model.log_likelihood(words).sum() / words.numel(), words.numel(), {}
-
-    def new_epoch(self) -> None:
-        pass
-
-    def state(self) -> list:
-        return []
-
-    def restore(self, state: list, device: torch.device) -> None:
-        pass
 
 
 def grammar_perplexity(sentences: list[list[int]], words_per_batch: int) -> DevFigures:

@@ -154,6 +154,19 @@ class Objective(Protocol):
         """Take back what ``state`` gave."""
 
 
+class WholeSentenceObjective:
+    """An objective over whole sentences: no state is carried from one update to the next, so a checkpoint keeps weights alone."""
+
+    def new_epoch(self) -> None:
+        pass
+
+    def state(self) -> list:
+        return []
+
+    def restore(self, state: list, device: torch.device) -> None:
+        pass
+
+
 class LanguageModelObjective:
     """Next-word cross-entropy over bptt segments of one stream, the hidden state carried from segment to segment."""
 
