@@ -3,7 +3,7 @@
     >>> from onparse.nltk_parser import ONLSTMParser
     >>> parser = ONLSTMParser()  # the shipped default; ONLSTMParser("onlstm-negra") for German
     >>> print(parser.parse_one("The cat sat on the mat .".split()))
-    (X (X The (X cat sat)) (X on (X the mat)) .)
+    (X (X (X The cat) sat) (X on (X the mat)) .)
     >>> [str(tree) for tree in parser.parse_all(["Stocks", "fell", "."])]
     ['(X Stocks fell .)']
 """
