@@ -22,6 +22,7 @@ import logging
 import os
 import shutil
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -83,7 +84,8 @@ def deferred_signals() -> Iterator[list[str]]:
     """Turn SIGINT and SIGTERM into a request (the yielded list gets the signal's name) instead of an exception.
 
     The loop looks at the request between updates, so a checkpoint is never
-    written from a half-done step. A second signal acts at once as usual.
+    written from a half-done step; a line says so at once, since an evaluation in
+    flight may take minutes. A second signal acts at once as usual.
     """
     received: list[str] = []
     if threading.current_thread() is not threading.main_thread():
@@ -93,6 +95,8 @@ def deferred_signals() -> Iterator[list[str]]:
 
     def request(number, frame) -> None:
         received.append(signal.Signals(number).name)
+        sys.stderr.write(f"onparse: {received[-1]} received: stopping after this update, with a checkpoint "
+                         "(a second signal stops at once, without one)\n")
         for other, handler in previous.items():
             signal.signal(other, handler)
 

@@ -80,6 +80,7 @@ def test_an_interrupted_training_run_leaves_a_checkpoint_to_resume(tmp_path, num
     _, stderr = process.communicate(timeout=60)
     assert process.returncode == 130, stderr
     assert "checkpoint saved" in stderr and "--resume" in stderr and "Traceback" not in stderr
+    assert f"{signal.Signals(number).name} received: stopping after this update" in stderr
     assert (out / "checkpoint.pt").is_file()
     resumed = CliRunner().invoke(main, ["train", "--out", str(out), "--resume", "--epochs", "1", "--max-minutes", "0.05"])
     assert resumed.exit_code == 0, resumed.output
