@@ -114,6 +114,8 @@ class ShardType(click.ParamType):
         self.fail(f"{value!r} is not K/N with 1 <= K <= N (for example 3/8)", param, ctx)
 
 
+PRODUCTIONS_HELP = ("A grammar's binary rules: independent (p(A -> B C) as a left and a right choice, cheap for many "
+                    "symbols) or joint (one table, Kim et al.'s neural PCFG: more expressive for few symbols, slower).")
 THREADS_HELP = ("CPU threads for torch (default: one per core, or the cores other running work leaves free: "
                 "beside another torch job, spinning threads slow both 5-10x; docs/speed.md).")
 

@@ -95,6 +95,10 @@ class ModelConfig:
                 raise ValueError(f"{name} must be in [0, 1), not {getattr(self, name)}")
 
 
+INDEPENDENT, JOINT = "independent", "joint"  # a grammar's binary productions: left and right apart, or together
+PRODUCTIONS = (INDEPENDENT, JOINT)
+
+
 @dataclass
 class GrammarConfig:
     """Size of a neural PCFG member (``onparse.pcfg``): its symbols and the width of their embeddings."""
@@ -103,6 +107,7 @@ class GrammarConfig:
     nonterminals: int = 30
     preterminals: int = 60
     symbol_size: int = 256  # symbol embeddings and the rule networks' width
+    productions: str = INDEPENDENT  # p(A -> B C) as p(B ↙ A) p(C ↘ A), or JOINT: one table (onparse.pcfg)
 
     n_layers = 0  # a grammar has no layers: its trees come from its span marginals (SPANS)
 
@@ -113,6 +118,8 @@ class GrammarConfig:
             value = getattr(self, name)
             if type(value) is not int or not 1 <= value <= largest:
                 raise ValueError(f"{name} must be a whole number from 1 to {largest:,}, not {value!r:.40}")
+        if self.productions not in PRODUCTIONS:
+            raise ValueError(f"productions must be {' or '.join(map(repr, PRODUCTIONS))}, not {self.productions!r:.40}")
 
 
 FORWARD, BACKWARD = "forward", "backward"  # the directions a model reads a sentence in

@@ -1,4 +1,5 @@
-"""A neural PCFG with independent left and right productions, its inside algorithm, span marginals and MBR trees.
+"""A neural PCFG with independent left and right productions (or joint ones), its inside algorithm, span marginals
+and MBR trees.
 
 The grammar (Liu, Yang, Kim & Tu, 2023, "Simple Hardware-Efficient PCFGs
 with Independent Left and Right Productions"; neural rule scores over symbol
@@ -23,6 +24,13 @@ live in log space; a projection takes each span's largest score out before
 the matrix product, so the sums stay exact in float32. Width by width, all
 spans of a width are computed at once, for a batch of sentences of one length.
 
+A grammar may instead take joint productions, ``p(A -> B C)`` one table of
+``|N| x |N + P|^2`` (the neural PCFG of Kim, Dyer & Rush, 2019, whose
+binary rules come from one linear layer): more expressive for few symbols,
+at ``O(n^3 |N + P|^2 + n^2 |N| |N + P|^2)``. Its inside pass sums the
+children's pairs over split points first (one matrix product a span), then
+applies the rules; its marginals are the gradient of ``log Z``.
+
 Span marginals are the gradient of ``log Z`` with respect to a score added to
 every span (torch-struct's way; ``inside`` takes such scores), computed for
 parsing by an explicit outside pass (``marginals``) whose memory grows as
@@ -41,7 +49,7 @@ from nltk import Tree
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from onparse.config import GrammarConfig
+from onparse.config import JOINT, GrammarConfig
 from onparse.voting import best_tree
 
 
@@ -51,9 +59,10 @@ class Rules:
     emissions of the vocabulary by each preterminal."""
 
     root: Tensor  # N
-    left: Tensor  # N x (N + P): log p(B ↙ A)
-    right: Tensor  # N x (N + P): log p(C ↘ A)
+    left: Tensor | None  # N x (N + P): log p(B ↙ A); None for joint productions
+    right: Tensor | None  # N x (N + P): log p(C ↘ A)
     emission: Tensor  # P x V: log p(w | T)
+    binary: Tensor | None = None  # joint productions: N x (N + P) x (N + P), log p(A -> B C)
 
     @property
     def nonterminals(self) -> int:
@@ -87,8 +96,11 @@ class NeuralPCFG(nn.Module):
         self.nonterminal_embedding = nn.Parameter(torch.randn(n, size))
         self.preterminal_embedding = nn.Parameter(torch.randn(p, size))
         self.root_network = rule_network(size, n)
-        self.left_network = rule_network(size, n + p)
-        self.right_network = rule_network(size, n + p)
+        if config.productions == JOINT:
+            self.binary_network = nn.Linear(size, (n + p) ** 2)
+        else:
+            self.left_network = rule_network(size, n + p)
+            self.right_network = rule_network(size, n + p)
         self.emission_network = rule_network(size, config.vocab_size)
 
     @classmethod
@@ -100,10 +112,14 @@ class NeuralPCFG(nn.Module):
     def rules(self) -> Rules:
         """Every rule's log-probability, normalized over what each symbol may rewrite to."""
         log_softmax = lambda x: torch.log_softmax(x, -1)  # noqa: E731
-        return Rules(log_softmax(self.root_network(self.root_embedding))[0],
-                     log_softmax(self.left_network(self.nonterminal_embedding)),
-                     log_softmax(self.right_network(self.nonterminal_embedding)),
-                     log_softmax(self.emission_network(self.preterminal_embedding)))
+        root = log_softmax(self.root_network(self.root_embedding))[0]
+        emission = log_softmax(self.emission_network(self.preterminal_embedding))
+        if self.config.productions == JOINT:
+            symbols = self.config.nonterminals + self.config.preterminals
+            binary = log_softmax(self.binary_network(self.nonterminal_embedding)).view(-1, symbols, symbols)
+            return Rules(root, None, None, emission, binary)
+        return Rules(root, log_softmax(self.left_network(self.nonterminal_embedding)),
+                     log_softmax(self.right_network(self.nonterminal_embedding)), emission)
 
     def log_likelihood(self, words: Tensor) -> Tensor:
         """log p(sentence) of each row of ``words`` (B x n ids, one length, n >= 2): the marginal over every tree."""
@@ -129,7 +145,46 @@ def inside(rules: Rules, words: Tensor, span_scores: Tensor | None = None) -> Te
     inside score of each span of two or more words: their gradient is each
     span's marginal probability.
     """
+    if rules.binary is not None:
+        return joint_inside(rules, words, span_scores)
     return inside_chart(rules, words, span_scores)[-1]
+
+
+def joint_inside(rules: Rules, words: Tensor, span_scores: Tensor | None = None) -> Tensor:
+    """``inside`` for joint productions. A child of one word is a preterminal, a wider one a nonterminal, so a span's
+    splits fall in four kinds (a word or a wider span on each side) with a block of the rule table each. Within a
+    kind, the children's pairs are summed over its split points first (a matrix product, each split's scores scaled
+    by their largest), then the block's rules apply to the pairs."""
+    batch, n = words.shape
+    if n < 2:
+        raise ValueError("the inside algorithm here needs sentences of two or more words")
+    nonterminals = rules.nonterminals
+    table = rules.binary.exp()
+    symbols = {True: slice(nonterminals, None), False: slice(0, nonterminals)}  # keyed by "is a single word"
+    blocks = {(left, right): table[:, symbols[left], symbols[right]].flatten(1).t()  # (B x C) x A
+              for left in (True, False) for right in (True, False)}
+    beta = {1: rules.emission[:, words].permute(1, 2, 0)}  # B x n x P; wider spans: B x starts x N
+    for width in range(2, n + 1):
+        starts = n - width + 1
+        parts = []  # per kind of split: its scale (B x starts x 1) and its rule-weighted sum (B x starts x N)
+        for (left_word, right_word), block in blocks.items():
+            splits = [k for k in range(1, width) if (k == 1) == left_word and (width - k == 1) == right_word]
+            if not splits:
+                continue
+            left = torch.stack([beta[k][:, :starts] for k in splits], 2)  # B x starts x splits x symbols
+            right = torch.stack([beta[width - k][:, k : k + starts] for k in splits], 2)
+            left_top, right_top = left.amax(-1, keepdim=True), right.amax(-1, keepdim=True)
+            top = (left_top + right_top).amax(2, keepdim=True)  # B x starts x 1 x 1
+            left = (left - left_top).exp() * (left_top + right_top - top).exp()
+            pairs = left.transpose(-1, -2) @ (right - right_top).exp()  # B x starts x symbols x symbols
+            parts.append((top[..., 0], pairs.flatten(2) @ block))
+        top = torch.stack([scale for scale, _ in parts]).amax(0)
+        scores = torch.log(sum(found * (scale - top).exp() for scale, found in parts) + 1e-38) + top
+        if span_scores is not None:
+            first = torch.arange(starts)
+            scores = scores + span_scores[:, first, first + width].unsqueeze(-1)
+        beta[width] = scores
+    return torch.logsumexp(beta[n][:, 0] + rules.root, -1)
 
 
 def inside_chart(rules: Rules, words: Tensor, span_scores: Tensor | None = None
@@ -168,6 +223,11 @@ def marginals(rules: Rules, words: Tensor) -> Tensor:
     time, those sums are one stack over the parents' widths, then one
     projection back through the rules (``project`` with the rules transposed).
     """
+    if rules.binary is not None:  # the gradient of log Z with respect to every span's score
+        with torch.enable_grad():
+            scores = torch.zeros(words.size(0), words.size(1) + 1, words.size(1) + 1, requires_grad=True)
+            binary = Rules(*(None if table is None else table.detach() for table in vars(rules).values()))
+            return torch.autograd.grad(joint_inside(binary, words, scores).sum(), scores)[0]
     beta, left_from, right_from, log_z = inside_chart(rules, words)
     batch, n = words.shape
     nonterminals = rules.nonterminals

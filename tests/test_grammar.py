@@ -114,6 +114,20 @@ def test_the_command_trains_a_grammar_that_parses_alone_and_beside_an_onlstm(cor
     assert json.loads((out / "history.jsonl").read_text().splitlines()[-1])["epoch"] == 3
 
 
+def test_a_grammar_of_joint_productions_trains_is_saved_as_one_and_parses(corpus, tmp_path):
+    out = tmp_path / "joint"
+    result = CliRunner().invoke(main, ["train", "--family", "pcfg", "--productions", "joint", "--train", str(corpus),
+                                       "--nonterminals", "3", "--preterminals", "4", "--symbol-size", "8", "--epochs", "1",
+                                       "--out", str(out), "--threads", "1", "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert json.loads((out / "model" / "card.json").read_text())["config"]["model"]["productions"] == "joint"
+    member = Parser.load(out / "model").members[0]
+    rules = member.model.rules()
+    assert rules.left is None and rules.binary.shape == (3, 7, 7)
+    assert torch.allclose(rules.binary.exp().sum((1, 2)), torch.ones(3))
+    assert len(Parser.load(out / "model").parse("The cat sat on the mat.").words_tree.leaves()) == 6
+
+
 def test_a_grammar_has_one_readout_and_refuses_layers(corpus, tmp_path):
     trainer = make_trainer(grammar_config(corpus, epochs=1))
     modeldir.save(tmp_path / "g", trainer.model, trainer.vocab, SPANS)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from onparse.config import GrammarConfig
+from onparse.config import PRODUCTIONS, GrammarConfig
 from onparse.pcfg import NeuralPCFG, Rules, inside, mbr_tree
 from onparse.trees import left_branching, spans
 
@@ -28,27 +28,35 @@ def tree_spans(tree) -> set:
     return set() if left is None else {(start, end)} | tree_spans(left) | tree_spans(right)
 
 
-def tree_probability(tree, words, root, left_rule, right_rule, emission) -> float:
-    """p(words, tree) summed over the symbols at its nodes, with the full rule table p(A -> B C) = L[A,B] R[A,C]."""
+def rule_table(rules: Rules) -> np.ndarray:
+    """p(A -> B C) for every A, B, C: the joint table, or the product of the independent left and right choices."""
+    if rules.binary is not None:
+        return rules.binary.detach().double().exp().numpy()
+    left, right = (table.detach().double().exp().numpy() for table in (rules.left, rules.right))
+    return left[:, :, None] * right[:, None, :]
+
+
+def tree_probability(tree, words, root, rule, emission) -> float:
+    """p(words, tree) summed over the symbols at its nodes, with the full rule table ``rule`` (A x B x C)."""
     n_nt = root.shape[0]
 
     def beta(node):  # over N + P: a node's inside score for each symbol
         start, end, left, right = node
-        found = np.zeros(left_rule.shape[1])
+        found = np.zeros(rule.shape[1])
         if left is None:
             found[n_nt:] = emission[:, words[start]]
             return found
-        rule = left_rule[:, :, None] * right_rule[:, None, :]  # A x B x C
         found[:n_nt] = np.einsum("abc,b,c->a", rule, beta(left), beta(right))
         return found
 
     return float(root @ beta(tree)[:n_nt])
 
 
-@pytest.fixture
-def tiny_grammar():
+@pytest.fixture(params=PRODUCTIONS)
+def tiny_grammar(request):
     torch.manual_seed(3)
-    model = NeuralPCFG(GrammarConfig(vocab_size=7, nonterminals=3, preterminals=4, symbol_size=8))
+    model = NeuralPCFG(GrammarConfig(vocab_size=7, nonterminals=3, preterminals=4, symbol_size=8,
+                                     productions=request.param))
     with torch.no_grad():  # sharper rules than a fresh network gives, so trees differ in probability
         for parameter in model.parameters():
             parameter.mul_(3)
@@ -59,7 +67,8 @@ def tiny_grammar():
 def test_inside_equals_the_sum_over_every_binary_tree_and_marginals_its_span_shares(tiny_grammar, n):
     words = torch.tensor([[(3 * k + n) % 7 for k in range(n)]])
     rules = tiny_grammar.rules()
-    tables = [tensor.detach().double().exp().numpy() for tensor in (rules.root, rules.left, rules.right, rules.emission)]
+    root, emission = (tensor.detach().double().exp().numpy() for tensor in (rules.root, rules.emission))
+    tables = [root, rule_table(rules), emission]
     trees = list(binary_trees(0, n))
     assert len(trees) == math.comb(2 * (n - 1), n - 1) // n  # Catalan: every binary tree once
     probabilities = np.array([tree_probability(tree, words[0].tolist(), *tables) for tree in trees])
@@ -103,7 +112,7 @@ def test_the_inside_algorithm_refuses_a_single_word():
 def test_the_outside_pass_gives_the_gradient_of_log_z_on_long_sentences(tiny_grammar):
     words = torch.randint(0, 7, (2, 23))
     rules = tiny_grammar.rules()
-    rules = Rules(*(tensor.detach() for tensor in vars(rules).values()))
+    rules = Rules(*(None if tensor is None else tensor.detach() for tensor in vars(rules).values()))
     scores = torch.zeros(2, 24, 24, requires_grad=True)
     (gradient,) = torch.autograd.grad(inside(rules, words, scores).sum(), scores)
     assert torch.allclose(tiny_grammar.span_marginals(words), gradient, atol=1e-4)
