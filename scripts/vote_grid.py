@@ -13,8 +13,11 @@ weight (a share of the group's votes). Gold trees score only.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 from pathlib import Path
+
+import torch
 
 from onparse.builder import TreeBuilder
 from onparse.config import MEAN, SPANS, readouts
@@ -39,14 +42,21 @@ def main() -> None:
                          help="NAME=L1,L2,... : a group's members each at its own layer (1-based, or mean), as --group NAME lists them")
     options.add_argument("--keep", type=int, help="also score each group's K members whose trees agree best with the others' (gold-free)")
     options.add_argument("--json")
+    options.add_argument("--cache", help="a folder keeping each member's distances on --gold, so later grids skip them")
     args = options.parse_args()
     gold = [s for s in read_gold(args.gold, encoding=args.encoding) if s.words]
     sentences = [s.sentence for s in gold]
     distances, candidates, names = [], [], []
     for member in args.members:
         bundle = load(member_source(member).model)
-        parser = Parser(bundle, max_words=2000)
-        distances.append([found for (found,) in parser.distances(sentences)])
+        cached = Path(args.cache or ".", hashlib.sha1(f"{Path(member).resolve()} {args.gold}".encode()).hexdigest() + ".pt")
+        if args.cache and cached.is_file():
+            distances.append(torch.load(cached, weights_only=False))
+        else:
+            distances.append([found for (found,) in Parser(bundle, max_words=2000).distances(sentences)])
+            if args.cache:
+                cached.parent.mkdir(parents=True, exist_ok=True)
+                torch.save(distances[-1], cached)
         candidates.append(readouts(bundle.model.config.n_layers))  # a grammar's one readout: spans
         names.append(member)
     own = [{layer: [spans(TreeBuilder((layer,)).build([d]).tree) for d in distances[m]] for layer in candidates[m]}
