@@ -363,6 +363,7 @@ class FitPlan:
     families: list[str] = field(default_factory=lambda: [ONLSTM])  # member k is of the k-th family, cycling
     member_grammar: GrammarConfig = field(default_factory=GrammarConfig)  # the grammar members' size
     grammar_epochs: int | None = None  # None: as many as make about GRAMMAR_TOKENS tokens (at least one)
+    grammar_batch_size: int = GRAMMAR_TRAINING["batch_size"]  # words of a grammar member's update
 
     @classmethod
     def from_dict(cls, values: dict) -> "FitPlan":
@@ -426,6 +427,8 @@ class FitPlan:
             raise ValueError(f"members' families are {' or '.join(FAMILIES)}, repeated, not {self.families!r:.40}")
         if self.grammar_epochs is not None and (type(self.grammar_epochs) is not int or self.grammar_epochs < 1):
             raise ValueError(f"grammar_epochs must be a whole number of at least 1, not {self.grammar_epochs!r:.40}")
+        if type(self.grammar_batch_size) is not int or self.grammar_batch_size < 1:
+            raise ValueError(f"grammar_batch_size must be a whole number of at least 1, not {self.grammar_batch_size!r:.40}")
         if not self.language_models() and (self.rounds or self.directions == [AUTO]):
             raise ValueError("distillation rounds and the auto direction rule need ON-LSTM members: add --family onlstm")
         if not isinstance(self.member_grammar, GrammarConfig):

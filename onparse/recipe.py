@@ -132,7 +132,7 @@ def stages(plan: FitPlan, out: Path, record: dict | None = None) -> list[Stage]:
 def member_stage_config(plan: FitPlan, k: int, reading: Reading, common: dict) -> TrainConfig:
     """Member ``k``'s run: an ON-LSTM language model, or a grammar with the training settings grammars take."""
     if plan.family(k) == PCFG:
-        settings = {**common, **training_defaults(PCFG), "epochs": plan.grammar_epochs}
+        settings = {**common, **training_defaults(PCFG), "epochs": plan.grammar_epochs, "batch_size": plan.grammar_batch_size}
         return TrainConfig(family=PCFG, model=member_config(plan, k), seed=plan.seed + k - 1, reading=reading, **settings)
     return TrainConfig(model=member_config(plan, k), epochs=plan.member_epochs, batch_size=plan.batch_size,
                        seed=plan.seed + k - 1, reading=reading, **common)

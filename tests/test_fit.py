@@ -281,11 +281,16 @@ def test_a_fit_mixing_families_votes_grammars_beside_onlstms_and_resumes_to_the_
     from onparse.config import SPANS, GrammarConfig
 
     plan = tiny_plan(members=3, families=["onlstm", "pcfg"], rounds=1, scratch_passes=1, grammar_epochs=2,
+                     grammar_batch_size=50,
                      member_grammar=GrammarConfig(vocab_size=60, nonterminals=3, preterminals=4, symbol_size=8))
     settled = {stage.name: stage for stage in stages(plan, tmp_path)}
     assert [settled[f"member-{k}"].config.family for k in (1, 2, 3)] == ["onlstm", "pcfg", "onlstm"]
     grammar = settled["member-2"].config
     assert grammar.default_layer == SPANS and grammar.epochs == 2 and grammar.reading.punctuation is False
+    assert grammar.batch_size == 50 and settled["member-1"].config.batch_size == plan.batch_size
+    for wrong in (0, 2.5):
+        with pytest.raises(ValueError, match="grammar_batch_size"):
+            tiny_plan(grammar_batch_size=wrong).check()
     # a grammar is no student: it votes as it is in every round, and the student from scratch starts from an ON-LSTM
     assert settled["ensemble-2"].members == ["round-1-1", "member-2", "round-1-3"]
     assert settled["scratch"].config.distill.start.endswith("member-1/model")
