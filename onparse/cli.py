@@ -391,8 +391,7 @@ def run_options(command):
               help="Read each sentence left to right (forward) or right to left (backward).")
 def train(train_paths, dev, dev_gold, out_dir, resume, overwrite, family, epochs, max_minutes, embedding_size, hidden_size,
           n_layers, chunk_size, nonterminals, preterminals, symbol_size, productions, vocab_size, batch_size, lr, threads,
-          quiet, layer,
-          select_by, punctuation, direction, **settings) -> None:
+          quiet, layer, select_by, punctuation, direction, **settings) -> None:
     """Train a member (an ON-LSTM language model, or a neural PCFG) and write a model directory.
 
     \b

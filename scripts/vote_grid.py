@@ -49,12 +49,13 @@ def main() -> None:
     distances, candidates, names = [], [], []
     for member in args.members:
         bundle = load(member_source(member).model)
-        cached = Path(args.cache or ".", hashlib.sha1(f"{Path(member).resolve()} {args.gold}".encode()).hexdigest() + ".pt")
-        if args.cache and cached.is_file():
+        key = hashlib.sha1(f"{Path(member).resolve()} {args.gold}".encode()).hexdigest()
+        cached = Path(args.cache, key + ".pt") if args.cache else None
+        if cached and cached.is_file():
             distances.append(torch.load(cached, weights_only=False))
         else:
             distances.append([found for (found,) in Parser(bundle, max_words=2000).distances(sentences)])
-            if args.cache:
+            if cached:
                 cached.parent.mkdir(parents=True, exist_ok=True)
                 torch.save(distances[-1], cached)
         candidates.append(readouts(bundle.model.config.n_layers))  # a grammar's one readout: spans
