@@ -23,7 +23,8 @@ right-branching voter joins only when asked for, with the votes asked for.
 Gold dev trees, when given, are scored at every stage for the record; they
 choose nothing unless ``select_by_gold`` asks for the original protocol,
 which the card then says. Each stage is recorded in ``fit.json`` as it ends;
-a stopped fit resumes at the stage it was in, mid-run from that run's checkpoint.
+a stopped fit resumes at the stage it was in, mid-run from that run's checkpoint, and a stage's
+minutes count every call that ran it (``unfinished`` keeps those of calls stopped mid-stage).
 """
 
 from __future__ import annotations
@@ -282,8 +283,15 @@ def fit(plan: FitPlan | None, out: Path, resume: bool = False, hours: float | No
         if ranks.main:
             log.info(f"stage {number}/{len(settled)}: {stage.name}" + (f" (ensemble of {', '.join(stage.members)})" if stage.members else ""))
         started = time.monotonic()
-        entry = {"name": stage.name, **run_stage(stage, plan, out, deadline, console)}
-        entry["wall_minutes"] = round((time.monotonic() - started) / 60, 2)
+        earlier = record.setdefault("unfinished", {}).pop(stage.name, 0.0)  # minutes of earlier calls stopped mid-stage
+        try:
+            entry = {"name": stage.name, **run_stage(stage, plan, out, deadline, console)}
+        except BaseException:  # stopped mid-stage (time limit, signal, error): its minutes count when the stage ends
+            record["unfinished"][stage.name] = earlier + (time.monotonic() - started) / 60
+            if ranks.main:
+                write_record(out, record)
+            raise
+        entry["wall_minutes"] = round(earlier + (time.monotonic() - started) / 60, 2)
         record["stages"].append(entry)
         if ranks.main:
             write_record(out, record)
@@ -332,6 +340,6 @@ def write_card(model: Path, record: dict) -> None:
         lines.append(f"| {entry['name']} | {entry.get('reads', '-')} | {entry.get('train_minutes', 0):.1f} | {entry['wall_minutes']:.1f} | {point or '-'} | "
                      f"{'-' if gold is None else f'{gold:.1f}'} |")
     lines += ["", f"Total: {sum(e['wall_minutes'] for e in record['stages']):.0f} wall minutes over {len(record['stages'])} stages "
-              "(a resumed stage counts the call that finished it).", ""]
+              "(every call's, a stage's stopped calls included).", ""]
     with replacing_file(model / "card.md") as file:
         file.write("\n".join(lines))

@@ -76,13 +76,26 @@ def test_a_fit_interrupted_after_every_stage_resumes_to_the_same_parser(fitted, 
     assert trees(out / "model") == trees(fitted[0] / "model")
 
 
-def test_a_fit_stopped_by_its_time_limit_mid_stage_resumes_from_the_checkpoint(fitted, tmp_path):
+def test_a_fit_stopped_by_its_time_limit_mid_stage_resumes_from_the_checkpoint(fitted, tmp_path, monkeypatch):
+    from onparse import recipe
+
+    class Clock:  # each reading of the fit's clock a minute later: a stage's minutes are the readings it spans
+        now = 0.0
+
+        def monotonic(self) -> float:
+            self.now += 60
+            return self.now
+
+    monkeypatch.setattr(recipe, "time", Clock())
     out = tmp_path / "timed"
     with pytest.raises(TimeUp, match="member-1"):
         fit(tiny_plan(), out, hours=1e-9)
-    assert (out / "member-1" / "checkpoint.pt").is_file() and not json.loads((out / "fit.json").read_text())["stages"]
-    fit(None, out, resume=True)
+    record = json.loads((out / "fit.json").read_text())
+    assert (out / "member-1" / "checkpoint.pt").is_file() and not record["stages"]
+    assert record["unfinished"] == {"member-1": 2.0}  # from the stage's start, past its reading of the time left, to its stop
+    record = fit(None, out, resume=True)
     assert trees(out / "model") == trees(fitted[0] / "model")
+    assert record["stages"][0]["wall_minutes"] == 2.0 + 1.0 and not record["unfinished"]  # the stopped call's and this one's
 
 
 def test_gold_trees_choose_nothing_unless_asked_and_then_the_plan_says_so(tmp_path):
