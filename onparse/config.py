@@ -333,7 +333,7 @@ class FitPlan:
     dev: str
     dev_gold: str | None = None  # scored at every stage; chooses nothing unless select_by_gold
     members: int = 4
-    rounds: int = 2
+    rounds: int = 0  # distillation rounds reproduced their teacher in every language measured (docs/training.md)
     member_model: ModelConfig = field(default_factory=lambda: ModelConfig(**asdict(MEMBER_MODEL)))
     # members cycle through these sizes, e.g. {"hidden_size": [600, 1150], "chunk_size": [5, 10, 20]} (absent: member_model's)
     member_variants: dict[str, list[int]] = field(default_factory=dict)
