@@ -163,6 +163,9 @@ def read_record(out: Path) -> dict:
     if not isinstance(record.get("plan"), dict) or not isinstance(stages_done, list) or not all(
             isinstance(entry, dict) and isinstance(entry.get("name"), str) for entry in stages_done):
         raise runfolder.RunFolderError(f"{out / RECORD}: not a fit's record (a plan, and a list of stages each with a name)")
+    unfinished = record.get("unfinished", {})
+    if not isinstance(unfinished, dict) or not all(type(v) in (int, float) and v >= 0 for v in unfinished.values()):
+        raise runfolder.RunFolderError(f"{out / RECORD}: its unfinished stages must map each name to minutes, not {unfinished!r:.40}")
     try:
         FitPlan.from_dict(record["plan"]).check()
     except (TypeError, ValueError) as err:

@@ -83,7 +83,8 @@ def test_a_hand_edited_run_config_is_refused_in_one_line(tmp_path, change, words
 
 
 @pytest.mark.parametrize("record, words", [({}, "not a fit's record"), ({"plan": {}, "stages": "abc"}, "not a fit's record"),
-                                           ("members", "members must be a whole number"), ("dev", "plan does not hold")])
+                                           ("members", "members must be a whole number"), ("dev", "plan does not hold"),
+                                           ("unfinished", "unfinished stages must map each name to minutes")])
 def test_a_hand_edited_fit_record_is_refused_in_one_line(tmp_path, record, words):
     from test_fit import tiny_plan
     from dataclasses import asdict
@@ -93,6 +94,8 @@ def test_a_hand_edited_fit_record_is_refused_in_one_line(tmp_path, record, words
         record = {"plan": {**plan, "members": "two"}, "stages": []}
     elif record == "dev":
         record = {"plan": {k: v for k, v in plan.items() if k != "dev"}, "stages": []}
+    elif record == "unfinished":
+        record = {"plan": plan, "stages": [], "unfinished": {"member-1": "ten"}}
     (tmp_path / "fit").mkdir()
     (tmp_path / "fit" / "fit.json").write_text(json.dumps(record))
     one_line(run("fit", "--out", tmp_path / "fit", "--resume"), 2, words)
