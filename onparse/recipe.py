@@ -29,6 +29,7 @@ minutes count every call that ran it (``unfinished`` keeps those of calls stoppe
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import time
@@ -292,7 +293,8 @@ def fit(plan: FitPlan | None, out: Path, resume: bool = False, hours: float | No
         except BaseException:  # stopped mid-stage (time limit, signal, error): its minutes count when the stage ends
             record["unfinished"][stage.name] = earlier + (time.monotonic() - started) / 60
             if ranks.main:
-                write_record(out, record)
+                with contextlib.suppress(OSError):  # on a full disk the stage's own error is the one to report
+                    write_record(out, record)
             raise
         entry["wall_minutes"] = round(earlier + (time.monotonic() - started) / 60, 2)
         record["stages"].append(entry)
