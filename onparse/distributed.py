@@ -119,6 +119,15 @@ def scatter_columns(state: list[tuple[Tensor, Tensor]], ranks: Ranks) -> list[tu
     return [(h[columns], c[columns]) for h, c in state]
 
 
+def total(count: int, ranks: Ranks, device: torch.device) -> int:
+    """The sum of every rank's ``count`` (words trained on this update, say)."""
+    if ranks.world == 1:
+        return count
+    summed = torch.tensor(count, dtype=torch.int64, device=device)
+    dist.all_reduce(summed)
+    return int(summed.item())
+
+
 def any_rank(flags: list[bool], ranks: Ranks, device: torch.device) -> list[bool]:
     """Each flag, true where any rank raised it: a signal, a time limit or a checkpoint's hour seen by one rank
     stops or saves them all at the same update."""

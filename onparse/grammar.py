@@ -6,7 +6,9 @@ each batch about ``batch_size`` words; sentences of two to
 ``MAX_TRAINING_WORDS`` words train, as the literature trains (Kim, Dyer &
 Rush, 2019), while parsing takes any length. The dev figure is perplexity
 per word, so a run keeps its point of lowest dev perplexity: never gold trees.
-The one training loop (``onparse.train.Trainer``) runs it.
+The one training loop (``onparse.train.Trainer``) runs it; under torchrun each
+process takes every ``world``-th sentence of each batch, and DDP's averaged
+gradients are the one process's.
 """
 
 from __future__ import annotations
@@ -49,13 +51,17 @@ class GrammarObjective(WholeSentenceObjective):
     """Negative log-likelihood per word of a batch of sentences of one length.
 
     Each epoch's batches are drawn from the seed and the epoch alone, so a
-    resumed run sees the batches an uninterrupted one would.
+    resumed run sees the batches an uninterrupted one would, under any number
+    of processes: each rank takes its share of a batch (none where a batch has
+    fewer sentences than ranks; the rules still get their gradient) and scales
+    its loss so that the ranks' mean is the whole batch's loss per word.
     """
 
     dropout = False
 
-    def __init__(self, sentences: list[list[int]], words_per_batch: int, seed: int):
-        self.sentences, self.words_per_batch, self.seed = sentences, words_per_batch, seed
+    def __init__(self, sentences: list[list[int]], words_per_batch: int, seed: int,
+                 ranks: distributed.Ranks = distributed.Ranks()):
+        self.sentences, self.words_per_batch, self.seed, self.ranks = sentences, words_per_batch, seed, ranks
         self._order: tuple[int, list[list[int]]] | None = None
         self.batches_per_epoch = len(self.batches(0))
 
@@ -67,8 +73,12 @@ class GrammarObjective(WholeSentenceObjective):
 
     def loss(self, model: nn.Module, epoch: int, batch: int, dtype: torch.dtype) -> tuple[Tensor, int, dict[str, float]]:
         device = next(model.parameters()).device
-        words = torch.tensor([self.sentences[k] for k in self.batches(epoch)[batch]], device=device)
-        return -model.log_likelihood(words).sum() / words.numel(), words.numel(), {}
+        indices = self.batches(epoch)[batch]
+        length = len(self.sentences[indices[0]])
+        share = indices[self.ranks.rank :: self.ranks.world]
+        words = torch.tensor([self.sentences[k] for k in share], dtype=torch.long, device=device).view(len(share), length)
+        loss = -model(words).sum() * self.ranks.world / (len(indices) * length)
+        return loss, words.numel(), {}
 
 
 def grammar_perplexity(sentences: list[list[int]], words_per_batch: int) -> DevFigures:
@@ -90,8 +100,6 @@ def grammar_perplexity(sentences: list[list[int]], words_per_batch: int) -> DevF
 
 def grammar_setup(config: TrainConfig, checkpoint: dict | None = None, ranks: distributed.Ranks = distributed.Ranks()) -> Setup:
     """A grammar from random weights and its vocabulary from the corpus (the checkpoint's, resuming)."""
-    if ranks.world > 1:
-        raise ValueError("a grammar trains in one process: run onparse train without torchrun")
     device = torch.device(config.device)
     sentences = read_corpus(config.train, config.language, config.encoding, config.reading)
     if not sentences:
@@ -106,4 +114,4 @@ def grammar_setup(config: TrainConfig, checkpoint: dict | None = None, ranks: di
         dev = grammar_perplexity([vocab.ids(sentence) for sentence in dev_sentences], config.batch_size)
     torch.manual_seed(config.seed)
     model = NeuralPCFG(replace(config.model, vocab_size=len(vocab))).to(device)
-    return Setup(model, vocab, GrammarObjective(data, config.batch_size, config.seed), dev)
+    return Setup(model, vocab, GrammarObjective(data, config.batch_size, config.seed, ranks), dev)

@@ -125,6 +125,8 @@ class NeuralPCFG(nn.Module):
         """log p(sentence) of each row of ``words`` (B x n ids, one length, n >= 2): the marginal over every tree."""
         return inside(self.rules(), words)
 
+    forward = log_likelihood  # what DistributedDataParallel calls, so that training under torchrun syncs gradients
+
     @torch.no_grad()
     def span_marginals(self, words: Tensor) -> Tensor:
         """B x (n + 1) x (n + 1): the posterior probability that words i .. j-1 form a constituent (spans of 2 or more),

@@ -285,7 +285,9 @@ def train(
     if resume:
         say(f"resumed from {out_dir / 'checkpoint.pt'}: epoch {run.epoch + 1}, batch {run.batch}")
     if ranks.world > 1:
-        say(f"training on {ranks.world} processes, {config.batch_size // ranks.world} of the {config.batch_size} streams each")
+        share = (f"one in {ranks.world} of the sentences of each {config.batch_size}-word batch" if config.family == PCFG
+                 else f"{config.batch_size // ranks.world} of the {config.batch_size} streams")
+        say(f"training on {ranks.world} processes, {share} each")
 
     def save_checkpoint() -> None:
         checkpoint = running.checkpoint()  # every rank: the carried states are gathered from all of them

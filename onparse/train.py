@@ -326,7 +326,7 @@ class Trainer:
                 for group in self.optimizer.param_groups:
                     group["lr"] = learning_rate(config, run.update, total_updates)
                 loss, tokens, parts = objective.loss(self.replica, run.epoch, run.batch, self.dtype)
-                tokens *= self.ranks.world  # every rank predicts as many
+                tokens = distributed.total(tokens, self.ranks, self.device)
                 self.optimizer.zero_grad(set_to_none=True)
                 loss.backward()
                 torch.nn.utils.clip_grad_norm_(model.parameters(), config.clip)

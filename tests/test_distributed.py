@@ -13,7 +13,7 @@ import torch
 import torch.multiprocessing as mp
 
 from onparse import distributed
-from onparse.config import ModelConfig, TrainConfig
+from onparse.config import GrammarConfig, ModelConfig, TrainConfig, training_defaults
 from onparse.runfolder import read_checkpoint, trainer as make_trainer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,6 +33,35 @@ def first_update(rank: int, world: int, port: int, out: str) -> None:
         torch.save({"model": trainer.model.state_dict(), "tokens": trainer.run.tokens_seen,
                     "columns": trainer.objective.data.size(1)}, out)
     distributed.leave()
+
+
+GRAMMAR = TrainConfig(train=[CORPUS], family="pcfg", model=GrammarConfig(vocab_size=200, nonterminals=3, preterminals=4, symbol_size=8),
+                      **{**training_defaults("pcfg"), "batch_size": 150, "epochs": 1, "dtype": "fp32", "warmup_updates": 1})
+
+
+def first_grammar_update(rank: int, world: int, port: int, out: str) -> None:
+    """One rank of a grammar's launch: one update; rank 0 saves the weights, the words counted and its share."""
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank), WORLD_SIZE=str(world))
+    torch.set_num_threads(1)
+    trainer = make_trainer(GRAMMAR)
+    next(trainer.steps())
+    if rank == 0:
+        torch.save({"model": trainer.model.state_dict(), "tokens": trainer.run.tokens_seen}, out)
+    distributed.leave()
+
+
+def test_two_ranks_take_a_grammars_first_update_one_process_takes(tmp_path):
+    one = make_trainer(GRAMMAR)
+    batch = one.objective.batches(0)[0]
+    assert len(batch) % 2 == 1  # the ranks' shares differ by a sentence: the loss scaling must still be exact
+    mp.spawn(first_grammar_update, args=(2, free_port(), str(tmp_path / "two.pt")), nprocs=2)
+    two = torch.load(tmp_path / "two.pt", weights_only=True)
+    start = {name: tensor.clone() for name, tensor in one.model.state_dict().items()}
+    next(one.steps())
+    assert two["tokens"] == one.run.tokens_seen == len(batch) * len(one.objective.sentences[batch[0]])
+    for name, tensor in one.model.state_dict().items():
+        assert not torch.equal(tensor, start[name]), name  # every rule network moved
+        torch.testing.assert_close(two["model"][name], tensor, rtol=1e-5, atol=1e-6)
 
 
 def free_port() -> int:
@@ -93,15 +122,17 @@ def test_one_process_needs_no_process_group():
     assert trainer.replica is trainer.model
 
 
-def test_a_fit_under_torchrun_trains_its_members_on_both_processes_and_finishes_on_one(tmp_path):
+def test_a_fit_under_torchrun_trains_members_of_both_families_on_both_processes_and_finishes_on_one(tmp_path):
     done = torchrun("--train", CORPUS, "--dev", DEV, "--out", "fit", "--members", "2", "--rounds", "0", "--member-epochs", "1",
-                    "--embedding-size", "16", "--hidden-size", "24", "--chunk-size", "4", "--vocab-size", "60",
+                    "--family", "onlstm", "--family", "pcfg", "--grammar-epochs", "1", "--nonterminals", "3", "--preterminals", "4",
+                    "--symbol-size", "8", "--embedding-size", "16", "--hidden-size", "24", "--chunk-size", "4", "--vocab-size", "60",
                     "--sentences", "100", "--dtype", "fp32", cwd=tmp_path, command="fit")
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.count("fit done") == 1
     record = json.loads((tmp_path / "fit" / "fit.json").read_text())
     assert [stage["name"] for stage in record["stages"]] == ["member-1", "member-2", "ensemble-1", "scratch", "model"]
-    for member in ("member-1", "member-2"):
-        assert json.loads((tmp_path / "fit" / member / "model" / "card.json").read_text())["processes"] == 2
+    cards = [json.loads((tmp_path / "fit" / member / "model" / "card.json").read_text()) for member in ("member-1", "member-2")]
+    assert [card["processes"] for card in cards] == [2, 2]
+    assert "one in 2 of the sentences of each" in done.stderr
     assert json.loads((tmp_path / "fit" / "scratch" / "model" / "card.json").read_text())["processes"] == 1
     assert (tmp_path / "fit" / "model" / "card.md").is_file()
