@@ -167,11 +167,30 @@ def read_record(out: Path) -> dict:
     unfinished = record.get("unfinished", {})
     if not isinstance(unfinished, dict) or not all(type(v) in (int, float) and v >= 0 for v in unfinished.values()):
         raise runfolder.RunFolderError(f"{out / RECORD}: its unfinished stages must map each name to minutes, not {unfinished!r:.40}")
+    in_flight = record.get("in_flight", {})
+    if not isinstance(in_flight, dict) or in_flight and not (
+            isinstance(in_flight.get("stage"), str) and all(type(in_flight.get(key)) in (int, float) and in_flight[key] >= 0
+                                                            for key in ("since", "earlier"))):
+        raise runfolder.RunFolderError(f"{out / RECORD}: its stage in flight must be a name, a start time and minutes, "
+                                       f"not {in_flight!r:.40}")
     try:
         FitPlan.from_dict(record["plan"]).check()
     except (TypeError, ValueError) as err:
         raise runfolder.RunFolderError(f"{out / RECORD}: its plan does not hold ({one_line(err)})") from None
     return record
+
+
+def count_killed_call(record: dict, out: Path) -> None:
+    """A call killed mid-stage (kill -9, a machine's end) left its stage ``in_flight``: its minutes count, from the
+    stage's start to the last file the stage wrote, as a stopped call's do."""
+    in_flight = record.pop("in_flight", None)
+    if not in_flight:
+        return
+    folder = out / in_flight["stage"]
+    last = max((path.stat().st_mtime for path in folder.rglob("*")), default=in_flight["since"]) if folder.is_dir() else in_flight["since"]
+    minutes = max(0.0, last - in_flight["since"]) / 60
+    unfinished = record.setdefault("unfinished", {})
+    unfinished[in_flight["stage"]] = unfinished.get(in_flight["stage"], 0.0) + in_flight["earlier"] + minutes
 
 
 def write_record(out: Path, record: dict) -> None:
@@ -264,6 +283,7 @@ def fit(plan: FitPlan | None, out: Path, resume: bool = False, hours: float | No
     deadline = time.monotonic() + 3600 * hours if hours else None
     if resume:
         record = read_record(out)
+        count_killed_call(record, out)
         plan = FitPlan.from_dict(record["plan"])
     else:
         plan.check()
@@ -288,15 +308,20 @@ def fit(plan: FitPlan | None, out: Path, resume: bool = False, hours: float | No
             log.info(f"stage {number}/{len(settled)}: {stage.name}" + (f" (ensemble of {', '.join(stage.members)})" if stage.members else ""))
         started = time.monotonic()
         earlier = record.setdefault("unfinished", {}).pop(stage.name, 0.0)  # minutes of earlier calls stopped mid-stage
+        record["in_flight"] = {"stage": stage.name, "since": time.time(), "earlier": earlier}  # what a kill -9 leaves
+        if ranks.main:
+            write_record(out, record)
         try:
             entry = {"name": stage.name, **run_stage(stage, plan, out, deadline, console)}
         except BaseException:  # stopped mid-stage (time limit, signal, error): its minutes count when the stage ends
             record["unfinished"][stage.name] = earlier + (time.monotonic() - started) / 60
+            del record["in_flight"]
             if ranks.main:
                 with contextlib.suppress(OSError):  # on a full disk the stage's own error is the one to report
                     write_record(out, record)
             raise
         entry["wall_minutes"] = round(earlier + (time.monotonic() - started) / 60, 2)
+        del record["in_flight"]
         record["stages"].append(entry)
         if ranks.main:
             write_record(out, record)
@@ -345,6 +370,6 @@ def write_card(model: Path, record: dict) -> None:
         lines.append(f"| {entry['name']} | {entry.get('reads', '-')} | {entry.get('train_minutes', 0):.1f} | {entry['wall_minutes']:.1f} | {point or '-'} | "
                      f"{'-' if gold is None else f'{gold:.1f}'} |")
     lines += ["", f"Total: {sum(e['wall_minutes'] for e in record['stages']):.0f} wall minutes over {len(record['stages'])} stages "
-              "(every call's, a stage's stopped calls included).", ""]
+              "(every call's: a stage's stopped calls, and a killed call's up to the stage's last write, included).", ""]
     with replacing_file(model / "card.md") as file:
         file.write("\n".join(lines))

@@ -84,7 +84,8 @@ def test_a_hand_edited_run_config_is_refused_in_one_line(tmp_path, change, words
 
 @pytest.mark.parametrize("record, words", [({}, "not a fit's record"), ({"plan": {}, "stages": "abc"}, "not a fit's record"),
                                            ("members", "members must be a whole number"), ("dev", "plan does not hold"),
-                                           ("unfinished", "unfinished stages must map each name to minutes")])
+                                           ("unfinished", "unfinished stages must map each name to minutes"),
+                                           ("in_flight", "stage in flight must be a name, a start time and minutes")])
 def test_a_hand_edited_fit_record_is_refused_in_one_line(tmp_path, record, words):
     from test_fit import tiny_plan
     from dataclasses import asdict
@@ -96,6 +97,8 @@ def test_a_hand_edited_fit_record_is_refused_in_one_line(tmp_path, record, words
         record = {"plan": {k: v for k, v in plan.items() if k != "dev"}, "stages": []}
     elif record == "unfinished":
         record = {"plan": plan, "stages": [], "unfinished": {"member-1": "ten"}}
+    elif record == "in_flight":
+        record = {"plan": plan, "stages": [], "in_flight": {"stage": "member-1", "since": "noon", "earlier": 0}}
     (tmp_path / "fit").mkdir()
     (tmp_path / "fit" / "fit.json").write_text(json.dumps(record))
     one_line(run("fit", "--out", tmp_path / "fit", "--resume"), 2, words)

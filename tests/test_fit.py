@@ -1,6 +1,8 @@
 """onparse fit: the whole recipe at tiny sizes, end to end, resumed at every stage boundary and mid-stage."""
 
 import json
+import os
+import time
 from dataclasses import asdict
 from pathlib import Path
 
@@ -86,16 +88,26 @@ def test_a_fit_stopped_by_its_time_limit_mid_stage_resumes_from_the_checkpoint(f
             self.now += 60
             return self.now
 
+        time = staticmethod(time.time)  # the wall clock that files' times are on
+
     monkeypatch.setattr(recipe, "time", Clock())
     out = tmp_path / "timed"
     with pytest.raises(TimeUp, match="member-1"):
         fit(tiny_plan(), out, hours=1e-9)
     record = json.loads((out / "fit.json").read_text())
-    assert (out / "member-1" / "checkpoint.pt").is_file() and not record["stages"]
+    assert (out / "member-1" / "checkpoint.pt").is_file() and not record["stages"] and "in_flight" not in record
     assert record["unfinished"] == {"member-1": 2.0}  # from the stage's start, past its reading of the time left, to its stop
+    # a second call, killed (kill -9) 6 minutes after it started the stage and 2 minutes after the stage's last write
+    started = time.time() - 600
+    record["in_flight"] = {"stage": "member-1", "since": started, "earlier": record.pop("unfinished")["member-1"]}
+    (out / "fit.json").write_text(json.dumps(record))
+    for path in [out / "member-1", *(out / "member-1").rglob("*")]:
+        os.utime(path, (started + 240, started + 240))
     record = fit(None, out, resume=True)
     assert trees(out / "model") == trees(fitted[0] / "model")
-    assert record["stages"][0]["wall_minutes"] == 2.0 + 1.0 and not record["unfinished"]  # the stopped call's and this one's
+    # the stopped call's, the killed call's up to its last write, and this one's
+    assert record["stages"][0]["wall_minutes"] == pytest.approx(2.0 + 4.0 + 1.0) and not record["unfinished"]
+    assert "in_flight" not in record
 
 
 def test_gold_trees_choose_nothing_unless_asked_and_then_the_plan_says_so(tmp_path):
