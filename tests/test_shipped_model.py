@@ -8,7 +8,7 @@ from onparse.parse import Parser
 
 def test_shipped_models_are_complete_and_compact():
     assert {"config.json", "card.json", "card.md"} <= {p.name for p in DEFAULT_MODEL.iterdir()}
-    assert sum(p.stat().st_size for p in MODELS.rglob("*") if p.is_file()) < 160 * 2**20  # the GPU members (issue 21), the German and Chinese models (29), grammars (33)
+    assert sum(p.stat().st_size for p in MODELS.rglob("*") if p.is_file()) < 170 * 2**20  # the GPU members (issue 21), the German and Chinese models (29), grammars (33): 64 x 128 in German
 
 
 def test_shipped_model_loads_and_parses():
