@@ -482,8 +482,10 @@ def run_training(out_dir: Path, resume: bool, overwrite: bool, epochs: int | Non
 @click.option("--margin", type=click.FloatRange(min=0), default=DistillConfig.margin, show_default=True,
               help="Hinge margin between distances.")
 @click.option("--layer", type=LayerType(), help="The student's layer that learns the trees and parses  [default: the student's own].")
+@click.option("--direction", type=click.Choice([FORWARD, BACKWARD]),
+              help="With --from-scratch: read each sentence this way  [default: as the student does].")
 def distill(train_paths, dev, dev_gold, select_by, out_dir, resume, overwrite, max_minutes, threads, quiet, teacher, student,
-            from_scratch, epochs, sentences, rank_weight, margin, layer, **settings) -> None:
+            from_scratch, epochs, sentences, rank_weight, margin, layer, direction, **settings) -> None:
     """Teach a student ON-LSTM a teacher's trees (distillation; no gold trees).
 
     The teacher parses a sample of the training text; the student learns its
@@ -498,6 +500,9 @@ def distill(train_paths, dev, dev_gold, select_by, out_dir, resume, overwrite, m
       onparse distill --teacher runs/fit/ensemble-2 --student runs/wsj/model --from-scratch \\
           --passes 2 --lr 2e-3 --train corpus.txt --dev dev.txt --out runs/scratch
     """
+    if direction and not from_scratch:
+        fail("--direction is for a student from scratch: a fine-tuned student reads as it learnt to")
+
     def new_config() -> TrainConfig:
         from onparse.distill import distillation_config
 
@@ -506,7 +511,7 @@ def distill(train_paths, dev, dev_gold, select_by, out_dir, resume, overwrite, m
         spec = DistillConfig(teacher=teacher, start=student, from_scratch=from_scratch, sentences=sentences,
                              rank_weight=rank_weight, margin=margin)
         return distillation_config(spec, train=list(train_paths), dev=dev, dev_gold=dev_gold, epochs=epochs or 1,
-                                   default_layer=layer, select_by=select_by, **settings)
+                                   default_layer=layer, select_by=select_by, direction=direction, **settings)
 
     run_training(out_dir, resume, overwrite, epochs, max_minutes, threads, quiet, new_config, "distill")
 
@@ -656,6 +661,9 @@ def quantize(model, out_dir, gold, encoding, device, threads) -> None:
               help="Training sentences each teacher parses.")
 @click.option("--scratch-passes", type=Positive, default=default(FitPlan, "scratch_passes"), show_default=True,
               help="Passes of the student from scratch.")
+@click.option("--student-direction", "student_directions", type=click.Choice([FORWARD, BACKWARD]), multiple=True,
+              help="The student from scratch reads in this direction  [default: the first voting ON-LSTM's]; repeat for "
+                   "one student per direction, each voting (together they see both sides of every gap).")
 @click.option("--evals-per-epoch", type=Positive, default=default(FitPlan, "evals_per_epoch"), show_default=True)
 @right_branching_options("in every ensemble")
 @click.option("--layer-rule", type=click.Choice(LAYER_RULES), default=default(FitPlan, "layer_rule"), show_default=True,
@@ -700,7 +708,7 @@ def quantize(model, out_dir, gold, encoding, device, threads) -> None:
 @click.option("--threads", type=Threads, help=THREADS_HELP)
 @QUIET
 def fit(train_paths, dev, dev_gold, out_dir, resume, hours, members, rounds, member_epochs, embedding_sizes, hidden_sizes,
-        n_layers, chunk_sizes, vocab_size, sentences, scratch_passes, evals_per_epoch, right_branching_voter, right_branching_votes,
+        n_layers, chunk_sizes, vocab_size, sentences, scratch_passes, student_directions, evals_per_epoch, right_branching_voter, right_branching_votes,
         layer_rule, layer, vote_layer, select_by_gold, language, encoding, punctuation, directions, families, nonterminals,
         preterminals, symbol_size, productions, grammar_epochs, grammar_batch_size, seed, dtype, device, threads,
         quiet) -> None:
@@ -733,7 +741,8 @@ def fit(train_paths, dev, dev_gold, out_dir, resume, hours, members, rounds, mem
         plan = FitPlan(train=list(train_paths), dev=dev, dev_gold=dev_gold, members=members, rounds=rounds,
                               member_variants={name: list(values) for name, values in sizes.items() if len(values) > 1},
                               member_model=model, member_epochs=member_epochs, sentences=sentences,
-                              scratch_passes=scratch_passes, evals_per_epoch=evals_per_epoch,
+                              scratch_passes=scratch_passes, student_directions=list(student_directions),
+                              evals_per_epoch=evals_per_epoch,
                               right_branching_voter=right_branching_weight(right_branching_voter, right_branching_votes),
                               layer_rule=layer_rule, layer=layer,
                               vote_layer=vote_layer, select_by_gold=select_by_gold, seed=seed, language=language, encoding=encoding,

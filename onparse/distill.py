@@ -220,17 +220,20 @@ def agreement(teacher: str, dev_sentences: list[Sentence], layer: Layer, setting
     return measure
 
 
-def distillation_config(spec: DistillConfig, default_layer: Layer | None = None, **settings) -> TrainConfig:
+def distillation_config(spec: DistillConfig, default_layer: Layer | None = None, direction: str | None = None,
+                        **settings) -> TrainConfig:
     """A distillation run's settings: the student's shape, language and reading from its model directory
-    (``spec.start``), the teacher found by name or path, its layer the student's own unless given; ``settings``
-    are TrainConfig's other fields. ModelDirError for a student that is no model."""
+    (``spec.start``; a student from scratch may read in another ``direction``), the teacher found by name or path,
+    its layer the student's own unless given; ``settings`` are TrainConfig's other fields. ModelDirError for a
+    student that is no model."""
     student = modeldir.load(spec.start)
     if student.family != ONLSTM:
         raise modeldir.ModelDirError(f"{spec.start} is a {student.family} member: a student is an ON-LSTM, whose distances "
                                      "learn the teacher's trees (a grammar learns from raw text: onparse train --family pcfg)")
     spec = replace(spec, teacher=str(modeldir.locate(spec.teacher or None)))
     return TrainConfig(model=student.model.config, default_layer=default_layer or student.default_layer, distill=spec,
-                       language=student.language, reading=student.reading, **settings)
+                       language=student.language, reading=replace(student.reading, direction=direction or student.reading.direction),
+                       **settings)
 
 
 def distillation_setup(config: TrainConfig, checkpoint: dict | None, work_dir: Path | None):
@@ -241,7 +244,8 @@ def distillation_setup(config: TrainConfig, checkpoint: dict | None, work_dir: P
     start = modeldir.load(spec.start)
     if start.language != config.language:
         raise ValueError(f"the student {spec.start} reads {start.language!r} text; this run's text is {config.language!r}")
-    if start.reading != config.reading:
+    if start.reading != config.reading and not (spec.from_scratch and start.reading.punctuation == config.reading.punctuation):
+        # fresh weights may read the other way; the vocabulary holds punctuation or not, so that stays
         raise ValueError(f"the student {spec.start} reads {start.reading}; this run says {config.reading}")
     model, vocab = start.model, start.vocab
     if spec.from_scratch:

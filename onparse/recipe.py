@@ -9,8 +9,10 @@
    ensemble's trees of the training text (distillation; the teacher parses
    one sample once, kept in ``teachers/``), keeping its point that agrees
    best with the teacher on dev text; ``ensemble-R+1`` votes over the students;
-4. ``scratch``: a student from random weights learns the last ensemble's trees;
-5. ``model``: the scratch student and the last round's students vote: the
+4. ``scratch``: a student from random weights learns the last ensemble's trees
+   (``scratch-2``, ...: one more for each further direction the plan's
+   ``student_directions`` name, so that the students see both sides of a gap);
+5. ``model``: the scratch students and the last round's students vote: the
    fit's model directory, ready for ``--model``.
 
 Each ensemble gives each member the layer whose trees agree best with the
@@ -119,15 +121,19 @@ def stages(plan: FitPlan, out: Path, record: dict | None = None) -> list[Stage]:
     if first is None:  # grammars alone: no ON-LSTM student, the first ensemble is the model
         found.append(Stage("model", members=previous))
         return found
-    # the student from scratch takes the shape, vocabulary and reading of the first ON-LSTM that votes
+    # students from scratch take the shape and vocabulary of the first ON-LSTM that votes, and its reading unless
+    # the plan names their directions (one student each, all learning the same teacher trees)
     distill = DistillConfig(teacher=str(out / f"ensemble-{plan.rounds + 1}"), start=str(out / first / "model"),
                             from_scratch=True, sentences=plan.sentences, sample_seed=plan.seed,
                             trees=str(out / "teachers" / f"ensemble-{plan.rounds + 1}.jsonl"),
                             rank_weight=plan.rank_weight, margin=plan.margin)
-    found.append(Stage("scratch", TrainConfig(model=shapes[first][0], reading=shapes[first][1], epochs=plan.scratch_passes,
-                                              lr=plan.scratch_lr, batch_size=plan.student_batch_size, seed=plan.seed,
-                                              distill=distill, **common)))
-    found.append(Stage("model", members=["scratch", *previous]))
+    readings = [replace(shapes[first][1], direction=d) for d in plan.student_directions] or [shapes[first][1]]
+    students = [f"scratch-{i + 1}" if i else "scratch" for i in range(len(readings))]
+    for i, (name, reading) in enumerate(zip(students, readings)):
+        found.append(Stage(name, TrainConfig(model=shapes[first][0], reading=reading, epochs=plan.scratch_passes,
+                                             lr=plan.scratch_lr, batch_size=plan.student_batch_size, seed=plan.seed + i,
+                                             distill=distill, **common)))
+    found.append(Stage("model", members=[*students, *previous]))
     return found
 
 

@@ -124,6 +124,12 @@ def test_distill_teaches_a_student_and_keeps_its_best_agreement(tmp_path, tiny_e
     assert len(teacher) == 51 and json.loads(teacher[0])["sentences"] == 50  # the settings, then one tree a line
     no_student = run("distill", "--train", EXAMPLES / "corpus.txt", "--out", tmp_path / "t")
     assert no_student.exit_code == 2 and "--student" in no_student.stderr
+    turned = run(*base[:-6], "--out", tmp_path / "b", "--direction", "backward", "--max-minutes", "0.00001")
+    assert turned.exit_code == 2 and "a student from scratch" in turned.stderr and not (tmp_path / "b").exists()
+    fresh = run(*base[:-6], "--out", tmp_path / "b", "--direction", "backward", "--from-scratch", "--max-minutes", "0.00001")
+    assert fresh.exit_code == 0, fresh.output
+    config = json.loads((tmp_path / "b" / "config.json").read_text())
+    assert config["reading"]["direction"] == "backward" and config["distill"]["from_scratch"]
 
 
 def test_nothing_rewrites_a_model_that_a_shipped_ensemble_points_at(tmp_path):

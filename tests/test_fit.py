@@ -338,3 +338,22 @@ def test_a_fit_mixing_families_votes_grammars_beside_onlstms_and_resumes_to_the_
     uninterrupted = fit(plan, tmp_path / "whole")
     assert trees(tmp_path / "whole" / "model") == trees(tmp_path / "mixed" / "model")
     assert [e["name"] for e in uninterrupted["stages"]] == [e["name"] for e in record["stages"]]
+
+
+def test_students_from_scratch_in_both_directions_learn_one_teacher_and_all_vote(tmp_path):
+    plan = tiny_plan(members=2, rounds=0, scratch_passes=1, evals_per_epoch=1, student_directions=["forward", "backward"])
+    settled = {stage.name: stage for stage in stages(plan, tmp_path)}
+    one, two = settled["scratch"].config, settled["scratch-2"].config
+    assert (one.reading.direction, two.reading.direction) == ("forward", "backward")
+    assert one.distill == two.distill and one.seed != two.seed  # the same teacher trees, other fresh weights
+    assert settled["model"].members == ["scratch", "scratch-2", "member-1", "member-2"]
+    assert [s.name for s in stages(tiny_plan(rounds=0), tmp_path)][-2:] == ["scratch", "model"]  # one student unless asked
+    for wrong in (["sideways"], "backward"):
+        with pytest.raises(ValueError, match="students read"):
+            tiny_plan(student_directions=wrong).check()
+    with pytest.raises(ValueError, match="students' directions"):
+        tiny_plan(families=["pcfg"], rounds=0, student_directions=["backward"]).check()
+    fit(plan, tmp_path / "fit")
+    model = Parser.load(tmp_path / "fit" / "model")
+    assert sorted(m.reading.direction for m in model.members) == ["backward", "forward", "forward", "forward"]
+    assert sorted(p.name for p in (tmp_path / "fit" / "teachers").iterdir()) == ["ensemble-1.jsonl"]  # parsed once
