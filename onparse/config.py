@@ -364,7 +364,7 @@ class FitPlan:
     member_grammar: GrammarConfig = field(default_factory=GrammarConfig)  # the grammar members' size
     grammar_epochs: int | None = None  # None: as many as make about GRAMMAR_TOKENS tokens (at least one)
     grammar_batch_size: int = GRAMMAR_TRAINING["batch_size"]  # words of a grammar member's update
-    # one student from scratch per direction, every one voting (empty: one, reading as the first voting ON-LSTM)
+    # one student from scratch per direction named, every one voting (empty: one, reading as the first voting ON-LSTM)
     student_directions: list[str] = field(default_factory=list)
 
     @classmethod
@@ -431,8 +431,9 @@ class FitPlan:
             raise ValueError(f"grammar_epochs must be a whole number of at least 1, not {self.grammar_epochs!r:.40}")
         if type(self.grammar_batch_size) is not int or self.grammar_batch_size < 1:
             raise ValueError(f"grammar_batch_size must be a whole number of at least 1, not {self.grammar_batch_size!r:.40}")
-        if not isinstance(self.student_directions, list) or set(self.student_directions) - {FORWARD, BACKWARD}:
-            raise ValueError(f"students read {FORWARD} or {BACKWARD}, repeated, not {self.student_directions!r:.40}")
+        if (not isinstance(self.student_directions, list) or set(self.student_directions) - {FORWARD, BACKWARD}
+                or len(set(self.student_directions)) < len(self.student_directions)):
+            raise ValueError(f"students read {FORWARD}, {BACKWARD} or both, each once, not {self.student_directions!r:.40}")
         if not self.language_models() and (self.rounds or self.directions == [AUTO] or self.student_directions):
             raise ValueError("distillation rounds, students' directions and the auto direction rule need ON-LSTM members: "
                              "add --family onlstm")

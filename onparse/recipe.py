@@ -122,16 +122,17 @@ def stages(plan: FitPlan, out: Path, record: dict | None = None) -> list[Stage]:
         found.append(Stage("model", members=previous))
         return found
     # students from scratch take the shape and vocabulary of the first ON-LSTM that votes, and its reading unless
-    # the plan names their directions (one student each, all learning the same teacher trees)
+    # the plan names their directions (one student each, all learning the same teacher trees from the same seed:
+    # the direction alone sets them apart)
     distill = DistillConfig(teacher=str(out / f"ensemble-{plan.rounds + 1}"), start=str(out / first / "model"),
                             from_scratch=True, sentences=plan.sentences, sample_seed=plan.seed,
                             trees=str(out / "teachers" / f"ensemble-{plan.rounds + 1}.jsonl"),
                             rank_weight=plan.rank_weight, margin=plan.margin)
     readings = [replace(shapes[first][1], direction=d) for d in plan.student_directions] or [shapes[first][1]]
     students = [f"scratch-{i + 1}" if i else "scratch" for i in range(len(readings))]
-    for i, (name, reading) in enumerate(zip(students, readings)):
+    for name, reading in zip(students, readings):
         found.append(Stage(name, TrainConfig(model=shapes[first][0], reading=reading, epochs=plan.scratch_passes,
-                                             lr=plan.scratch_lr, batch_size=plan.student_batch_size, seed=plan.seed + i,
+                                             lr=plan.scratch_lr, batch_size=plan.student_batch_size, seed=plan.seed,
                                              distill=distill, **common)))
     found.append(Stage("model", members=[*students, *previous]))
     return found
