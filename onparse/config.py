@@ -224,6 +224,7 @@ class TrainConfig:
     min_lr_ratio: float = 0.1
     warmup_updates: int = 100
     weight_decay: float = 1.2e-6
+    beta1: float = 0.9  # Adam's decay of its gradient average (the second moment's stays 0.999)
     clip: float = 0.25
     seed: int = 1111
     dtype: str = AUTO_DTYPE
@@ -249,7 +250,8 @@ class TrainConfig:
             if type(value) is not int or (least is not None and value < least):
                 raise ValueError(f"{name} must be a whole number" + (f" of at least {least}" if least is not None else "")
                                  + f", not {value!r:.40}")
-        for name, low, high in (("lr", 0, None), ("min_lr_ratio", 0, 1), ("weight_decay", 0, None), ("clip", 0, None)):
+        for name, low, high in (("lr", 0, None), ("min_lr_ratio", 0, 1), ("weight_decay", 0, None), ("clip", 0, None),
+                                ("beta1", 0, 0.999)):
             value = getattr(self, name)
             if type(value) not in (int, float) or value < low or (high is not None and value > high) or (name in ("lr", "clip") and value == 0):
                 raise ValueError(f"{name} must be a number" + (f" from {low} to {high}" if high is not None else " above 0" if name in ("lr", "clip") else " of at least 0")

@@ -278,7 +278,8 @@ class Trainer:
         self.measures = setup.measures
         checked_layer(config.default_layer, self.model.config.n_layers)
         self.batches_per_epoch = self.objective.batches_per_epoch
-        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=config.lr, betas=(config.beta1, 0.999),
+                                          weight_decay=config.weight_decay)
         self.run = RunState()
         self.replica = distributed.replicate(self.model, self.ranks)  # what the step runs: DDP across processes
 

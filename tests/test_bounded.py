@@ -74,7 +74,7 @@ def run_folder(tmp_path) -> Path:
 
 @pytest.mark.parametrize("change, words", [({"epochs": "7"}, "epochs must be a whole number"), ({"lr": "fast"}, "lr must be"),
                                            ({"bptt": 0}, "bptt must be"), ({"train": "data/train.txt"}, "train must be a list"),
-                                           ({"encoding": "nonsense-enc"}, "not an encoding")])
+                                           ({"encoding": "nonsense-enc"}, "not an encoding"), ({"beta1": 1.0}, "beta1 must be")])
 def test_a_hand_edited_run_config_is_refused_in_one_line(tmp_path, change, words):
     run_dir = run_folder(tmp_path)
     config = json.loads((run_dir / "config.json").read_text())

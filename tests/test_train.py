@@ -124,6 +124,17 @@ def test_every_update_is_taken_from_gradients_clipped_to_the_configured_norm(cor
     assert norm <= 1e-3 * 1.0001
 
 
+def test_the_optimizer_averages_gradients_with_the_configured_decay(corpus):
+    steps = {}
+    for beta1 in (0.9, 0.0):
+        trainer = make_trainer(tiny_config(corpus, beta1=beta1, weight_decay=0.0))
+        events = trainer.steps()
+        next(events), next(events)  # Adam's first update is the same for any decay; the second is not
+        steps[beta1] = trainer.model.embedding.weight.detach().clone()
+    assert trainer.optimizer.param_groups[0]["betas"] == (0.0, 0.999)
+    assert not torch.allclose(steps[0.9], steps[0.0])
+
+
 def test_the_kept_model_is_the_point_of_lowest_dev_perplexity(corpus, tmp_path):
     import json
 
