@@ -752,6 +752,8 @@ def fit(train_paths, dev, dev_gold, out_dir, resume, hours, members, rounds, mem
                                                            productions=productions),
                               grammar_epochs=grammar_epochs, grammar_batch_size=grammar_batch_size, dtype=dtype,
                               device=device)
+        with training_errors("fit", out_dir):
+            plan.check()  # before the folder is made: a refused plan leaves nothing behind
     main_rank = distributed.from_environment().main  # under torchrun, rank 0 alone holds the fit's folder
     with training_errors("fit", out_dir), runfolder.locked_run(out_dir) if main_rank else nullcontext():
         if resume and not (out_dir / recipe.RECORD).is_file():

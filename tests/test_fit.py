@@ -128,6 +128,10 @@ def test_the_command_fits_and_resumes_with_one_line_errors(tmp_path):
     assert missing.exit_code == 2 and "--dev" in missing.stderr and len(missing.stderr.splitlines()) == 1
     nothing = CliRunner().invoke(main, ["fit", "--out", str(tmp_path / "none"), "--resume"])
     assert nothing.exit_code == 2 and "no fit.json" in nothing.stderr
+    twice = CliRunner().invoke(main, ["fit", "--train", str(EXAMPLES / "corpus.txt"), "--dev", str(EXAMPLES / "dev.txt"),
+                                      "--out", str(out), "--student-direction", "forward", "--student-direction", "forward"])
+    assert twice.exit_code == 1 and "each once" in twice.stderr and len(twice.stderr.splitlines()) == 1
+    assert not out.exists()  # refused before the folder was made
     base = ["fit", "--train", str(EXAMPLES / "corpus.txt"), "--dev", str(EXAMPLES / "dev.txt"), "--out", str(out), *tiny,
             "--right-branching-votes", "0.5"]
     stopped = CliRunner().invoke(main, [*base, "--hours", "0.0000001"])
