@@ -17,7 +17,7 @@ from typing import NoReturn
 import click
 
 from onparse import __version__
-from onparse.commandline import (PRODUCTIONS_HELP, THREADS_HELP, Encoding, LayerType, ParseByDefault, Positive, ShardType,
+from onparse.commandline import (LATENT_HELP, PRODUCTIONS_HELP, THREADS_HELP, Encoding, LayerType, ParseByDefault, Positive, ShardType,
                                  Threads, check_device, fail, import_nltk_quickly, require_stdout, set_threads, typed_command)
 from onparse.config import (AUTO, BACKWARD, DTYPE_CHOICES, FAMILIES, FORWARD, GRAMMAR_TRAINING, LAYER_RULES,
                              LINE_BYTES_PER_WORD, MAX_SENTENCE_WORDS, MEMBER_MODEL, PCFG, DistillConfig, FitPlan,
@@ -375,6 +375,8 @@ def run_options(command):
               help="A grammar's symbol embeddings and rule networks.")
 @click.option("--productions", type=click.Choice(PRODUCTIONS), default=GrammarConfig.productions, show_default=True,
               help=PRODUCTIONS_HELP)
+@click.option("--latent-size", type=click.IntRange(0, 4096), default=GrammarConfig.latent_size, show_default=True,
+              help=LATENT_HELP)
 @click.option("--vocab-size", type=click.IntRange(min=3), default=ModelConfig.vocab_size, show_default=True)
 @click.option("--batch-size", type=Positive, help=f"Streams of an update  [default: {TrainConfig.batch_size}; a grammar: "
               f"words of an update, {GRAMMAR_TRAINING['batch_size']}].")
@@ -390,7 +392,7 @@ def run_options(command):
 @click.option("--direction", type=click.Choice([FORWARD, BACKWARD]), default=Reading.direction, show_default=True,
               help="Read each sentence left to right (forward) or right to left (backward).")
 def train(train_paths, dev, dev_gold, out_dir, resume, overwrite, family, epochs, max_minutes, embedding_size, hidden_size,
-          n_layers, chunk_size, nonterminals, preterminals, symbol_size, productions, vocab_size, batch_size, lr, threads,
+          n_layers, chunk_size, nonterminals, preterminals, symbol_size, productions, latent_size, vocab_size, batch_size, lr, threads,
           quiet, layer, select_by, punctuation, direction, **settings) -> None:
     """Train a member (an ON-LSTM language model, or a neural PCFG) and write a model directory.
 
@@ -407,7 +409,7 @@ def train(train_paths, dev, dev_gold, out_dir, resume, overwrite, family, epochs
         given = {name: value for name, value in (("epochs", epochs), ("batch_size", batch_size), ("lr", lr)) if value}
         if family == PCFG:
             model = GrammarConfig(vocab_size=vocab_size, nonterminals=nonterminals, preterminals=preterminals,
-                                  symbol_size=symbol_size, productions=productions)
+                                  symbol_size=symbol_size, productions=productions, latent_size=latent_size)
         else:
             model = ModelConfig(vocab_size=vocab_size, embedding_size=embedding_size, hidden_size=hidden_size,
                                 n_layers=n_layers, chunk_size=chunk_size)
@@ -697,6 +699,8 @@ def quantize(model, out_dir, gold, encoding, device, threads) -> None:
               help="A grammar member's symbol embeddings and rule networks.")
 @click.option("--productions", type=click.Choice(PRODUCTIONS), default=GrammarConfig.productions, show_default=True,
               help=PRODUCTIONS_HELP)
+@click.option("--latent-size", type=click.IntRange(0, 4096), default=GrammarConfig.latent_size, show_default=True,
+              help=LATENT_HELP)
 @click.option("--grammar-epochs", type=Positive, help="Epochs of each grammar member  [default: enough to read about four "
               "million words of sentences of 2-40 words, at least one].")
 @click.option("--grammar-batch-size", type=Positive, default=default(FitPlan, "grammar_batch_size"), show_default=True,
@@ -710,7 +714,7 @@ def quantize(model, out_dir, gold, encoding, device, threads) -> None:
 def fit(train_paths, dev, dev_gold, out_dir, resume, hours, members, rounds, member_epochs, embedding_sizes, hidden_sizes,
         n_layers, chunk_sizes, vocab_size, sentences, scratch_passes, student_directions, evals_per_epoch, right_branching_voter, right_branching_votes,
         layer_rule, layer, vote_layer, select_by_gold, language, encoding, punctuation, directions, families, nonterminals,
-        preterminals, symbol_size, productions, grammar_epochs, grammar_batch_size, seed, dtype, device, threads,
+        preterminals, symbol_size, productions, latent_size, grammar_epochs, grammar_batch_size, seed, dtype, device, threads,
         quiet) -> None:
     """Train a full parser on raw text, no gold trees: members, ensembles, distillation rounds, a student from scratch.
 
@@ -749,7 +753,7 @@ def fit(train_paths, dev, dev_gold, out_dir, resume, hours, members, rounds, mem
                               punctuation=punctuation, directions=list(directions), families=list(families),
                               member_grammar=GrammarConfig(vocab_size=vocab_size, nonterminals=nonterminals,
                                                            preterminals=preterminals, symbol_size=symbol_size,
-                                                           productions=productions),
+                                                           productions=productions, latent_size=latent_size),
                               grammar_epochs=grammar_epochs, grammar_batch_size=grammar_batch_size, dtype=dtype,
                               device=device)
         with training_errors("fit", out_dir):

@@ -116,6 +116,8 @@ class ShardType(click.ParamType):
 
 PRODUCTIONS_HELP = ("A grammar's binary rules: independent (p(A -> B C) as a left and a right choice, cheap for many "
                     "symbols) or joint (one table, Kim et al.'s neural PCFG: more expressive for few symbols, slower).")
+LATENT_HELP = ("A compound grammar's sentence vector (Kim, Dyer & Rush, 2019: 64): each sentence gets its own root and "
+               "production rules; 0, one grammar for every sentence. Independent productions only.")
 THREADS_HELP = ("CPU threads for torch (default: one per core, or the cores other running work leaves free: "
                 "beside another torch job, spinning threads slow both 5-10x; docs/speed.md).")
 

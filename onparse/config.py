@@ -108,6 +108,7 @@ class GrammarConfig:
     preterminals: int = 60
     symbol_size: int = 256  # symbol embeddings and the rule networks' width
     productions: str = INDEPENDENT  # p(A -> B C) as p(B ↙ A) p(C ↘ A), or JOINT: one table (onparse.pcfg)
+    latent_size: int = 0  # a compound grammar's sentence vector (Kim, Dyer & Rush, 2019: 64); 0: one grammar for all
 
     n_layers = 0  # a grammar has no layers: its trees come from its span marginals (SPANS)
 
@@ -120,6 +121,10 @@ class GrammarConfig:
                 raise ValueError(f"{name} must be a whole number from 1 to {largest:,}, not {value!r:.40}")
         if self.productions not in PRODUCTIONS:
             raise ValueError(f"productions must be {' or '.join(map(repr, PRODUCTIONS))}, not {self.productions!r:.40}")
+        if type(self.latent_size) is not int or not 0 <= self.latent_size <= 4096:
+            raise ValueError(f"latent_size must be a whole number from 0 to 4,096, not {self.latent_size!r:.40}")
+        if self.latent_size and self.productions == JOINT:
+            raise ValueError("a compound grammar (latent_size) takes independent productions, not joint ones")
 
 
 FORWARD, BACKWARD = "forward", "backward"  # the directions a model reads a sentence in

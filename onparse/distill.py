@@ -138,7 +138,7 @@ class DistillationObjective(WholeSentenceObjective):
     resumed run sees the batches an uninterrupted one would.
     """
 
-    dropout = False
+    train_mode = False
 
     def __init__(self, data: list[Example], vocab: Vocabulary, layer: Layer, batch_size: int, rank_weight: float,
                  margin: float, seed: int):

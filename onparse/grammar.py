@@ -57,7 +57,7 @@ class GrammarObjective(WholeSentenceObjective):
     its loss so that the ranks' mean is the whole batch's loss per word.
     """
 
-    dropout = False
+    train_mode = True  # a compound grammar draws each sentence's vector while training (a plain one trains alike either way)
 
     def __init__(self, sentences: list[list[int]], words_per_batch: int, seed: int,
                  ranks: distributed.Ranks = distributed.Ranks()):

@@ -24,6 +24,14 @@ live in log space; a projection takes each span's largest score out before
 the matrix product, so the sums stay exact in float32. Width by width, all
 spans of a width are computed at once, for a batch of sentences of one length.
 
+A compound grammar (Kim, Dyer & Rush, 2019) draws a vector ``z`` for each
+sentence, and its root and production networks read ``z`` beside each
+symbol's embedding: each sentence gets its own rules, so the grammar need not
+fit every sentence with one table. ``z`` comes from a BiLSTM over the
+sentence (a Gaussian posterior ``q(z | x)``, its mean when parsing), and the
+grammar trains on the evidence lower bound ``E_q log p(x | z) - KL(q || N(0, I))``.
+Emissions stay shared, as they dominate the cost.
+
 A grammar may instead take joint productions, ``p(A -> B C)`` one table of
 ``|N| x |N + P|^2`` (the neural PCFG of Kim, Dyer & Rush, 2019, whose
 binary rules come from one linear layer): more expressive for few symbols,
@@ -58,7 +66,7 @@ class Rules:
     """The grammar's log-probabilities: root over N, left and right children over N + P (nonterminals first),
     emissions of the vocabulary by each preterminal."""
 
-    root: Tensor  # N
+    root: Tensor  # N (a compound grammar's: B x N, one row a sentence, and so its left and right)
     left: Tensor | None  # N x (N + P): log p(B ↙ A); None for joint productions
     right: Tensor | None  # N x (N + P): log p(C ↘ A)
     emission: Tensor  # P x V: log p(w | T)
@@ -66,7 +74,7 @@ class Rules:
 
     @property
     def nonterminals(self) -> int:
-        return self.root.size(0)
+        return self.root.size(-1)
 
 
 class ResidualLayer(nn.Module):
@@ -80,28 +88,36 @@ class ResidualLayer(nn.Module):
         return x + torch.relu(self.second(torch.relu(self.first(x))))
 
 
-def rule_network(size: int, out: int) -> nn.Sequential:
-    return nn.Sequential(nn.Linear(size, size), ResidualLayer(size), ResidualLayer(size), nn.Linear(size, out))
+def rule_network(size: int, out: int, extra: int = 0) -> nn.Sequential:
+    """A symbol's embedding (and ``extra`` inputs beside it: a compound grammar's sentence vector) to rule scores."""
+    return nn.Sequential(nn.Linear(size + extra, size), ResidualLayer(size), ResidualLayer(size), nn.Linear(size, out))
 
 
 class NeuralPCFG(nn.Module):
-    """Rule probabilities computed from symbol embeddings, the same for every sentence."""
+    """Rule probabilities computed from symbol embeddings: the same for every sentence, or, with
+    ``config.latent_size``, from each sentence's vector too (a compound grammar)."""
 
     def __init__(self, config: GrammarConfig):
         super().__init__()
         config.check()
         self.config = config
-        n, p, size = config.nonterminals, config.preterminals, config.symbol_size
+        n, p, size, latent = config.nonterminals, config.preterminals, config.symbol_size, config.latent_size
         self.root_embedding = nn.Parameter(torch.randn(1, size))
         self.nonterminal_embedding = nn.Parameter(torch.randn(n, size))
         self.preterminal_embedding = nn.Parameter(torch.randn(p, size))
-        self.root_network = rule_network(size, n)
+        self.root_network = rule_network(size, n, latent)
         if config.productions == JOINT:
             self.binary_network = nn.Linear(size, (n + p) ** 2)
         else:
-            self.left_network = rule_network(size, n + p)
-            self.right_network = rule_network(size, n + p)
+            self.left_network = rule_network(size, n + p, latent)
+            self.right_network = rule_network(size, n + p, latent)
         self.emission_network = rule_network(size, config.vocab_size)
+        if latent:  # q(z | x): a BiLSTM over the sentence, max-pooled, to a mean and a log-variance (half the
+            # symbol size wide: on a CPU the encoder would otherwise cost as much as the inside pass)
+            width = max(1, size // 2)
+            self.encoder_embedding = nn.Embedding(config.vocab_size, width)
+            self.encoder = nn.LSTM(width, width, batch_first=True, bidirectional=True)
+            self.posterior_network = nn.Linear(2 * width, 2 * latent)
 
     @classmethod
     def from_weights(cls, config: GrammarConfig, state: dict[str, Tensor]) -> "NeuralPCFG":
@@ -109,35 +125,56 @@ class NeuralPCFG(nn.Module):
         model.load_state_dict({name: tensor.float() for name, tensor in state.items()})
         return model
 
-    def rules(self) -> Rules:
-        """Every rule's log-probability, normalized over what each symbol may rewrite to."""
+    def rules(self, latent: Tensor | None = None) -> Rules:
+        """Every rule's log-probability, normalized over what each symbol may rewrite to; given sentence vectors
+        (B x latent_size), the root and production rules of each sentence (a leading B axis)."""
         log_softmax = lambda x: torch.log_softmax(x, -1)  # noqa: E731
-        root = log_softmax(self.root_network(self.root_embedding))[0]
+
+        def beside(embedding: Tensor) -> Tensor:  # each symbol's embedding, and each sentence's vector after it
+            if latent is None:
+                return embedding
+            batch, symbols = latent.size(0), embedding.size(0)
+            return torch.cat([embedding.expand(batch, -1, -1), latent[:, None].expand(-1, symbols, -1)], -1)
+
+        root = log_softmax(self.root_network(beside(self.root_embedding)))[..., 0, :]
         emission = log_softmax(self.emission_network(self.preterminal_embedding))
         if self.config.productions == JOINT:
             symbols = self.config.nonterminals + self.config.preterminals
             binary = log_softmax(self.binary_network(self.nonterminal_embedding)).view(-1, symbols, symbols)
             return Rules(root, None, None, emission, binary)
-        return Rules(root, log_softmax(self.left_network(self.nonterminal_embedding)),
-                     log_softmax(self.right_network(self.nonterminal_embedding)), emission)
+        return Rules(root, log_softmax(self.left_network(beside(self.nonterminal_embedding))),
+                     log_softmax(self.right_network(beside(self.nonterminal_embedding))), emission)
+
+    def posterior(self, words: Tensor) -> tuple[Tensor, Tensor]:
+        """A compound grammar's q(z | sentence): the mean and log-variance (B x latent_size each) of each row."""
+        states, _ = self.encoder(self.encoder_embedding(words))
+        return self.posterior_network(states.amax(1)).chunk(2, -1)
 
     def log_likelihood(self, words: Tensor) -> Tensor:
-        """log p(sentence) of each row of ``words`` (B x n ids, one length, n >= 2): the marginal over every tree."""
-        return inside(self.rules(), words)
+        """log p(sentence) of each row of ``words`` (B x n ids, one length, n >= 2): the marginal over every tree.
+        A compound grammar's is its evidence lower bound: at a vector drawn from q(z | x) in train mode, at q's
+        mean otherwise, less the KL divergence of q from the prior N(0, I)."""
+        if not self.config.latent_size:
+            return inside(self.rules(), words)
+        mean, log_variance = self.posterior(words)
+        latent = mean + (0.5 * log_variance).exp() * torch.randn_like(mean) if self.training else mean
+        divergence = 0.5 * (mean.square() + log_variance.exp() - 1 - log_variance).sum(-1)
+        return inside(self.rules(latent), words) - divergence
 
     forward = log_likelihood  # what DistributedDataParallel calls, so that training under torchrun syncs gradients
 
     @torch.no_grad()
     def span_marginals(self, words: Tensor) -> Tensor:
         """B x (n + 1) x (n + 1): the posterior probability that words i .. j-1 form a constituent (spans of 2 or more),
-        by an inside and an outside pass in memory of order n^2 (any sentence length)."""
-        return marginals(self.rules(), words)
+        by an inside and an outside pass in memory of order n^2 (any sentence length); a compound grammar's under
+        the rules of each sentence's mean vector."""
+        return marginals(self.rules(self.posterior(words)[0] if self.config.latent_size else None), words)
 
 
 def project(beta: Tensor, rules: Tensor) -> Tensor:
     """log sum_B exp(rules[A, B] + beta[..., B]) for every A: a matrix product, each row's largest score taken out first."""
     top = beta.amax(-1, keepdim=True).clamp_min(-1e30)
-    return torch.log((beta - top).exp() @ rules.exp().t() + 1e-38) + top
+    return torch.log((beta - top).exp() @ rules.exp().transpose(-1, -2) + 1e-38) + top
 
 
 def inside(rules: Rules, words: Tensor, span_scores: Tensor | None = None) -> Tensor:
@@ -198,9 +235,9 @@ def inside_chart(rules: Rules, words: Tensor, span_scores: Tensor | None = None
     nonterminals = rules.nonterminals
     beta, left_from, right_from = {}, {}, {}  # width -> B x starts x symbols
     beta[1] = rules.emission[:, words].permute(1, 2, 0)  # B x n x P: single words
-    left_from[1] = project(beta[1], rules.left[:, nonterminals:])
-    right_from[1] = project(beta[1], rules.right[:, nonterminals:])
-    left_nt, right_nt = rules.left[:, :nonterminals], rules.right[:, :nonterminals]
+    left_from[1] = project(beta[1], rules.left[..., nonterminals:])
+    right_from[1] = project(beta[1], rules.right[..., nonterminals:])
+    left_nt, right_nt = rules.left[..., :nonterminals], rules.right[..., :nonterminals]
     for width in range(2, n + 1):
         starts = n - width + 1
         pieces = torch.stack([left_from[k][:, :starts] + right_from[width - k][:, k : k + starts]
@@ -233,8 +270,8 @@ def marginals(rules: Rules, words: Tensor) -> Tensor:
     beta, left_from, right_from, log_z = inside_chart(rules, words)
     batch, n = words.shape
     nonterminals = rules.nonterminals
-    left_nt, right_nt = rules.left[:, :nonterminals], rules.right[:, :nonterminals]
-    outside = {n: rules.root.expand(batch, 1, nonterminals)}
+    left_nt, right_nt = rules.left[..., :nonterminals], rules.right[..., :nonterminals]
+    outside = {n: rules.root.reshape(-1, 1, nonterminals).expand(batch, 1, nonterminals)}
     found = words.new_zeros((batch, n + 1, n + 1), dtype=torch.float32)
     floor = torch.tensor(float("-inf"))
     for width in range(n, 1, -1):
@@ -244,8 +281,8 @@ def marginals(rules: Rules, words: Tensor) -> Tensor:
                              (0, 0, 0, parent - width), value=floor) for parent in range(width + 1, n + 1)]
             as_right = [F.pad(outside[parent][:, : n - parent + 1] + left_from[parent - width][:, : n - parent + 1],
                               (0, 0, parent - width, 0), value=floor) for parent in range(width + 1, n + 1)]
-            outside[width] = torch.logaddexp(project(torch.logsumexp(torch.stack(as_left), 0), left_nt.t()),
-                                              project(torch.logsumexp(torch.stack(as_right), 0), right_nt.t()))
+            outside[width] = torch.logaddexp(project(torch.logsumexp(torch.stack(as_left), 0), left_nt.transpose(-1, -2)),
+                                              project(torch.logsumexp(torch.stack(as_right), 0), right_nt.transpose(-1, -2)))
         first = torch.arange(starts)
         found[:, first, first + width] = torch.exp(outside[width] + beta[width] - log_z[:, None, None]).sum(-1)
     return found

@@ -139,7 +139,7 @@ class Objective(Protocol):
     """What a run minimises and how it cuts its data into updates."""
 
     batches_per_epoch: int
-    dropout: bool  # whether the model trains with its dropout on
+    train_mode: bool  # whether the model trains in torch's train mode: an ON-LSTM's dropout, a compound grammar's drawn vectors
 
     def loss(self, model: nn.Module, epoch: int, batch: int, dtype: torch.dtype) -> tuple[torch.Tensor, int, dict[str, float]]:
         """The loss of one update, the tokens it predicts, and its terms by name."""
@@ -170,7 +170,7 @@ class WholeSentenceObjective:
 class LanguageModelObjective:
     """Next-word cross-entropy over bptt segments of one stream, the hidden state carried from segment to segment."""
 
-    dropout = True
+    train_mode = True
 
     def __init__(self, data: torch.Tensor, bptt: int):
         self.data, self.bptt = data, bptt
@@ -317,7 +317,7 @@ class Trainer:
         config, run, model, objective = self.config, self.run, self.model, self.objective
         total_updates = self.batches_per_epoch * config.epochs
         points = self._evaluation_points()
-        model.train(objective.dropout)
+        model.train(objective.train_mode)
         evaluated = run.history and run.history[-1]["update"] == run.update
         if run.batch in points and run.batch < self.batches_per_epoch and not evaluated:  # stopped between an update and its evaluation
             yield self._evaluate(epoch_end=False)
@@ -358,7 +358,7 @@ class Trainer:
             record.update(self.dev(self.model, self.dtype))
         for name, measure in self.measures.items():
             record[name] = measure(self.model, self.vocab)
-        self.model.train(self.objective.dropout)
+        self.model.train(self.objective.train_mode)
         value = selection_value(record, config)
         higher = SELECTIONS[config.selection]
         best = value is None or run.best is None or (value >= run.best if higher else value <= run.best)

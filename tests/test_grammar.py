@@ -163,3 +163,29 @@ def test_a_grammar_can_teach_but_is_no_student(corpus, tmp_path, tiny_model_dir)
                                        "--out", str(tmp_path / "s2"), *common])
     assert taught.exit_code == 0, taught.output
     assert json.loads((tmp_path / "s2" / "model" / "card.json").read_text())["config"]["distill"]["teacher"].endswith("grammar")
+
+
+def test_a_compound_grammar_trains_on_drawn_vectors_resumes_exactly_and_parses(corpus, tmp_path):
+    config = grammar_config(corpus, model=GrammarConfig(nonterminals=3, preterminals=4, symbol_size=8, latent_size=4),
+                            evals_per_epoch=2)
+    uninterrupted = make_trainer(config)
+    events = list(uninterrupted.steps())
+    assert uninterrupted.model.training  # so each update draws its sentences' vectors from q(z | x)
+    first = make_trainer(config)
+    steps = first.steps()
+    for _ in range(len(events) // 2):
+        next(steps)
+    torch.save(first.checkpoint(), tmp_path / "checkpoint.pt")
+    second = make_trainer(config, torch.load(tmp_path / "checkpoint.pt", weights_only=True))
+    for _ in second.steps():
+        pass
+    for name, weight in uninterrupted.model.state_dict().items():  # the vectors drawn after the checkpoint are the same
+        assert torch.equal(weight, second.model.state_dict()[name]), name
+    out = tmp_path / "compound"
+    result = CliRunner().invoke(main, ["train", "--family", "pcfg", "--latent-size", "4", "--train", str(corpus),
+                                       "--nonterminals", "3", "--preterminals", "4", "--symbol-size", "8", "--epochs", "1",
+                                       "--out", str(out), "--threads", "1", "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert json.loads((out / "model" / "card.json").read_text())["config"]["model"]["latent_size"] == 4
+    parsed = Parser.load(out / "model").parse("The cat sat on the mat.")
+    assert len(parsed.words_tree.leaves()) == 6

@@ -116,3 +116,59 @@ def test_the_outside_pass_gives_the_gradient_of_log_z_on_long_sentences(tiny_gra
     scores = torch.zeros(2, 24, 24, requires_grad=True)
     (gradient,) = torch.autograd.grad(inside(rules, words, scores).sum(), scores)
     assert torch.allclose(tiny_grammar.span_marginals(words), gradient, atol=1e-4)
+
+
+def one_sentence_rules(rules: Rules, k: int) -> Rules:
+    """Sentence ``k``'s rules out of a compound grammar's batch of rules."""
+    return Rules(rules.root[k], rules.left[k], rules.right[k], rules.emission)
+
+
+def test_a_compound_grammar_gives_each_sentence_its_own_rules_in_one_batch():
+    """Inside scores and marginals of a batch under per-sentence rules equal each sentence's under its own alone."""
+    torch.manual_seed(5)
+    model = NeuralPCFG(GrammarConfig(vocab_size=7, nonterminals=3, preterminals=4, symbol_size=8, latent_size=5))
+    words = torch.randint(0, 7, (3, 6))
+    rules = model.rules(3 * torch.randn(3, 5))
+    assert not torch.allclose(rules.left[0], rules.left[1])  # the vectors make the sentences' rules differ
+    alone = [one_sentence_rules(rules, k) for k in range(3)]
+    assert torch.allclose(inside(rules, words), torch.cat([inside(alone[k], words[k : k + 1]) for k in range(3)]))
+    marginals = model.span_marginals(words)
+    mean = model.posterior(words)[0]
+    by_mean = model.rules(mean)
+    for k in range(3):
+        single = inside_marginals(one_sentence_rules(by_mean, k), words[k : k + 1])
+        assert torch.allclose(marginals[k], single[0], atol=1e-5)
+    assert marginals.sum((1, 2)).tolist() == pytest.approx([5.0] * 3, abs=1e-3)
+
+
+def inside_marginals(rules: Rules, words: torch.Tensor) -> torch.Tensor:
+    """Span marginals as the gradient of log Z with respect to every span's score: the definition, not the outside pass."""
+    rules = Rules(*(None if tensor is None else tensor.detach() for tensor in vars(rules).values()))
+    scores = torch.zeros(words.size(0), words.size(1) + 1, words.size(1) + 1, requires_grad=True)
+    return torch.autograd.grad(inside(rules, words, scores).sum(), scores)[0]
+
+
+def test_a_compound_grammar_trains_on_its_evidence_lower_bound():
+    """At q's mean (eval mode) the bound is log p(x | mean) less the KL divergence; in train mode z is drawn."""
+    torch.manual_seed(2)
+    model = NeuralPCFG(GrammarConfig(vocab_size=7, nonterminals=3, preterminals=4, symbol_size=8, latent_size=4))
+    words = torch.randint(0, 7, (2, 5))
+    mean, log_variance = model.posterior(words)
+    divergence = 0.5 * (mean**2 + log_variance.exp() - 1 - log_variance).sum(-1)
+    assert (divergence > 0).all()
+    expected = inside(model.rules(mean), words) - divergence
+    assert torch.allclose(model.eval().log_likelihood(words), expected)
+    drawn = model.train().log_likelihood(words)
+    assert not torch.allclose(drawn, expected)
+    drawn.sum().backward()  # the encoder learns through the drawn vector and the divergence
+    assert model.encoder_embedding.weight.grad.abs().sum() > 0
+
+
+def test_a_plain_grammar_keeps_its_parameters_and_a_compound_one_refuses_joint_productions():
+    plain = NeuralPCFG(GrammarConfig(vocab_size=7, nonterminals=3, preterminals=4, symbol_size=8))
+    assert not any(name.startswith(("encoder", "posterior")) for name in plain.state_dict())
+    assert plain.root_network[0].in_features == 8  # shipped grammars' weights load as they were saved
+    with pytest.raises(ValueError, match="independent productions"):
+        GrammarConfig(latent_size=4, productions="joint").check()
+    with pytest.raises(ValueError, match="latent_size"):
+        GrammarConfig(latent_size=-1).check()
