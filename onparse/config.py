@@ -275,8 +275,8 @@ class TrainConfig:
             raise ValueError(f"model settings do not describe a member of the {self.family} family")
         self.model.check()
         self.reading.check()
-        if self.family == PCFG and self.reading != Reading():
-            raise ValueError("a grammar reads the words alone, left to right (its trees are over the words, either way)")
+        if self.family == PCFG and self.reading.direction != FORWARD:
+            raise ValueError("a grammar reads left to right (its trees are over the words, either way)")
         if self.family == PCFG and self.distill:
             raise ValueError("a grammar learns from raw text alone: distillation teaches ON-LSTM students")
         checked_layer(self.default_layer, self.model.n_layers)

@@ -32,7 +32,7 @@ from onparse.hardware import check_device
 from onparse.modeldir import ModelBundle
 from onparse.language import Sentence, tokenizer
 from onparse.lines import TooLong
-from onparse.reading import model_tokens, pool, word_ranges
+from onparse.reading import model_tokens, pool, word_ranges, word_span_marginals
 from onparse.tokenize import word_positions
 from onparse.trees import Span, attach_punctuation, bracketed, escape, map_leaves, spans
 from onparse.vocabulary import UNK
@@ -209,21 +209,21 @@ class Member:
         return found
 
     def _span_marginals(self, batch: list[Sentence]) -> list[np.ndarray]:
-        """Span marginals ((words + 1) x (words + 1)) of sentences, sentences of one length computed together."""
+        """Span marginals ((words + 1) x (words + 1)) of sentences, those that read alike in length computed together."""
         vocab = self.bundle.vocab
         found: list[np.ndarray] = [np.empty(0)] * len(batch)
+        read = [vocab.ids(self.model_input(sentence)) for sentence in batch]
         by_length: dict[int, list[int]] = {}
-        for k, sentence in enumerate(batch):
-            by_length.setdefault(len(sentence.words), []).append(k)
+        for k, tokens in enumerate(read):
+            by_length.setdefault(len(tokens), []).append(k)
         for length, group in by_length.items():
-            if length < 2:  # one word: its only span is the sentence
+            if length < 2:  # one token read: its only span is the sentence
                 for k in group:
                     found[k] = np.ones((length + 1, length + 1))
                 continue
-            words = torch.tensor([vocab.ids(self.model_input(batch[k])) for k in group], device=self.device)
-            marginals = self.model.span_marginals(words).cpu().numpy()
+            marginals = self.model.span_marginals(torch.tensor([read[k] for k in group], device=self.device))
             for row, k in enumerate(group):
-                found[k] = marginals[row]
+                found[k] = word_span_marginals(self.reading, batch[k], marginals[row].cpu().numpy())
         return found
 
 

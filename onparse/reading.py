@@ -1,4 +1,5 @@
-"""How a model reads a sentence, and how what it reads becomes one distance per word.
+"""How a model reads a sentence, and how what it reads becomes one distance per word (a grammar: span marginals over
+the words).
 
 A sentence is its tokens and the positions of its words among them (the
 tree's leaves: the treebank's words, or for raw text every token but
@@ -23,6 +24,8 @@ the paper's models read.
 from __future__ import annotations
 
 from collections.abc import Sequence
+
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -86,3 +89,20 @@ def pool(distances: Tensor, ranges: Sequence[tuple[int, int]]) -> Tensor:
     pooled = torch.where(inside, gathered, torch.full_like(gathered, float("-inf"))).amax(-1)
     return torch.where(lengths > 0, pooled, floor[..., 0])
 
+
+
+def word_span_marginals(reading: Reading, sentence: Sentence, marginals: np.ndarray) -> np.ndarray:
+    """A grammar's span marginals over the tokens it read ((read + 1) x (read + 1)) as marginals over the words
+    ((words + 1) x (words + 1)).
+
+    Word fencepost ``k`` stands for every token fencepost after word ``k - 1`` up to word ``k`` (the punctuation
+    between them), so word span ``[i, j)`` takes the largest marginal among the token spans that hold exactly words
+    ``i .. j-1``: a lower bound on the chance that one of them is a constituent, exact when at most one can be
+    (those spans differ only in the punctuation at their edges and nest, so a tree seldom holds two).
+    """
+    if not reading.punctuation:
+        return marginals
+    at = list(sentence.words)
+    group_starts = [0] + [position + 1 for position in at]  # fencepost k's first token fencepost
+    projected = np.maximum.reduceat(np.maximum.reduceat(marginals, group_starts, axis=0), group_starts, axis=1)
+    return np.triu(projected, 1)

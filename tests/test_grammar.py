@@ -11,9 +11,11 @@ from click.testing import CliRunner
 from onparse import modeldir
 from onparse.builder import TreeBuilder
 from onparse.cli import main
-from onparse.config import SPANS, GrammarConfig, TrainConfig, training_defaults
+from onparse.config import SPANS, GrammarConfig, Reading, TrainConfig, training_defaults
+from onparse.language import Sentence
 from onparse.grammar import MAX_TRAINING_WORDS, length_batches
 from onparse.parse import Parser
+from onparse.reading import word_span_marginals
 from onparse.runfolder import trainer as make_trainer
 from onparse.train import Evaluation, Step
 
@@ -126,6 +128,27 @@ def test_a_grammar_of_joint_productions_trains_is_saved_as_one_and_parses(corpus
     assert rules.left is None and rules.binary.shape == (3, 7, 7)
     assert torch.allclose(rules.binary.exp().sum((1, 2)), torch.ones(3))
     assert len(Parser.load(out / "model").parse("The cat sat on the mat.").words_tree.leaves()) == 6
+
+
+def test_a_grammar_reading_punctuation_trains_on_every_token_and_parses_over_the_words(corpus, tmp_path):
+    out = tmp_path / "punctuated"
+    runner = CliRunner()
+    result = runner.invoke(main, ["train", "--family", "pcfg", "--punctuation", "--train", str(corpus), "--nonterminals",
+                                  "3", "--preterminals", "4", "--symbol-size", "8", "--epochs", "1", "--out", str(out),
+                                  "--threads", "1", "--quiet"])
+    assert result.exit_code == 0, result.output
+    member = Parser.load(out / "model").members[0]
+    assert member.reading == Reading(punctuation=True) and "." in member.bundle.vocab and "!" in member.bundle.vocab
+    parse = Parser.load(out / "model").parse("The cat , sat on the mat .")
+    read = torch.tensor([member.bundle.vocab.ids(["the", "cat", ",", "sat", "on", "the", "mat", "."])])
+    over_tokens = member.model.span_marginals(read)[0].numpy()
+    expected = word_span_marginals(member.reading, Sentence(tuple(parse.tokens), tuple(parse.word_positions)), over_tokens)
+    assert parse.distances[0].shape == (7, 7) and np.allclose(parse.distances[0], expected)
+    assert parse.words_tree.leaves() == list(range(6))
+    backward = runner.invoke(main, ["train", "--family", "pcfg", "--direction", "backward", "--train", str(corpus),
+                                    "--out", str(tmp_path / "backward"), "--quiet"])
+    assert backward.exit_code != 0 and "a grammar reads left to right" in backward.output
+    assert len(backward.output.strip().splitlines()) == 1
 
 
 def test_a_grammar_has_one_readout_and_refuses_layers(corpus, tmp_path):

@@ -2,6 +2,7 @@
 
 import json
 
+import numpy as np
 import pytest
 import torch
 from hypothesis import given
@@ -13,9 +14,10 @@ from onparse.evaluate import model_spans
 from onparse.language import Sentence
 from onparse.model import LanguageModel
 from onparse.parse import Parser
-from onparse.reading import model_tokens, pool, read_positions, word_ranges
+from onparse.reading import model_tokens, pool, read_positions, word_ranges, word_span_marginals
 from onparse.tokenize import normalize_punctuation
 from onparse.treebank import gold_sentence
+from onparse.trees import build_tree, spans
 from onparse.vocabulary import Vocabulary
 from nltk import Tree
 
@@ -125,3 +127,31 @@ def test_a_model_directory_records_its_reading_and_refuses_a_wrong_one(tmp_path)
     (path / "config.json").write_text(json.dumps(config))
     with pytest.raises(modeldir.ModelDirError, match="direction must be"):
         modeldir.load(path)
+
+
+@given(st.lists(st.tuples(st.booleans(), st.floats(0, 1)), min_size=2, max_size=12))
+def test_a_grammars_certain_tree_over_tokens_gives_its_words_tree_over_the_words(tokens):
+    """Marginals that make one tree over the tokens certain become those of the tree the words keep: a constituent
+    of the words for every token span that holds two or more of them, and nothing else."""
+    at = [k for k, (is_word, _) in enumerate(tokens) if is_word]
+    if len(at) < 2:
+        return
+    token_tree = build_tree([distance for _, distance in tokens])
+    marginals = np.zeros((len(tokens) + 1, len(tokens) + 1))
+    for start, end in spans(token_tree):
+        marginals[start, end] = 1
+    sentence = Sentence(tuple(str(k) for k in range(len(tokens))), tuple(at))
+    projected = word_span_marginals(Reading(punctuation=True), sentence, marginals)
+    kept = set()
+    for start, end in spans(token_tree):
+        inside = [k for k, position in enumerate(at) if start <= position < end]
+        if len(inside) >= 2:
+            kept.add((inside[0], inside[-1] + 1))
+    found = {(i, j) for i in range(len(at) + 1) for j in range(i + 2, len(at) + 1) if projected[i, j] == 1}
+    assert found == kept
+    assert set(np.unique(projected[np.triu_indices(len(at) + 1, 2)])) <= {0.0, 1.0}
+
+
+def test_a_grammar_reading_the_words_alone_keeps_its_marginals():
+    marginals = np.random.default_rng(0).random((4, 4))
+    assert word_span_marginals(Reading(), Sentence(("a", "b", "c"), (0, 1, 2)), marginals) is marginals
