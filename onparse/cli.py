@@ -476,9 +476,11 @@ def run_training(out_dir: Path, resume: bool, overwrite: bool, epochs: int | Non
               help="Dev evaluations (perplexity, agreement with the teacher, a saved model) per pass.")
 @click.option("--sentences", type=Positive, default=DistillConfig.sentences, show_default=True,
               help="Training sentences the teacher parses (a seeded sample).")
-@click.option("--batch-size", type=Positive, default=default(FitPlan, "student_batch_size"), show_default=True,
-              help="Sentences per update.")
-@click.option("--lr", type=click.FloatRange(min=0, min_open=True), default=default(FitPlan, "finetune_lr"), show_default=True)
+@click.option("--batch-size", type=Positive,
+              help=f"An update's size  [default: an ON-LSTM student {default(FitPlan, 'student_batch_size')} sentences, "
+                   f"a grammar {GRAMMAR_TRAINING['batch_size']} words].")
+@click.option("--lr", type=click.FloatRange(min=0, min_open=True),
+              help=f"[default: an ON-LSTM student {default(FitPlan, 'finetune_lr'):g}, a grammar {GRAMMAR_TRAINING['lr']:g}].")
 @click.option("--rank-weight", type=click.FloatRange(min=0), default=DistillConfig.rank_weight, show_default=True,
               help="Weight of the distance-ranking loss beside the language-model loss.")
 @click.option("--margin", type=click.FloatRange(min=0), default=DistillConfig.margin, show_default=True,
@@ -488,11 +490,12 @@ def run_training(out_dir: Path, resume: bool, overwrite: bool, epochs: int | Non
               help="With --from-scratch: read each sentence this way  [default: as the student does].")
 def distill(train_paths, dev, dev_gold, select_by, out_dir, resume, overwrite, max_minutes, threads, quiet, teacher, student,
             from_scratch, epochs, sentences, rank_weight, margin, layer, direction, **settings) -> None:
-    """Teach a student ON-LSTM a teacher's trees (distillation; no gold trees).
+    """Teach a student a teacher's trees (distillation; no gold trees).
 
-    The teacher parses a sample of the training text; the student learns its
-    language model and, through a ranking loss on its distances, the
-    teacher's trees. model/ is the point whose trees agree best with the
+    The teacher parses a sample of the training text. An ON-LSTM student
+    learns its language model and, through a ranking loss on its distances,
+    the teacher's trees; a grammar student (--student a grammar's folder)
+    learns the joint likelihood of each sentence and its teacher's tree. model/ is the point whose trees agree best with the
     teacher's on the dev text (--select-by-gold: best dev F1 instead).
 
     \b
@@ -666,6 +669,9 @@ def quantize(model, out_dir, gold, encoding, device, threads) -> None:
 @click.option("--student-direction", "student_directions", type=click.Choice([FORWARD, BACKWARD]), multiple=True,
               help="The student from scratch reads in this direction  [default: the first voting ON-LSTM's]; repeat for "
                    "one student per direction, each voting (together they see both sides of every gap).")
+@click.option("--grammar-students", type=click.IntRange(min=0), default=default(FitPlan, "grammar_students"), show_default=True,
+              help="Grammars from scratch that learn the last ensemble's trees beside the ON-LSTM students (the first "
+                   "grammar member's shape and vocabulary, --scratch-passes passes, seeds counting up from --seed); each votes.")
 @click.option("--evals-per-epoch", type=Positive, default=default(FitPlan, "evals_per_epoch"), show_default=True)
 @right_branching_options("in every ensemble")
 @click.option("--layer-rule", type=click.Choice(LAYER_RULES), default=default(FitPlan, "layer_rule"), show_default=True,
@@ -712,8 +718,8 @@ def quantize(model, out_dir, gold, encoding, device, threads) -> None:
 @click.option("--threads", type=Threads, help=THREADS_HELP)
 @QUIET
 def fit(train_paths, dev, dev_gold, out_dir, resume, hours, members, rounds, member_epochs, embedding_sizes, hidden_sizes,
-        n_layers, chunk_sizes, vocab_size, sentences, scratch_passes, student_directions, evals_per_epoch, right_branching_voter, right_branching_votes,
-        layer_rule, layer, vote_layer, select_by_gold, language, encoding, punctuation, directions, families, nonterminals,
+        n_layers, chunk_sizes, vocab_size, sentences, scratch_passes, student_directions, grammar_students, evals_per_epoch,
+        right_branching_voter, right_branching_votes, layer_rule, layer, vote_layer, select_by_gold, language, encoding, punctuation, directions, families, nonterminals,
         preterminals, symbol_size, productions, latent_size, grammar_epochs, grammar_batch_size, seed, dtype, device, threads,
         quiet) -> None:
     """Train a full parser on raw text, no gold trees: members, ensembles, distillation rounds, a student from scratch.
@@ -746,7 +752,7 @@ def fit(train_paths, dev, dev_gold, out_dir, resume, hours, members, rounds, mem
                               member_variants={name: list(values) for name, values in sizes.items() if len(values) > 1},
                               member_model=model, member_epochs=member_epochs, sentences=sentences,
                               scratch_passes=scratch_passes, student_directions=list(student_directions),
-                              evals_per_epoch=evals_per_epoch,
+                              grammar_students=grammar_students, evals_per_epoch=evals_per_epoch,
                               right_branching_voter=right_branching_weight(right_branching_voter, right_branching_votes),
                               layer_rule=layer_rule, layer=layer,
                               vote_layer=vote_layer, select_by_gold=select_by_gold, seed=seed, language=language, encoding=encoding,

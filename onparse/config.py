@@ -277,8 +277,8 @@ class TrainConfig:
         self.reading.check()
         if self.family == PCFG and self.reading.direction != FORWARD:
             raise ValueError("a grammar reads left to right (its trees are over the words, either way)")
-        if self.family == PCFG and self.distill:
-            raise ValueError("a grammar learns from raw text alone: distillation teaches ON-LSTM students")
+        if self.family == PCFG and self.distill and self.reading.punctuation:
+            raise ValueError("a grammar student reads the words alone: its teacher's trees are over the words")
         checked_layer(self.default_layer, self.model.n_layers)
 
     @property
@@ -373,6 +373,8 @@ class FitPlan:
     grammar_batch_size: int = GRAMMAR_TRAINING["batch_size"]  # words of a grammar member's update
     # one student from scratch per direction named, every one voting (empty: one, reading as the first voting ON-LSTM)
     student_directions: list[str] = field(default_factory=list)
+    # grammar students from scratch (the first grammar member's shape and vocabulary, seeds differ), beside the ON-LSTM ones
+    grammar_students: int = 0
 
     @classmethod
     def from_dict(cls, values: dict) -> "FitPlan":
@@ -412,7 +414,7 @@ class FitPlan:
         if not isinstance(self.train, list) or not all(isinstance(path, str) for path in self.train) or not isinstance(self.dev, str):
             raise ValueError("train must be a list of paths and dev a path")
         for name in ("members", "rounds", "evals_per_epoch", "batch_size", "sentences", "student_batch_size",
-                     "finetune_passes", "scratch_passes", "seed"):
+                     "finetune_passes", "scratch_passes", "seed", "grammar_students"):
             if type(getattr(self, name)) is not int:
                 raise ValueError(f"{name} must be a whole number, not {getattr(self, name)!r:.40}")
         if self.member_epochs is not None and type(self.member_epochs) is not int:
@@ -425,8 +427,10 @@ class FitPlan:
             raise ValueError("choosing on gold trees needs them: give --dev-gold")
         if self.layer_rule not in LAYER_RULES:
             raise ValueError(f"the layer rule is {' or '.join(LAYER_RULES)}, not {self.layer_rule!r}")
-        if min(self.members, self.member_epochs or 1, self.evals_per_epoch, self.sentences, self.scratch_passes) < 1 or self.rounds < 0:
-            raise ValueError("members, epochs, evaluations, sentences and passes must be at least 1, rounds at least 0")
+        if min(self.members, self.member_epochs or 1, self.evals_per_epoch, self.sentences, self.scratch_passes) < 1 or min(
+                self.rounds, self.grammar_students) < 0:
+            raise ValueError("members, epochs, evaluations, sentences and passes must be at least 1, rounds and grammar "
+                             "students at least 0")
         unvaried = set(self.member_variants) - set(VARIED_SIZES)
         if unvaried:
             raise ValueError(f"members can vary only their {', '.join(VARIED_SIZES)}, not {', '.join(sorted(unvaried))}")
@@ -444,6 +448,8 @@ class FitPlan:
         if not self.language_models() and (self.rounds or self.directions == [AUTO] or self.student_directions):
             raise ValueError("distillation rounds, students' directions and the auto direction rule need ON-LSTM members: "
                              "add --family onlstm")
+        if self.grammar_students and not any(self.family(k) == PCFG for k in range(1, self.members + 1)):
+            raise ValueError("grammar students take the shape and vocabulary of a grammar member: add --family pcfg")
         if not isinstance(self.member_grammar, GrammarConfig):
             raise ValueError("member_grammar must be an object of grammar settings")
         self.member_grammar.check()

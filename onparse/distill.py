@@ -1,4 +1,4 @@
-"""Distillation: train one ON-LSTM whose distances rebuild a teacher's trees.
+"""Distillation: train one ON-LSTM whose distances rebuild a teacher's trees (or one grammar that learns them).
 
 The teacher (an ensemble, Shayegh et al., ICLR 2024) parses the training
 sentences; no gold trees are used. The student keeps its language-model loss
@@ -6,9 +6,12 @@ and adds a ranking loss on its syntactic distances (Shen et al., 2018,
 "Straight to the Tree"): wherever the greedy builder (``trees.build_tree``)
 must pick word ``k`` as the largest distance of a span to rebuild the
 teacher's tree, ``d_k`` should exceed every other distance of that span by a
-margin. Distillation is the one training loop (``onparse.train.Trainer``)
-with ``DistillationObjective``; its run keeps as ``model/`` the point whose
-trees agree best with the teacher's on dev text.
+margin. A grammar student (``onparse.pcfg``) learns the joint likelihood of
+each sentence and its teacher's tree, ``log p(x) + log p(t | x)``: its
+marginal likelihood and the teacher's tree's share of it
+(``grammar.GrammarObjective`` with trees). Distillation is the one training
+loop (``onparse.train.Trainer``) with either objective; its run keeps as
+``model/`` the point whose trees agree best with the teacher's on dev text.
 
 The builder cannot produce every binary tree (a right child whose own left
 child has two or more words is out of its reach), so the targets are those
@@ -32,9 +35,10 @@ from torch.nn.utils.rnn import pack_sequence, pad_packed_sequence
 from onparse import modeldir
 from onparse.atomic import replacing_file
 from onparse.builder import tree_row
-from onparse.config import ONLSTM, DistillConfig, Layer, Reading, TrainConfig
+from onparse.config import FORWARD, GRAMMAR_TRAINING, PCFG, DistillConfig, FitPlan, Layer, Reading, TrainConfig
 from onparse.corpus import read_sentences
 from onparse.language import Sentence
+from onparse.grammar import MAX_TRAINING_WORDS, GrammarObjective, grammar_perplexity
 from onparse.model import LanguageModel
 from onparse.modeldir import ModelBundle
 from onparse.parse import Parser
@@ -220,6 +224,14 @@ def agreement(teacher: str, dev_sentences: list[Sentence], layer: Layer, setting
     return measure
 
 
+def student_defaults(family: str) -> dict:
+    """A student's update size and learning rate, and a grammar's clipping, where the run does not set them: an
+    ON-LSTM's are the fit's fine-tuning settings (sentences an update), a grammar's its own training's (words)."""
+    if family == PCFG:
+        return {name: GRAMMAR_TRAINING[name] for name in ("lr", "batch_size", "clip")}
+    return {"lr": FitPlan.finetune_lr, "batch_size": FitPlan.student_batch_size}
+
+
 def distillation_config(spec: DistillConfig, default_layer: Layer | None = None, direction: str | None = None,
                         **settings) -> TrainConfig:
     """A distillation run's settings: the student's shape, language and reading from its model directory
@@ -227,13 +239,15 @@ def distillation_config(spec: DistillConfig, default_layer: Layer | None = None,
     its layer the student's own unless given; ``settings`` are TrainConfig's other fields. ModelDirError for a
     student that is no model."""
     student = modeldir.load(spec.start)
-    if student.family != ONLSTM:
-        raise modeldir.ModelDirError(f"{spec.start} is a {student.family} member: a student is an ON-LSTM, whose distances "
-                                     "learn the teacher's trees (a grammar learns from raw text: onparse train --family pcfg)")
+    if student.family == PCFG and direction not in (None, FORWARD):
+        raise ValueError("a grammar reads left to right (its trees are over the words, either way)")
+    for name, value in student_defaults(student.family).items():
+        if settings.get(name) is None:
+            settings[name] = value
     spec = replace(spec, teacher=str(modeldir.locate(spec.teacher or None)))
-    return TrainConfig(model=student.model.config, default_layer=default_layer or student.default_layer, distill=spec,
-                       language=student.language, reading=replace(student.reading, direction=direction or student.reading.direction),
-                       **settings)
+    return TrainConfig(family=student.family, model=student.model.config, default_layer=default_layer or student.default_layer,
+                       distill=spec, language=student.language,
+                       reading=replace(student.reading, direction=direction or student.reading.direction), **settings)
 
 
 def distillation_setup(config: TrainConfig, checkpoint: dict | None, work_dir: Path | None):
@@ -250,18 +264,24 @@ def distillation_setup(config: TrainConfig, checkpoint: dict | None, work_dir: P
     model, vocab = start.model, start.vocab
     if spec.from_scratch:
         torch.manual_seed(config.seed)
-        model = LanguageModel(model.config)
+        model = type(model)(model.config)
     device = torch.device(config.device)
     model = model.to(device)
     sentences, found = teacher_trees(config, work_dir)
-    data = examples(sentences, [set(s) for s in found], vocab, config.reading)
-    if not data:
+    if config.family == PCFG:
+        kept = [k for k, sentence in enumerate(sentences) if 2 <= len(sentence.words) <= MAX_TRAINING_WORDS]
+        objective = GrammarObjective([vocab.ids(model_tokens(config.reading, sentences[k])) for k in kept],
+                                     config.batch_size, config.seed, trees=[found[k] for k in kept])
+    else:
+        objective = DistillationObjective(examples(sentences, [set(s) for s in found], vocab, config.reading), vocab,
+                                          config.default_layer, config.batch_size, spec.rank_weight, spec.margin, config.seed)
+    if not objective.batches_per_epoch:
         raise ValueError("the training corpus holds no sentences")
-    objective = DistillationObjective(data, vocab, config.default_layer, config.batch_size, spec.rank_weight,
-                                      spec.margin, config.seed)
-    measures = {}
+    measures, dev_figures = {}, None
     if config.dev:
         settings = {"device": config.device, "dtype": config.dtype}
-        measures["teacher_agreement"] = agreement(spec.teacher, read_sentences([config.dev], config.language, config.encoding),
-                                                 config.default_layer, settings, config.reading)
-    return Setup(model, vocab, objective, stream_perplexity(dev_stream(config, vocab, device), config.bptt), measures)
+        dev_sentences = read_sentences([config.dev], config.language, config.encoding)
+        measures["teacher_agreement"] = agreement(spec.teacher, dev_sentences, config.default_layer, settings, config.reading)
+        dev_figures = (grammar_perplexity([vocab.ids(model_tokens(config.reading, s)) for s in dev_sentences], config.batch_size)
+                       if config.family == PCFG else stream_perplexity(dev_stream(config, vocab, device), config.bptt))
+    return Setup(model, vocab, objective, dev_figures, measures)

@@ -1,4 +1,5 @@
-"""Training a grammar member (``onparse.pcfg``) on raw text: the sentences' marginal likelihood, nothing else.
+"""Training a grammar member (``onparse.pcfg``) on raw text: the sentences' marginal likelihood, nothing else; or,
+as a student (``onparse.distill``), the joint likelihood of each sentence and its teacher's tree.
 
 The objective is the mean negative log-likelihood per word of batches of
 sentences of one length (the inside algorithm runs a batch at one length),
@@ -23,8 +24,9 @@ from torch import Tensor, nn
 from onparse import distributed
 from onparse.config import TrainConfig
 from onparse.corpus import read_corpus
-from onparse.pcfg import NeuralPCFG
+from onparse.pcfg import NeuralPCFG, tree_span_scores
 from onparse.train import DevFigures, Setup, WholeSentenceObjective
+from onparse.trees import Span
 from onparse.vocabulary import Vocabulary
 
 MAX_TRAINING_WORDS = 40  # longer sentences are left out of training (as Kim et al., 2019); parsing takes any length
@@ -48,7 +50,8 @@ def length_batches(lengths: list[int], words: int, rng: random.Random | None = N
 
 
 class GrammarObjective(WholeSentenceObjective):
-    """Negative log-likelihood per word of a batch of sentences of one length.
+    """Negative log-likelihood per word of a batch of sentences of one length: of each sentence, or where ``trees``
+    are given (a student's teacher's spans over each sentence), of each sentence with its tree.
 
     Each epoch's batches are drawn from the seed and the epoch alone, so a
     resumed run sees the batches an uninterrupted one would, under any number
@@ -60,8 +63,9 @@ class GrammarObjective(WholeSentenceObjective):
     train_mode = True  # a compound grammar draws each sentence's vector while training (a plain one trains alike either way)
 
     def __init__(self, sentences: list[list[int]], words_per_batch: int, seed: int,
-                 ranks: distributed.Ranks = distributed.Ranks()):
+                 ranks: distributed.Ranks = distributed.Ranks(), trees: list[list[Span]] | None = None):
         self.sentences, self.words_per_batch, self.seed, self.ranks = sentences, words_per_batch, seed, ranks
+        self.trees = trees
         self._order: tuple[int, list[list[int]]] | None = None
         self.batches_per_epoch = len(self.batches(0))
 
@@ -77,7 +81,8 @@ class GrammarObjective(WholeSentenceObjective):
         length = len(self.sentences[indices[0]])
         share = indices[self.ranks.rank :: self.ranks.world]
         words = torch.tensor([self.sentences[k] for k in share], dtype=torch.long, device=device).view(len(share), length)
-        loss = -model(words).sum() * self.ranks.world / (len(indices) * length)
+        span_scores = tree_span_scores([self.trees[k] for k in share], length).to(device) if self.trees else None
+        loss = -model(words, span_scores).sum() * self.ranks.world / (len(indices) * length)
         return loss, words.numel(), {}
 
 

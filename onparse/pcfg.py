@@ -44,11 +44,14 @@ every span (torch-struct's way; ``inside`` takes such scores), computed for
 parsing by an explicit outside pass (``marginals``) whose memory grows as
 n^2 where the gradient's grows as n^3; the tree is the binary tree with the
 largest sum of marginals (minimum Bayes risk), found by the same CKY that
-tree averaging uses (``voting.best_tree``).
+tree averaging uses (``voting.best_tree``). The same scores, zero on one
+tree's spans and far below zero elsewhere, sum that tree alone: the joint
+likelihood ``log p(x, t)`` a grammar student learns a teacher's trees by.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -150,16 +153,17 @@ class NeuralPCFG(nn.Module):
         states, _ = self.encoder(self.encoder_embedding(words))
         return self.posterior_network(states.amax(1)).chunk(2, -1)
 
-    def log_likelihood(self, words: Tensor) -> Tensor:
-        """log p(sentence) of each row of ``words`` (B x n ids, one length, n >= 2): the marginal over every tree.
+    def log_likelihood(self, words: Tensor, span_scores: Tensor | None = None) -> Tensor:
+        """log p(sentence) of each row of ``words`` (B x n ids, one length, n >= 2): the marginal over every tree;
+        under ``span_scores`` that keep one tree (``tree_span_scores``), log p(sentence, tree).
         A compound grammar's is its evidence lower bound: at a vector drawn from q(z | x) in train mode, at q's
         mean otherwise, less the KL divergence of q from the prior N(0, I)."""
         if not self.config.latent_size:
-            return inside(self.rules(), words)
+            return inside(self.rules(), words, span_scores)
         mean, log_variance = self.posterior(words)
         latent = mean + (0.5 * log_variance).exp() * torch.randn_like(mean) if self.training else mean
         divergence = 0.5 * (mean.square() + log_variance.exp() - 1 - log_variance).sum(-1)
-        return inside(self.rules(latent), words) - divergence
+        return inside(self.rules(latent), words, span_scores) - divergence
 
     forward = log_likelihood  # what DistributedDataParallel calls, so that training under torchrun syncs gradients
 
@@ -169,6 +173,19 @@ class NeuralPCFG(nn.Module):
         by an inside and an outside pass in memory of order n^2 (any sentence length); a compound grammar's under
         the rules of each sentence's mean vector."""
         return marginals(self.rules(self.posterior(words)[0] if self.config.latent_size else None), words)
+
+
+OFF_TREE = -1e4  # a span score that rules a span out: finite, so that no log-sum-exp meets only -inf and its gradient stays defined
+
+
+def tree_span_scores(trees: Sequence[Iterable[tuple[int, int]]], n: int) -> Tensor:
+    """Span scores (B x (n+1) x (n+1)) that keep one binary tree a sentence: 0 on its spans of two or more words,
+    ``OFF_TREE`` on every other span, so that ``inside`` under them sums that tree alone (log p(sentence, tree))."""
+    scores = torch.full((len(trees), n + 1, n + 1), OFF_TREE)
+    for row, tree in enumerate(trees):
+        for start, end in tree:
+            scores[row, start, end] = 0.0
+    return scores
 
 
 def project(beta: Tensor, rules: Tensor) -> Tensor:

@@ -11,7 +11,9 @@
    best with the teacher on dev text; ``ensemble-R+1`` votes over the students;
 4. ``scratch``: a student from random weights learns the last ensemble's trees
    (``scratch-2``, ...: one more for each further direction the plan's
-   ``student_directions`` name, so that the students see both sides of a gap);
+   ``student_directions`` name, so that the students see both sides of a gap;
+   ``grammar-student-N``: the plan's ``grammar_students``, grammars that learn
+   the same trees);
 5. ``model``: the scratch students and the last round's students vote: the
    fit's model directory, ready for ``--model``.
 
@@ -46,6 +48,7 @@ from onparse.atomic import replacing_file
 from onparse.config import (AUTO, BACKWARD, FORWARD, MEAN, PCFG, SPANS, DistillConfig, FitPlan, Layer, Reading, TrainConfig,
                             member_config, training_defaults)
 from onparse.corpus import read_corpus, read_sentences
+from onparse.distill import student_defaults
 from onparse.ensemble import choose_on_text, make_ensemble
 from onparse.evaluate import evaluate_parser
 from onparse.grammar import MAX_TRAINING_WORDS
@@ -117,23 +120,30 @@ def stages(plan: FitPlan, out: Path, record: dict | None = None) -> list[Stage]:
             shapes[found[-1].name] = shapes[start]
         found.append(Stage(f"ensemble-{r + 1}", members=students))
         previous = students
-    first = next((name for name in voters if name not in grammars), None)  # the first ON-LSTM that votes
-    if first is None:  # grammars alone: no ON-LSTM student, the first ensemble is the model
-        found.append(Stage("model", members=previous))
-        return found
-    # students from scratch take the shape and vocabulary of the first ON-LSTM that votes, and its reading unless
-    # the plan names their directions (one student each, all learning the same teacher trees from the same seed:
-    # the direction alone sets them apart)
-    distill = DistillConfig(teacher=str(out / f"ensemble-{plan.rounds + 1}"), start=str(out / first / "model"),
-                            from_scratch=True, sentences=plan.sentences, sample_seed=plan.seed,
-                            trees=str(out / "teachers" / f"ensemble-{plan.rounds + 1}.jsonl"),
+    # students from scratch learn the last ensemble's trees: ON-LSTMs with the shape and vocabulary of the first
+    # ON-LSTM that votes, and its reading unless the plan names their directions (one student each, all learning the
+    # same teacher trees from the same seed: the direction alone sets them apart); grammars with the first grammar's
+    distill = DistillConfig(teacher=str(out / f"ensemble-{plan.rounds + 1}"), from_scratch=True, sentences=plan.sentences,
+                            sample_seed=plan.seed, trees=str(out / "teachers" / f"ensemble-{plan.rounds + 1}.jsonl"),
                             rank_weight=plan.rank_weight, margin=plan.margin)
-    readings = [replace(shapes[first][1], direction=d) for d in plan.student_directions] or [shapes[first][1]]
-    students = [f"scratch-{i + 1}" if i else "scratch" for i in range(len(readings))]
-    for name, reading in zip(students, readings):
-        found.append(Stage(name, TrainConfig(model=shapes[first][0], reading=reading, epochs=plan.scratch_passes,
-                                             lr=plan.scratch_lr, batch_size=plan.student_batch_size, seed=plan.seed,
-                                             distill=distill, **common)))
+    students = []
+    first = next((name for name in voters if name not in grammars), None)  # the first ON-LSTM that votes
+    if first is not None:
+        readings = [replace(shapes[first][1], direction=d) for d in plan.student_directions] or [shapes[first][1]]
+        for i, reading in enumerate(readings):
+            students.append(f"scratch-{i + 1}" if i else "scratch")
+            found.append(Stage(students[-1], TrainConfig(
+                model=shapes[first][0], reading=reading, epochs=plan.scratch_passes, lr=plan.scratch_lr,
+                batch_size=plan.student_batch_size, seed=plan.seed, distill=replace(distill, start=str(out / first / "model")),
+                **common)))
+    first_grammar = next((name for name in voters if name in grammars), None)
+    for i in range(plan.grammar_students if first_grammar else 0):
+        students.append(f"grammar-student-{i + 1}")
+        found.append(Stage(students[-1], TrainConfig(
+            family=PCFG, model=shapes[first_grammar][0], epochs=plan.scratch_passes, seed=plan.seed + i,
+            distill=replace(distill, start=str(out / first_grammar / "model")),
+            **{**common, **student_defaults(PCFG), "default_layer": SPANS})))
+    # grammars alone and no grammar student: the first ensemble is the model
     found.append(Stage("model", members=[*students, *previous]))
     return found
 

@@ -361,3 +361,29 @@ def test_students_from_scratch_in_both_directions_learn_one_teacher_and_all_vote
     model = Parser.load(tmp_path / "fit" / "model")
     assert sorted(m.reading.direction for m in model.members) == ["backward", "forward", "forward", "forward"]
     assert sorted(p.name for p in (tmp_path / "fit" / "teachers").iterdir()) == ["ensemble-1.jsonl"]  # parsed once
+
+
+def test_grammar_students_learn_the_last_ensembles_trees_beside_the_onlstm_student_and_vote(tmp_path):
+    from onparse.config import SPANS, GrammarConfig
+
+    grammar = GrammarConfig(vocab_size=60, nonterminals=3, preterminals=4, symbol_size=8)
+    plan = tiny_plan(members=2, families=["onlstm", "pcfg"], rounds=0, scratch_passes=1, evals_per_epoch=1,
+                     grammar_epochs=1, grammar_batch_size=50, member_grammar=grammar, grammar_students=2)
+    settled = {stage.name: stage for stage in stages(plan, tmp_path)}
+    assert settled["model"].members == ["scratch", "grammar-student-1", "grammar-student-2", "member-1", "member-2"]
+    first, second = settled["grammar-student-1"].config, settled["grammar-student-2"].config
+    assert first.family == "pcfg" and first.default_layer == SPANS and first.distill.start.endswith("member-2/model")
+    assert first.distill.trees == settled["scratch"].config.distill.trees and first.distill.from_scratch
+    assert (first.seed, second.seed) == (plan.seed, plan.seed + 1) and replace(first, seed=second.seed) == second
+    assert first.lr == 1e-3 and first.batch_size == 600 and first.epochs == plan.scratch_passes
+    assert [s.name for s in stages(tiny_plan(rounds=0), tmp_path)][-2:] == ["scratch", "model"]  # none unless asked
+    with pytest.raises(ValueError, match="grammar students take"):
+        tiny_plan(grammar_students=1).check()
+    with pytest.raises(ValueError, match="grammar students at least 0"):
+        tiny_plan(families=["onlstm", "pcfg"], grammar_students=-1).check()
+    record = fit(replace(plan, grammar_students=1), tmp_path / "fit")
+    assert [stage["name"] for stage in record["stages"]][-2:] == ["grammar-student-1", "model"]
+    student = json.loads((tmp_path / "fit" / "grammar-student-1" / "model" / "card.json").read_text())
+    assert student["config"]["family"] == "pcfg" and "teacher_agreement" in student["selected"]
+    model = Parser.load(tmp_path / "fit" / "model")
+    assert [member.bundle.family for member in model.members] == ["onlstm", "pcfg", "onlstm", "pcfg"]

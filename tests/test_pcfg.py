@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from onparse.config import PRODUCTIONS, GrammarConfig
-from onparse.pcfg import NeuralPCFG, Rules, inside, mbr_tree
+from onparse.pcfg import NeuralPCFG, Rules, inside, mbr_tree, tree_span_scores
 from onparse.trees import left_branching, spans
 
 
@@ -80,6 +80,19 @@ def test_inside_equals_the_sum_over_every_binary_tree_and_marginals_its_span_sha
         if end - start >= 2:
             expected = sum(p for p, tree in zip(probabilities, trees) if (start, end) in tree_spans(tree)) / total
             assert marginals[start, end] == pytest.approx(expected, abs=1e-4)
+
+
+
+@pytest.mark.parametrize("n", [2, 4, 6])
+def test_scores_that_keep_one_tree_give_the_joint_likelihood_of_the_sentence_and_that_tree(tiny_grammar, n):
+    words = torch.tensor([[(5 * k + n) % 7 for k in range(n)]] * 2)
+    rules = tiny_grammar.rules()
+    tables = [tensor.detach().double().exp().numpy() for tensor in (rules.root, rules.emission)]
+    trees = list(binary_trees(0, n))[:2] if n > 2 else list(binary_trees(0, n)) * 2
+    found = tiny_grammar.log_likelihood(words, tree_span_scores([tree_spans(tree) for tree in trees], n))
+    for row, tree in enumerate(trees):
+        assert found[row].item() == pytest.approx(math.log(tree_probability(tree, words[row].tolist(), tables[0],
+                                                                          rule_table(rules), tables[1])), abs=1e-4)
 
 
 def test_span_marginals_of_a_tree_distribution_sum_to_its_constituents(tiny_grammar):

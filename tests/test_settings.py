@@ -6,7 +6,8 @@ import click
 import pytest
 
 from onparse.cli import main
-from onparse.config import MEMBER_MODEL, DistillConfig, FitPlan, ModelConfig, ParseConfig, TrainConfig, default
+from onparse.config import GRAMMAR_TRAINING, MEMBER_MODEL, DistillConfig, FitPlan, ModelConfig, ParseConfig, TrainConfig, default
+from onparse.distill import student_defaults
 
 
 def defaults_of(command: str) -> dict:
@@ -39,7 +40,10 @@ def test_the_fits_member_sizes_and_the_distillations_settings_are_the_plans():
     distill = defaults_of("distill")
     assert {name: distill[name] for name in ("sentences", "rank_weight", "margin")} == {
         name: default(DistillConfig, name) for name in ("sentences", "rank_weight", "margin")}
-    assert distill["batch_size"] == default(FitPlan, "student_batch_size") and distill["lr"] == default(FitPlan, "finetune_lr")
+    # an update's size and rate are the student's family's: an ON-LSTM's the fit's fine-tuning ones, a grammar's its own
+    assert "batch_size" not in distill and "lr" not in distill  # no default of their own
+    assert student_defaults("onlstm") == {"batch_size": default(FitPlan, "student_batch_size"), "lr": default(FitPlan, "finetune_lr")}
+    assert student_defaults("pcfg") == {name: GRAMMAR_TRAINING[name] for name in ("batch_size", "lr", "clip")}
     assert distill["evals_per_epoch"] == default(FitPlan, "evals_per_epoch")
 
 
