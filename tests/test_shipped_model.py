@@ -8,7 +8,7 @@ from onparse.parse import Parser
 
 def test_shipped_models_are_complete_and_compact():
     assert {"config.json", "card.json", "card.md"} <= {p.name for p in DEFAULT_MODEL.iterdir()}
-    assert sum(p.stat().st_size for p in MODELS.rglob("*") if p.is_file()) < 170 * 2**20  # the GPU members (issue 21), the German and Chinese models (29), grammars (33): 64 x 128 in German
+    assert sum(p.stat().st_size for p in MODELS.rglob("*") if p.is_file()) < 170 * 2**20  # the GPU members (issue 21), the German and Chinese models (29), grammars (33): 64 x 128 in German, pcfg-wsj alone
 
 
 def test_shipped_model_loads_and_parses():
@@ -57,3 +57,12 @@ def test_the_language_models_tokenize_and_parse_their_language(name, language, t
         reading = member.bundle.reading
         assert (reading.punctuation, reading.direction) == ((True, "backward") if member.bundle.family == "onlstm" else (False, "forward"))
     assert parse.model_input[-1] == tokens[0].lower() and len(parse.model_input) == len(tokens)  # as the ON-LSTMs were trained
+
+def test_the_lone_english_grammar_parses_by_name_with_its_span_marginals_as_confidence():
+    parser = Parser.load("pcfg-wsj")
+    (member,) = parser.members
+    assert member.bundle.family == "pcfg" and member.layer == "spans" and member.bundle.card["config"]["distill"]["from_scratch"]
+    parse = parser.parse("The company said its profit rose 10 % in the third quarter.")
+    record = parse.to_dict(punct=False)
+    assert len(parse.word_positions) == 12 and all(len(node) == 2 for node in parse.words_tree.subtrees())
+    assert all(0 < confidence <= 1 for confidence in record["confidence"]) and min(record["confidence"]) < 1
