@@ -136,8 +136,8 @@ def stages(plan: FitPlan, out: Path, record: dict | None = None) -> list[Stage]:
                 model=shapes[first][0], reading=reading, epochs=plan.scratch_passes, lr=plan.scratch_lr,
                 batch_size=plan.student_batch_size, seed=plan.seed, distill=replace(distill, start=str(out / first / "model")),
                 **common)))
-    first_grammar = next((name for name in voters if name in grammars), None)
-    for i in range(plan.grammar_students if first_grammar else 0):
+    first_grammar = next((name for name in voters if name in grammars), None)  # FitPlan.check: one votes if asked for
+    for i in range(plan.grammar_students):
         students.append(f"grammar-student-{i + 1}")
         found.append(Stage(students[-1], TrainConfig(
             family=PCFG, model=shapes[first_grammar][0], epochs=plan.scratch_passes, seed=plan.seed + i,
