@@ -262,9 +262,12 @@ def distillation_setup(config: TrainConfig, checkpoint: dict | None, work_dir: P
         # fresh weights may read the other way; the vocabulary holds punctuation or not, so that stays
         raise ValueError(f"the student {spec.start} reads {start.reading}; this run says {config.reading}")
     model, vocab = start.model, start.vocab
-    if spec.from_scratch:
+    if spec.from_scratch:  # fresh weights of the run's shape (the student's own unless the run says otherwise)
+        if config.model.vocab_size != model.config.vocab_size or type(config.model) is not type(model.config):
+            raise ValueError(f"a student from scratch keeps {spec.start}'s family and vocabulary; the run's shape "
+                             f"{config.model} does not")
         torch.manual_seed(config.seed)
-        model = type(model)(model.config)
+        model = type(model)(config.model)
     device = torch.device(config.device)
     model = model.to(device)
     sentences, found = teacher_trees(config, work_dir)
