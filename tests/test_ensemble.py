@@ -115,3 +115,25 @@ def test_the_members_kept_are_those_whose_trees_the_others_share():
     kept, centrality = most_central(trees, sentences, 3)
     assert kept == [1, 3, 4] and centrality[0] == min(centrality) and centrality[1] == centrality[4] > centrality[2]
     assert most_central(trees, sentences, 4)[0] == [1, 2, 3, 4]
+
+
+def test_the_agreement_rule_scores_each_member_against_the_others_alone():
+    """With two members the others' vote is the other member's tree: each candidate's agreement is its F1 against that
+    tree (a vote that counted the member itself would pull the reference toward its own trees)."""
+    import numpy as np
+
+    from onparse.builder import TreeBuilder
+    from onparse.ensemble import agreeing_layers
+    from onparse.language import Sentence
+    from onparse.scoring import score
+    from onparse.treebank import GoldSentence
+
+    rng = np.random.default_rng(7)
+    sentences = [Sentence(tuple(f"w{i}" for i in range(n)), tuple(range(n))) for n in rng.integers(6, 14, 40)]
+    distances = [[rng.normal(size=(3, len(s.words))) for s in sentences] for _ in range(2)]
+    candidates = [[1, 2, 3, "mean"]] * 2
+    own = [{layer: [spans(TreeBuilder((layer,)).build([d]).tree) for d in found] for layer in candidates[0]} for found in distances]
+    layers, agreement = agreeing_layers(distances, candidates, own, sentences, sweeps=1)
+    reference = [GoldSentence(tuple(s.tokens), frozenset(tree), (), "member 1") for s, tree in zip(sentences, own[0][layers[0]])]
+    assert agreement[1] == {str(layer): round(score(own[1][layer], reference)["sentence_f1"], 2) for layer in candidates[1]}
+    assert layers[1] == max(candidates[1], key=lambda layer: agreement[1][str(layer)])

@@ -387,3 +387,12 @@ def test_grammar_students_learn_the_last_ensembles_trees_beside_the_onlstm_stude
     assert student["config"]["family"] == "pcfg" and "teacher_agreement" in student["selected"]
     model = Parser.load(tmp_path / "fit" / "model")
     assert [member.bundle.family for member in model.members] == ["onlstm", "pcfg", "onlstm", "pcfg"]
+
+
+def test_each_student_learns_the_vote_just_before_it(tmp_path):
+    """Round r's students learn ensemble-r; the students from scratch learn the last ensemble, not the first."""
+    planned = {s.name: s for s in stages(tiny_plan(rounds=2, grammar_students=0), tmp_path)}
+    teachers = {name: Path(s.config.distill.teacher).name for name, s in planned.items() if s.config and s.config.distill}
+    assert teachers == {"round-1-1": "ensemble-1", "round-1-2": "ensemble-1", "round-2-1": "ensemble-2",
+                        "round-2-2": "ensemble-2", "scratch": "ensemble-3"}
+    assert all(Path(planned[name].config.distill.trees).stem == teacher for name, teacher in teachers.items())

@@ -109,3 +109,10 @@ def test_what_parse_prints_for_a_line_of_punctuation_alone_scores_back(tmp_path)
     assert parsed.exit_code == 0, parsed.output
     scored = CliRunner().invoke(main, ["eval", "--gold", str(gold_file), "--pred", str(tmp_path / "pred.txt"), "--json"])
     assert scored.exit_code == 0, scored.output
+
+
+def test_label_recall_counts_only_the_spans_the_protocol_scores():
+    """The whole sentence's label (NP here) is no scored span, so it is neither found nor missed."""
+    whole_np = gold("(NP (NP (DT the) (NN cat)) (PP (IN on) (NP (DT the) (NN mat))))")
+    right_branching = {(0, 5), (1, 5), (2, 5), (3, 5)}
+    assert score([right_branching], [whole_np])["label_recall"] == pytest.approx({"NP": 50.0, "PP": 100.0})
