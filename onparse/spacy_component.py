@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from itertools import islice
 from typing import Any
 
@@ -109,17 +110,40 @@ class ConstituencyParser:
             yield from group
 
 
-def _sentence(span: Span) -> tuple[dict, Tree] | None:
-    """What was found in the sentence holding ``span``, and its tree over positions among the kept tokens."""
+@dataclass
+class _Node:
+    """A node of a sentence's tree (a constituent, or one token as an int leaf) and the kept tokens it covers."""
+
+    node: Tree | int
+    start: int  # its first kept token's position, and one past its last
+    end: int
+    parent: int | None  # the index of the node above it in the sentence's pre-order list
+
+
+def _sentence(span: Span) -> tuple[dict, list[_Node]] | None:
+    """What was found in the sentence holding ``span``, and its tree's nodes in pre-order (one pass, no recursion:
+    a right-branching tree of thousands of words is as easy as a short one)."""
     for start, found in span.doc.user_data.get(KEY, {}).items():
         if start <= span.start and span.end <= found["end"]:
-            return found, from_spans(len(found["tokens"]), map(tuple, found["spans"]))
+            tree = from_spans(len(found["tokens"]), map(tuple, found["spans"]))
+            nodes: list[_Node] = []
+            pending: list[tuple[Tree | int, int | None]] = [(tree, None)]
+            while pending:
+                node, parent = pending.pop()
+                nodes.append(_Node(node, node, node + 1, parent) if isinstance(node, int) else _Node(node, 0, 0, parent))
+                if isinstance(node, Tree):
+                    pending.extend((child, len(nodes) - 1) for child in reversed(node))
+            for node in reversed(nodes):  # children come after their parent in pre-order: extents grow bottom-up
+                if node.parent is not None:
+                    above = nodes[node.parent]
+                    above.start = node.start if above.end == 0 else min(above.start, node.start)
+                    above.end = max(above.end, node.end)
+            return found, nodes
     return None
 
 
-def _as_span(doc: Doc, tokens: list[int], node: Tree | int) -> Span:
-    leaves = [node] if isinstance(node, int) else node.leaves()
-    return doc[tokens[min(leaves)] : tokens[max(leaves)] + 1]
+def _as_span(doc: Doc, tokens: list[int], node: _Node) -> Span:
+    return doc[tokens[node.start] : tokens[node.end - 1] + 1]
 
 
 def _edges(span: Span) -> tuple[int, int]:
@@ -132,30 +156,27 @@ def _edges(span: Span) -> tuple[int, int]:
     return start, end
 
 
-def _node(span: Span) -> tuple[dict, Tree | int] | None:
-    """The sentence's record and the node of its tree that is exactly ``span`` (a constituent, or a single token)."""
+def _node(span: Span) -> tuple[dict, list[_Node], int] | None:
+    """The sentence's record, its nodes and the index of the one that is exactly ``span`` (a constituent, or a
+    single token); the highest such node, as a single token under a unary parent is the parent's span."""
     found = _sentence(span)
     if found is None:
         return None
-    record, tree = found
+    record, nodes = found
     wanted = _edges(span)
-    pending: list[Tree | int] = [tree]
-    while pending:
-        node = pending.pop()
-        here = _as_span(span.doc, record["tokens"], node)
-        if (here.start, here.end) == wanted:
-            return record, node
-        if isinstance(node, Tree):
-            pending.extend(node)
+    tokens = record["tokens"]
+    for index, node in enumerate(nodes):
+        if (tokens[node.start], tokens[node.end - 1] + 1) == wanted:
+            return record, nodes, index
     return None
 
 
 def _tree(span: Span) -> Tree | None:
     """The tree of a constituent; of a span of whole sentences (``doc[:]``), their trees under one root."""
     found = _node(span)
-    if found is not None and isinstance(found[1], Tree):
-        record, node = found
-        return map_leaves(node, lambda position: span.doc[record["tokens"][position]].text)
+    if found is not None and isinstance(found[1][found[2]].node, Tree):
+        record, nodes, index = found
+        return map_leaves(nodes[index].node, lambda position: span.doc[record["tokens"][position]].text)
     sentences = [sent for sent in span.sents] if span.doc.has_annotation("SENT_START") else []
     if len(sentences) < 2 or (sentences[0].start, sentences[-1].end) != (span.start, span.end):
         return None
@@ -170,44 +191,37 @@ def _parse_string(span: Span) -> str | None:
 
 
 def _constituents(span: Span) -> list[Span] | None:
+    """The constituents within ``span`` in pre-order, ``span`` first: its node and those after it in the pre-order
+    list until the first that lies outside it."""
     found = _node(span)
-    if found is None or not isinstance(found[1], Tree):
+    if found is None or not isinstance(found[1][found[2]].node, Tree):
         return None
-    record, node = found
-    ordered, pending = [], [node]
-    while pending:  # pre-order, no recursion
-        current = pending.pop()
-        ordered.append(_as_span(span.doc, record["tokens"], current))
-        pending.extend(child for child in reversed(current) if isinstance(child, Tree))
-    return ordered
+    record, nodes, index = found
+    top = nodes[index]
+    inside = []
+    for node in nodes[index:]:
+        if node is not top and not top.start <= node.start < top.end:
+            break
+        if isinstance(node.node, Tree):
+            inside.append(_as_span(span.doc, record["tokens"], node))
+    return inside
 
 
 def _children(span: Span) -> list[Span] | None:
     found = _node(span)
     if found is None:
         return None
-    record, node = found
-    return [_as_span(span.doc, record["tokens"], child) for child in node] if isinstance(node, Tree) else []
+    record, nodes, index = found
+    return [_as_span(span.doc, record["tokens"], node) for node in nodes[index + 1 :] if node.parent == index]
 
 
 def _parent(span: Span) -> Span | None:
-    found = _sentence(span)
+    found = _node(span)
     if found is None:
         return None
-    record, tree = found
-    wanted = _edges(span)
-    pending: list[tuple[Tree, Tree | None]] = [(tree, None)]
-    while pending:
-        node, above = pending.pop()
-        here = _as_span(span.doc, record["tokens"], node)
-        if (here.start, here.end) == wanted:
-            return None if above is None else _as_span(span.doc, record["tokens"], above)
-        for child in node:
-            if isinstance(child, Tree):
-                pending.append((child, node))
-            elif (record["tokens"][child], record["tokens"][child] + 1) == wanted:
-                return here
-    return None
+    record, nodes, index = found
+    parent = nodes[index].parent
+    return None if parent is None else _as_span(span.doc, record["tokens"], nodes[parent])
 
 
 def _confidence(span: Span) -> float | None:

@@ -196,3 +196,18 @@ def test_the_spacy_component_checks_its_config_and_reads_chinese_as_the_model_wa
         chinese.add_pipe("onparse")
     text = "我们在北京大学学习中文。"
     assert [token.text for token in chinese(text)] == onparse.load("onlstm-ctb").tokenize(text)
+
+
+def test_spacy_spans_of_a_right_branching_tree_of_2000_words_answer_without_recursion(nlp):
+    """Every walk of the component is iterative: a tree as deep as its sentence is long raises no RecursionError."""
+    from onparse.spacy_component import KEY
+
+    n = 2000
+    doc = nlp.make_doc(" ".join(["word"] * n))
+    doc.user_data[KEY] = {0: {"end": n, "tokens": list(range(n)), "spans": [[i, n] for i in range(n - 1)],
+                              "confidence": [1.0] * (n - 1)}}
+    whole, tail = doc[:], doc[n - 3 :]
+    assert [len(span) for span in whole._.constituents] == list(range(n, 1, -1))
+    assert [c.start for c in tail._.children] == [n - 3, n - 2] and tail._.parent == doc[n - 4 :]
+    assert doc[n - 1 : n]._.parent == doc[n - 2 :] and whole._.parent is None
+    assert whole._.parse_string.count("(X") == n - 1 and tail._.confidence == 1.0
