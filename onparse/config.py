@@ -382,9 +382,6 @@ class FitPlan:
         values = dict(values)
         if not isinstance(values.get("member_model"), dict):
             raise ValueError("member_model must be an object of model settings")
-        chunk_sizes = values.pop("member_chunk_sizes", None)  # fit.json of fits made before member_variants
-        if chunk_sizes:
-            values["member_variants"] = {"chunk_size": chunk_sizes}
         if not isinstance(values.get("member_grammar", {}), dict):
             raise ValueError("member_grammar must be an object of grammar settings")
         return cls(**{**values, "member_model": ModelConfig(**values["member_model"]),

@@ -1,7 +1,7 @@
 """Making an ensemble directory: members (model directories or training runs) whose trees vote, and its card.
 
 Each member parses with its own layer, or with the layer the ensemble chose
-for it: ``layers_by_agreement`` picks, without gold trees, the layer (or the
+for it: ``agreeing_layers`` picks, without gold trees, the layer (or the
 mean of the layers) whose trees agree best with the vote of the other
 members' trees on unlabelled text.
 
@@ -109,23 +109,18 @@ def most_central(trees: list[list[set]], sentences: list[Sentence], keep: int) -
     return sorted(ranked[:keep]), centrality
 
 
-def layers_by_agreement(models: list[Path | str], sentences: list[Sentence], settings: dict, sweeps: int = 2
-                        ) -> tuple[list[Layer], list[dict[str, float]]]:
-    """Each model's layer (or the mean) whose trees agree best with the vote of the others' trees; no gold trees.
-
-    ``models`` are model directories or runs. Starting from the mean of every
-    model's layers, each model in turn takes the candidate with the highest
-    sentence F1 against the tree the others vote for (``TreeBuilder``, at
-    their layers as they stand) on ``sentences``; ``sweeps`` passes over the
-    models. Returns the layers and, per model, each candidate's agreement in
-    the last pass.
-    """
-    return agreeing_layers(*candidate_trees(models, sentences, settings), sentences, sweeps)
-
-
 def agreeing_layers(distances: list[list], candidates: list[list[Layer]], own_trees: list[dict[Layer, list[set]]],
                     sentences: list[Sentence], sweeps: int = 2) -> tuple[list[Layer], list[dict[str, float]]]:
-    """``layers_by_agreement`` over distances and trees already computed (``candidate_trees``)."""
+    """Each model's layer (or the mean) whose trees agree best with the vote of the others' trees; no gold trees.
+
+    Over each model's distances, candidate layers and their trees
+    (``candidate_trees``): starting from the mean of every model's layers
+    (a grammar: its span marginals), each model in turn takes the candidate
+    with the highest sentence F1 against the tree the others vote for
+    (``TreeBuilder``, at their layers as they stand) on ``sentences``;
+    ``sweeps`` passes over the models. Returns the layers and, per model,
+    each candidate's agreement in the last pass.
+    """
     layers: list[Layer] = [found[-1] for found in candidates]  # the mean (a grammar: its span marginals)
     agreement: list[dict[str, float]] = [{} for _ in distances]
     if len(distances) < 2:
@@ -147,7 +142,7 @@ LAYER_RULES = ("own", "agreement", "consistency")
 def choose_on_text(models: list[Path | str], sentences: list[Sentence], settings: dict, rule: str, keep: int | None = None
                    ) -> dict:
     """An ensemble's gold-free choices on unlabelled text: each model's layer by ``rule`` (``"own"``: the layer
-    its directory names; ``"agreement"``: ``layers_by_agreement``; ``"consistency"``: one layer for all,
+    its directory names; ``"agreement"``: ``agreeing_layers``; ``"consistency"``: one layer for all,
     ``most_consistent``), then, with ``keep``, only the ``keep`` models whose trees at those layers agree best
     with the others' (``most_central``).
 

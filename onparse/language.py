@@ -72,7 +72,3 @@ def tokenizer(language: str = ENGLISH) -> Callable[[str], list[str]]:
         raise LanguageError(f"{language!r} is not a language code spaCy knows (de, fr, zh, ...)") from None
     return lambda text: [token.text for token in split(text) if not token.is_space]
 
-
-def tokenize(text: str, language: str = ENGLISH) -> list[str]:
-    """One sentence of ``language`` as tokens."""
-    return tokenizer(language)(text)

@@ -149,12 +149,6 @@ def _write_config(path: Path, config: ModelConfig | GrammarConfig, default_layer
         file.write(text)
 
 
-def set_default_layer(path: Path, layer: Layer) -> None:
-    """Make ``layer`` the one a model directory parses with unless told otherwise (only config.json is rewritten)."""
-    model_config, _, precision, language, reading = _model_config(path)
-    _write_config(path, model_config, layer, precision, language, reading)
-
-
 @dataclass
 class EnsembleDir:
     """What an ensemble directory lists: its members and how many votes a right-branching tree casts (true: one)."""

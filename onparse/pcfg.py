@@ -54,14 +54,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-import numpy as np
 import torch
-from nltk import Tree
 import torch.nn.functional as F
 from torch import Tensor, nn
 
 from onparse.config import JOINT, GrammarConfig
-from onparse.voting import best_tree
 
 
 @dataclass
@@ -304,7 +301,3 @@ def marginals(rules: Rules, words: Tensor) -> Tensor:
         found[:, first, first + width] = torch.exp(outside[width] + beta[width] - log_z[:, None, None]).sum(-1)
     return found
 
-
-def mbr_tree(marginals: np.ndarray) -> Tree:
-    """The binary tree (leaves: word indices) with the largest sum of span marginals: the minimum-Bayes-risk tree."""
-    return best_tree(marginals)

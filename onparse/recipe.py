@@ -18,7 +18,7 @@
    fit's model directory, ready for ``--model``.
 
 Each ensemble gives each member the layer whose trees agree best with the
-other members' vote on the dev text (``ensemble.layers_by_agreement``; or,
+other members' vote on the dev text (``ensemble.agreeing_layers``; or,
 with ``layer_rule="fixed"``, ``plan.vote_layer`` for all); students learn their
 teachers' trees at ``plan.layer`` (the mean of the layers by default). A vote
 layer other than the learnt one keeps the students' trees apart: the

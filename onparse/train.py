@@ -3,10 +3,12 @@
 A ``Trainer`` runs any objective: the language model (one continuous stream
 of sentences, each ended by ``<eos>``, cut into ``batch_size`` parallel
 streams and truncated back-propagation segments of ``bptt`` steps, as in
-AWD-LSTM), or distillation (``onparse.distill``: the language model plus a
-ranking loss on the distances toward a teacher's trees). ``Trainer.steps`` is
-the loop itself, a generator of updates and evaluations; ``train`` wraps it
-with the callbacks around it: a progress bar, the run folder's history, a
+AWD-LSTM), a grammar's likelihood (``onparse.grammar``), or distillation
+(``onparse.distill``: the language model plus a ranking loss on the distances
+toward a teacher's trees, or a grammar's joint likelihood of each sentence and
+its teacher's tree). ``Trainer.steps`` is the loop itself, a generator of
+updates and evaluations; ``runfolder.train`` wraps it with the callbacks
+around it: a progress bar, the run folder's history, a
 model directory per evaluation, ``model/`` (the best point by the run's
 selection rule, written in its card), checkpoints, signals and time limits.
 A checkpoint holds everything needed to resume mid-epoch and continue exactly

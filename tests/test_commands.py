@@ -149,13 +149,13 @@ def test_nothing_rewrites_a_model_that_a_shipped_ensemble_points_at(tmp_path):
 
 
 def test_layers_by_agreement_keeps_what_identical_members_agree_on_and_ensembles_record_layers(tmp_path):
-    from onparse.ensemble import layers_by_agreement, make_ensemble
+    from onparse.ensemble import agreeing_layers, candidate_trees, make_ensemble
     from onparse.language import Sentence
 
     model, vocab = tiny_model(4)
     modeldir.save(tmp_path / "same", model, vocab, default_layer=1)
     sentences = [Sentence.of_tokens(line.split()) for line in (EXAMPLES / "dev.txt").read_text().splitlines()[:10]]
-    layers, agreement = layers_by_agreement([tmp_path / "same"] * 3, sentences, {})
+    layers, agreement = agreeing_layers(*candidate_trees([tmp_path / "same"] * 3, sentences, {}), sentences)
     assert layers == ["mean"] * 3 and all(a["mean"] == 100.0 for a in agreement)
     assert all(max(a.values()) == a["mean"] for a in agreement)
     card = make_ensemble(tmp_path / "e", [tmp_path / "same"] * 2, layers=[3, "mean"])

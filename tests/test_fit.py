@@ -3,7 +3,7 @@
 import json
 import os
 import time
-from dataclasses import asdict, replace
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -243,13 +243,6 @@ def test_members_can_vary_their_sizes_and_students_keep_their_starts_shape(tmp_p
         tiny_plan(member_variants={"chunk_size": [4, 7]}).check()  # 7 divides neither the embedding (16) nor the hidden size (24)
     with pytest.raises(ValueError, match="n_layers"):
         tiny_plan(member_variants={"n_layers": [2, 3]}).check()
-
-
-def test_a_fit_recorded_before_member_variants_resumes_with_its_chunk_sizes():
-    recorded = asdict(tiny_plan())
-    del recorded["member_variants"]
-    recorded["member_chunk_sizes"] = [4, 8]
-    assert FitPlan.from_dict(recorded).member_variants == {"chunk_size": [4, 8]}
 
 
 def test_every_member_draws_its_own_seed_and_reads_in_its_turns_direction():

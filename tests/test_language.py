@@ -7,7 +7,7 @@ from click.testing import CliRunner
 
 from onparse import modeldir
 from onparse.cli import main
-from onparse.language import LanguageError, tokenize
+from onparse.language import LanguageError, tokenizer
 from onparse.parse import Parser
 from onparse.corpus import read_sentences
 
@@ -26,12 +26,12 @@ def model_in(tmp_path, language: str):
 
 
 def test_german_and_chinese_text_split_with_their_own_tokenizers():
-    assert tokenize("Die Mäuse „laufen“ über die Straße – schnell.", "de") == [
+    assert tokenizer("de")("Die Mäuse „laufen“ über die Straße – schnell.") == [
         "Die", "Mäuse", "„", "laufen", "“", "über", "die", "Straße", "–", "schnell", "."]
-    assert tokenize("猫坐在垫子上。", "zh")[-1] == "。" and "".join(tokenize("猫坐在垫子上。", "zh")) == "猫坐在垫子上。"
-    assert tokenize("Stocks fell 5%.", "en") == ["Stocks", "fell", "5", "%", "."]
+    assert tokenizer("zh")("猫坐在垫子上。")[-1] == "。" and "".join(tokenizer("zh")("猫坐在垫子上。")) == "猫坐在垫子上。"
+    assert tokenizer("en")("Stocks fell 5%.") == ["Stocks", "fell", "5", "%", "."]
     with pytest.raises(LanguageError, match="not a language code"):
-        tokenize("x", "qq")
+        tokenizer("qq")("x")
 
 
 def test_a_model_parses_raw_text_as_its_language_is_tokenized(tmp_path):

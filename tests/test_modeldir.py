@@ -23,7 +23,7 @@ def test_weights_round_trip_within_their_precision(tmp_path, precision, toleranc
         assert torch.all((loaded[name] - tensor).abs() <= tolerance * rows + 1e-7), name
 
 
-def test_int8_weights_are_about_half_the_size_and_survive_a_new_default_layer(tmp_path):
+def test_int8_weights_are_about_half_the_size(tmp_path):
     torch.manual_seed(0)
     vocab = Vocabulary(["<eos>", "<unk>"] + [f"w{i}" for i in range(998)])
     model = LanguageModel(ModelConfig(vocab_size=1000, embedding_size=40, hidden_size=80, chunk_size=10))
@@ -31,9 +31,7 @@ def test_int8_weights_are_about_half_the_size_and_survive_a_new_default_layer(tm
         modeldir.save(tmp_path / precision, model, vocab, default_layer=3, precision=precision)
     sizes = {p: (tmp_path / p / "weights.pt").stat().st_size for p in modeldir.PRECISIONS}
     assert sizes["int8"] < 0.6 * sizes["bf16"]
-    modeldir.set_default_layer(tmp_path / "int8", "mean")
     assert json.loads((tmp_path / "int8" / "config.json").read_text())["weights"] == "int8"
-    assert modeldir.load(tmp_path / "int8").default_layer == "mean"
 
 
 def test_an_unknown_precision_is_refused(tmp_path):
