@@ -263,11 +263,10 @@ def distillation_setup(config: TrainConfig, checkpoint: dict | None, work_dir: P
         raise ValueError(f"the student {spec.start} reads {start.reading}; this run says {config.reading}")
     model, vocab = start.model, start.vocab
     if spec.from_scratch:  # fresh weights of the run's shape (the student's own unless the run says otherwise)
-        if config.model.vocab_size != model.config.vocab_size or type(config.model) is not type(model.config):
-            raise ValueError(f"a student from scratch keeps {spec.start}'s family and vocabulary; the run's shape "
-                             f"{config.model} does not")
+        if type(config.model) is not type(model.config):
+            raise ValueError(f"a student from scratch is of {spec.start}'s family; the run's shape {config.model} is not")
         torch.manual_seed(config.seed)
-        model = type(model)(config.model)
+        model = type(model)(replace(config.model, vocab_size=model.config.vocab_size))  # the vocabulary is start's
     device = torch.device(config.device)
     model = model.to(device)
     sentences, found = teacher_trees(config, work_dir)

@@ -221,3 +221,21 @@ def test_a_compound_grammar_trains_on_drawn_vectors_resumes_exactly_and_parses(c
     assert json.loads((out / "model" / "card.json").read_text())["config"]["model"]["latent_size"] == 4
     parsed = Parser.load(out / "model").parse("The cat sat on the mat.")
     assert len(parsed.words_tree.leaves()) == 6
+
+
+def test_a_student_from_scratch_takes_the_runs_shape_and_its_starts_vocabulary(corpus, tmp_path, tiny_model_dir):
+    """A larger grammar than the folder it starts from: the run's shape, the start's vocabulary and family."""
+    from dataclasses import replace
+
+    from onparse.config import DistillConfig
+    from onparse.distill import distillation_config
+
+    start = make_trainer(grammar_config(corpus, epochs=1))
+    modeldir.save(tmp_path / "grammar", start.model, start.vocab, SPANS)
+    spec = DistillConfig(teacher=str(tiny_model_dir), start=str(tmp_path / "grammar"), from_scratch=True, sentences=20)
+    config = distillation_config(spec, train=[str(corpus)], epochs=1)
+    assert config.model == start.model.config  # the start's shape unless the run says otherwise
+    wider = replace(config.model, nonterminals=2 * config.model.nonterminals, vocab_size=10**6)
+    student = make_trainer(replace(config, model=wider), work_dir=tmp_path / "run")
+    assert student.model.config == replace(wider, vocab_size=start.model.config.vocab_size)
+    assert student.vocab.words == start.vocab.words
