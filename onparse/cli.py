@@ -11,6 +11,7 @@ import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
+from dataclasses import replace
 from pathlib import Path
 from typing import NoReturn
 
@@ -672,6 +673,14 @@ def quantize(model, out_dir, gold, encoding, device, threads) -> None:
 @click.option("--grammar-students", type=click.IntRange(min=0), default=default(FitPlan, "grammar_students"), show_default=True,
               help="Grammars from scratch that learn the last ensemble's trees beside the ON-LSTM students (the first "
                    "grammar member's shape and vocabulary, --scratch-passes passes, seeds counting up from --seed); each votes.")
+@click.option("--student-nonterminals", type=Positive, help="The grammar students' nonterminals  [default: the grammar members'].")
+@click.option("--student-preterminals", type=Positive, help="The grammar students' preterminals  [default: the grammar members'].")
+@click.option("--generations", type=click.IntRange(min=0), default=default(FitPlan, "generations"), show_default=True,
+              help="Self-training: each generation's students (as the first ones, new seeds) learn the vote of the "
+                   "generation before and vote alone; the last generation is the model.")
+@click.option("--stop-agreement", type=click.FloatRange(0, 100), default=default(FitPlan, "stop_agreement"), show_default=True,
+              help="End the generations after one whose vote agrees with its teacher's trees on --dev at this sentence "
+                   "F1 or more (no gold trees).")
 @click.option("--evals-per-epoch", type=Positive, default=default(FitPlan, "evals_per_epoch"), show_default=True)
 @right_branching_options("in every ensemble")
 @click.option("--layer-rule", type=click.Choice(LAYER_RULES), default=default(FitPlan, "layer_rule"), show_default=True,
@@ -718,7 +727,8 @@ def quantize(model, out_dir, gold, encoding, device, threads) -> None:
 @click.option("--threads", type=Threads, help=THREADS_HELP)
 @QUIET
 def fit(train_paths, dev, dev_gold, out_dir, resume, hours, members, rounds, member_epochs, embedding_sizes, hidden_sizes,
-        n_layers, chunk_sizes, vocab_size, sentences, scratch_passes, student_directions, grammar_students, evals_per_epoch,
+        n_layers, chunk_sizes, vocab_size, sentences, scratch_passes, student_directions, grammar_students,
+        student_nonterminals, student_preterminals, generations, stop_agreement, evals_per_epoch,
         right_branching_voter, right_branching_votes, layer_rule, layer, vote_layer, select_by_gold, language, encoding, punctuation, directions, families, nonterminals,
         preterminals, symbol_size, productions, latent_size, grammar_epochs, grammar_batch_size, seed, dtype, device, threads,
         quiet) -> None:
@@ -736,6 +746,8 @@ def fit(train_paths, dev, dev_gold, out_dir, resume, hours, members, rounds, mem
       onparse fit --train '../shared/data/ptb/wsj/[01][0-9]' --train ../shared/data/ptb/wsj/20 \\
           --dev ../shared/data/ptb/wsj/22 --dev-gold ../shared/data/ptb/wsj/22 --out runs/fit-wsj
       onparse fit --train corpus.txt --dev dev.txt --out runs/both --members 4 --family onlstm --family pcfg --rounds 0
+      onparse fit --train corpus.txt --dev dev.txt --out runs/climb --members 4 --family onlstm --family pcfg \\
+          --grammar-students 2 --generations 3
       onparse --model runs/fit/model "The cat sat on the mat."
     """
     import_nltk_quickly()
@@ -748,18 +760,22 @@ def fit(train_paths, dev, dev_gold, out_dir, resume, hours, members, rounds, mem
             fail("give the training text with --train and dev text with --dev")
         sizes = {"embedding_size": embedding_sizes, "hidden_size": hidden_sizes, "chunk_size": chunk_sizes}
         model = ModelConfig(vocab_size=vocab_size, n_layers=n_layers, **{name: values[0] for name, values in sizes.items()})
+        grammar = GrammarConfig(vocab_size=vocab_size, nonterminals=nonterminals, preterminals=preterminals,
+                                symbol_size=symbol_size, productions=productions, latent_size=latent_size)
+        student_grammar = replace(grammar, nonterminals=student_nonterminals or nonterminals,
+                                  preterminals=student_preterminals or preterminals)
         plan = FitPlan(train=list(train_paths), dev=dev, dev_gold=dev_gold, members=members, rounds=rounds,
                               member_variants={name: list(values) for name, values in sizes.items() if len(values) > 1},
                               member_model=model, member_epochs=member_epochs, sentences=sentences,
                               scratch_passes=scratch_passes, student_directions=list(student_directions),
                               grammar_students=grammar_students, evals_per_epoch=evals_per_epoch,
+                              student_grammar=student_grammar if student_grammar != grammar else None,
+                              generations=generations, stop_agreement=stop_agreement,
                               right_branching_voter=right_branching_weight(right_branching_voter, right_branching_votes),
                               layer_rule=layer_rule, layer=layer,
                               vote_layer=vote_layer, select_by_gold=select_by_gold, seed=seed, language=language, encoding=encoding,
                               punctuation=punctuation, directions=list(directions), families=list(families),
-                              member_grammar=GrammarConfig(vocab_size=vocab_size, nonterminals=nonterminals,
-                                                           preterminals=preterminals, symbol_size=symbol_size,
-                                                           productions=productions, latent_size=latent_size),
+                              member_grammar=grammar,
                               grammar_epochs=grammar_epochs, grammar_batch_size=grammar_batch_size, dtype=dtype,
                               device=device)
         with training_errors("fit", out_dir):

@@ -375,6 +375,12 @@ class FitPlan:
     student_directions: list[str] = field(default_factory=list)
     # grammar students from scratch (the first grammar member's shape and vocabulary, seeds differ), beside the ON-LSTM ones
     grammar_students: int = 0
+    student_grammar: GrammarConfig | None = None  # the grammar students' shape (None: the first grammar member's)
+    # self-training: each generation's students (as the first students: ON-LSTMs and grammar_students grammars, new
+    # seeds) learn the vote of the generation before and vote alone; generation 0 is the first students' vote
+    generations: int = 0
+    # the climb stops after a generation whose vote agrees with its teacher's trees on the dev text at this sentence F1
+    stop_agreement: float = 95.0
 
     @classmethod
     def from_dict(cls, values: dict) -> "FitPlan":
@@ -384,8 +390,12 @@ class FitPlan:
             raise ValueError("member_model must be an object of model settings")
         if not isinstance(values.get("member_grammar", {}), dict):
             raise ValueError("member_grammar must be an object of grammar settings")
+        if not isinstance(values.get("student_grammar") or {}, dict):
+            raise ValueError("student_grammar must be an object of grammar settings")
+        student_grammar = values.get("student_grammar")
         return cls(**{**values, "member_model": ModelConfig(**values["member_model"]),
-                      "member_grammar": GrammarConfig(**values.get("member_grammar", {}))})
+                      "member_grammar": GrammarConfig(**values.get("member_grammar", {})),
+                      "student_grammar": GrammarConfig(**student_grammar) if student_grammar else None})
 
     def family(self, k: int) -> str:
         """Member ``k``'s family (from 1), in its turn."""
@@ -411,7 +421,7 @@ class FitPlan:
         if not isinstance(self.train, list) or not all(isinstance(path, str) for path in self.train) or not isinstance(self.dev, str):
             raise ValueError("train must be a list of paths and dev a path")
         for name in ("members", "rounds", "evals_per_epoch", "batch_size", "sentences", "student_batch_size",
-                     "finetune_passes", "scratch_passes", "seed", "grammar_students"):
+                     "finetune_passes", "scratch_passes", "seed", "grammar_students", "generations"):
             if type(getattr(self, name)) is not int:
                 raise ValueError(f"{name} must be a whole number, not {getattr(self, name)!r:.40}")
         if self.member_epochs is not None and type(self.member_epochs) is not int:
@@ -425,9 +435,11 @@ class FitPlan:
         if self.layer_rule not in LAYER_RULES:
             raise ValueError(f"the layer rule is {' or '.join(LAYER_RULES)}, not {self.layer_rule!r}")
         if min(self.members, self.member_epochs or 1, self.evals_per_epoch, self.sentences, self.scratch_passes) < 1 or min(
-                self.rounds, self.grammar_students) < 0:
-            raise ValueError("members, epochs, evaluations, sentences and passes must be at least 1, rounds and grammar "
-                             "students at least 0")
+                self.rounds, self.grammar_students, self.generations) < 0:
+            raise ValueError("members, epochs, evaluations, sentences and passes must be at least 1, rounds, grammar "
+                             "students and generations at least 0")
+        if type(self.stop_agreement) not in (int, float) or not 0 <= self.stop_agreement <= 100:
+            raise ValueError(f"stop_agreement is a sentence F1 from 0 to 100, not {self.stop_agreement!r:.40}")
         unvaried = set(self.member_variants) - set(VARIED_SIZES)
         if unvaried:
             raise ValueError(f"members can vary only their {', '.join(VARIED_SIZES)}, not {', '.join(sorted(unvaried))}")
@@ -447,9 +459,15 @@ class FitPlan:
                              "add --family onlstm")
         if self.grammar_students and not any(self.family(k) == PCFG for k in range(1, self.members + 1)):
             raise ValueError("grammar students take the shape and vocabulary of a grammar member: add --family pcfg")
-        if not isinstance(self.member_grammar, GrammarConfig):
-            raise ValueError("member_grammar must be an object of grammar settings")
+        if not isinstance(self.member_grammar, GrammarConfig) or not isinstance(self.student_grammar, GrammarConfig | None):
+            raise ValueError("member_grammar and student_grammar must be objects of grammar settings")
         self.member_grammar.check()
+        if self.student_grammar is not None:
+            self.student_grammar.check()
+            if not self.grammar_students:
+                raise ValueError("student_grammar is the grammar students' shape: ask for grammar students too")
+        if self.generations and not (self.language_models() or self.grammar_students):
+            raise ValueError("generations are students: they need ON-LSTM members or grammar students")
         for k in range(1, self.members + 1):
             member_config(self, k).check()
             self.reading(k).check()

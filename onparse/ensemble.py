@@ -86,6 +86,14 @@ def pairwise_agreement(trees: list[list[set]], sentences: list[Sentence]) -> lis
     return table
 
 
+def tree_agreement(model: Path | str, other: Path | str, sentences: list[Sentence], settings: dict) -> float:
+    """Sentence F1 of one model's (or ensemble's) trees against another's on unlabelled text: how much a vote
+    changed the trees of the vote it learnt from (no gold trees)."""
+    parsers = [Parser.load(path, **settings) for path in (model, other)]
+    trees = [[spans(parser.build(found).tree) for found in parser.distances(sentences)] for parser in parsers]
+    return pairwise_agreement(trees, sentences)[0][1]
+
+
 def most_consistent(own_trees: list[dict[Layer, list[set]]], sentences: list[Sentence]) -> tuple[Layer, dict[str, float]]:
     """The candidate layer every model has whose trees agree best between the models: mean sentence F1 over every
     pair of models (a layer that holds syntax holds it in every seed and direction; one that holds noise does not).

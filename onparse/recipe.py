@@ -1,4 +1,4 @@
-"""The whole recipe as one resumable run: members, ensembles, distillation rounds, a student from scratch.
+"""The whole recipe as one resumable run: members, ensembles, distillation rounds, students from scratch, generations.
 
 ``fit`` turns raw text into a parser without gold trees:
 
@@ -14,8 +14,16 @@
    ``student_directions`` name, so that the students see both sides of a gap;
    ``grammar-student-N``: the plan's ``grammar_students``, grammars that learn
    the same trees);
-5. ``model``: the scratch students and the last round's students vote: the
-   fit's model directory, ready for ``--model``.
+5. ``generation-G`` (with ``plan.generations``; self-training): the students
+   and the last round's students vote as ``generation-0``; each generation's
+   students (``generation-G-scratch``, ``generation-G-grammar-student-N``: the
+   same kinds as the first students, seeds of their own) learn the vote of the
+   generation before and vote alone; the climb ends early after a generation
+   whose trees agree with its teacher's on the dev text at
+   ``plan.stop_agreement`` or more (``climb_ended``; no gold trees);
+6. ``model``: the last vote (the scratch students and the last round's students,
+   or the last generation's students): the fit's model directory, ready for
+   ``--model``.
 
 Each ensemble gives each member the layer whose trees agree best with the
 other members' vote on the dev text (``ensemble.agreeing_layers``; or,
@@ -49,7 +57,7 @@ from onparse.config import (AUTO, BACKWARD, FORWARD, MEAN, PCFG, SPANS, DistillC
                             member_config, training_defaults)
 from onparse.corpus import read_corpus, read_sentences
 from onparse.distill import student_defaults
-from onparse.ensemble import choose_on_text, make_ensemble
+from onparse.ensemble import choose_on_text, make_ensemble, tree_agreement
 from onparse.evaluate import evaluate_parser
 from onparse.grammar import MAX_TRAINING_WORDS
 from onparse.hardware import describe, one_line
@@ -74,6 +82,7 @@ class Stage:
     name: str
     config: TrainConfig | None = None
     members: list[str] = field(default_factory=list)
+    teacher: str | None = None  # an ensemble of students: the stage whose vote they learnt (their trees are compared)
 
 
 def better_direction(record: dict | None, plan: FitPlan) -> str | None:
@@ -97,6 +106,7 @@ def stages(plan: FitPlan, out: Path, record: dict | None = None) -> list[Stage]:
              for k in range(1, plan.members + 1)]
     # a student keeps the shape and the reading of the model it starts from
     shapes = {stage.name: (stage.config.model, stage.config.reading) for stage in found}
+    lineage = {f"member-{k}": k for k in range(1, plan.members + 1)}  # the member each model descends from
     grammars = {stage.name for stage in found if stage.config.family == PCFG}
     # under the AUTO rule, once known, only the ON-LSTMs of the better direction vote (the other first one was a probe)
     voters = [s.name for s in found if better is None or s.name in grammars or s.config.reading.direction == better]
@@ -109,7 +119,7 @@ def stages(plan: FitPlan, out: Path, record: dict | None = None) -> list[Stage]:
             if start in grammars:  # a grammar learns from text alone: it votes again as it is
                 students.append(start)
                 continue
-            k = int(start.rsplit("-", 1)[1])  # named for the member it descends from, so names stay as voters settle
+            k = lineage[start]  # named for the member it descends from, so names stay as voters settle
             distill = DistillConfig(teacher=teacher, start=str(out / start / "model"), sentences=plan.sentences,
                                     sample_seed=plan.seed, trees=str(out / "teachers" / f"ensemble-{r}.jsonl"),
                                     rank_weight=plan.rank_weight, margin=plan.margin)
@@ -117,35 +127,66 @@ def stages(plan: FitPlan, out: Path, record: dict | None = None) -> list[Stage]:
                 model=shapes[start][0], reading=shapes[start][1], epochs=plan.finetune_passes, lr=plan.finetune_lr,
                 batch_size=plan.student_batch_size, seed=plan.seed + k - 1, distill=distill, **common)))
             students.append(found[-1].name)
-            shapes[found[-1].name] = shapes[start]
+            shapes[found[-1].name], lineage[found[-1].name] = shapes[start], k
         found.append(Stage(f"ensemble-{r + 1}", members=students))
         previous = students
     # students from scratch learn the last ensemble's trees: ON-LSTMs with the shape and vocabulary of the first
-    # ON-LSTM that votes, and its reading unless the plan names their directions (one student each, all learning the
-    # same teacher trees from the same seed: the direction alone sets them apart); grammars with the first grammar's
-    distill = DistillConfig(teacher=str(out / f"ensemble-{plan.rounds + 1}"), from_scratch=True, sentences=plan.sentences,
-                            sample_seed=plan.seed, trees=str(out / "teachers" / f"ensemble-{plan.rounds + 1}.jsonl"),
-                            rank_weight=plan.rank_weight, margin=plan.margin)
-    students = []
-    first = next((name for name in voters if name not in grammars), None)  # the first ON-LSTM that votes
-    if first is not None:
-        readings = [replace(shapes[first][1], direction=d) for d in plan.student_directions] or [shapes[first][1]]
-        for i, reading in enumerate(readings):
-            students.append(f"scratch-{i + 1}" if i else "scratch")
-            found.append(Stage(students[-1], TrainConfig(
-                model=shapes[first][0], reading=reading, epochs=plan.scratch_passes, lr=plan.scratch_lr,
-                batch_size=plan.student_batch_size, seed=plan.seed, distill=replace(distill, start=str(out / first / "model")),
-                **common)))
+    # ON-LSTM that votes, grammars with the first grammar's (or the plan's student_grammar shape)
+    first = next((name for name in voters if name not in grammars), None)
     first_grammar = next((name for name in voters if name in grammars), None)  # FitPlan.check: one votes if asked for
-    for i in range(plan.grammar_students):
-        students.append(f"grammar-student-{i + 1}")
-        found.append(Stage(students[-1], TrainConfig(
-            family=PCFG, model=shapes[first_grammar][0], epochs=plan.scratch_passes, seed=plan.seed + i,
-            distill=replace(distill, start=str(out / first_grammar / "model")),
-            **{**common, **student_defaults(PCFG), "default_layer": SPANS})))
-    # grammars alone and no grammar student: the first ensemble is the model
-    found.append(Stage("model", members=[*students, *previous]))
+    starts = {"onlstm": first and (str(out / first / "model"), *shapes[first]),
+              "grammar": first_grammar and (str(out / first_grammar / "model"), plan.student_grammar or shapes[first_grammar][0])}
+    students = student_stages(plan, out, f"ensemble-{plan.rounds + 1}", "", starts, plan.seed, common)
+    found.extend(students)
+    voters = [*(stage.name for stage in students), *previous]  # grammars alone and no student: the first ensemble
+    if plan.generations:  # self-training: each generation's students learn the vote before them, and vote
+        found.append(Stage("generation-0", members=voters))
+        for g in range(1, plan.generations + 1):
+            if climb_ended(record, plan, g - 1):
+                break
+            students = student_stages(plan, out, f"generation-{g - 1}", f"generation-{g}-", starts,
+                                      plan.seed + GENERATION_SEEDS * g, common)
+            found.extend(students)
+            voters = [stage.name for stage in students]
+            found.append(Stage(f"generation-{g}", members=voters, teacher=f"generation-{g - 1}"))
+    found.append(Stage("model", members=voters))
     return found
+
+
+# Seeds of generation g's students start at the plan's seed + GENERATION_SEEDS * g: apart from every earlier one's.
+GENERATION_SEEDS = 100
+
+
+def student_stages(plan: FitPlan, out: Path, teacher: str, prefix: str, starts: dict, seed: int, common: dict) -> list[Stage]:
+    """Students from scratch of one teacher (a stage's vote), all learning its trees of one sample of the training
+    text: an ON-LSTM per direction the plan's ``student_directions`` name (one, reading as its start, if none),
+    from ``seed``; ``plan.grammar_students`` grammars, from ``seed`` up. ``starts`` gives each family's start folder
+    and shape (None where the fit has no such member); names begin with ``prefix``."""
+    distill = DistillConfig(teacher=str(out / teacher), from_scratch=True, sentences=plan.sentences, sample_seed=plan.seed,
+                            trees=str(out / "teachers" / f"{teacher}.jsonl"), rank_weight=plan.rank_weight,
+                            margin=plan.margin)
+    found = []
+    if starts["onlstm"]:
+        start, model, reading = starts["onlstm"]
+        readings = [replace(reading, direction=d) for d in plan.student_directions] or [reading]
+        for i, student_reading in enumerate(readings):
+            found.append(Stage(prefix + (f"scratch-{i + 1}" if i else "scratch"), TrainConfig(
+                model=model, reading=student_reading, epochs=plan.scratch_passes, lr=plan.scratch_lr,
+                batch_size=plan.student_batch_size, seed=seed, distill=replace(distill, start=start), **common)))
+    for i in range(plan.grammar_students):
+        start, model = starts["grammar"]
+        found.append(Stage(f"{prefix}grammar-student-{i + 1}", TrainConfig(
+            family=PCFG, model=model, epochs=plan.scratch_passes, seed=seed + i, distill=replace(distill, start=start),
+            **{**common, **student_defaults(PCFG), "default_layer": SPANS})))
+    return found
+
+
+def climb_ended(record: dict | None, plan: FitPlan, generation: int) -> bool:
+    """Whether the climb stops after ``generation`` (from 1): its vote's trees agree with its teacher's on the dev text
+    at ``plan.stop_agreement`` sentence F1 or more, so another generation would learn nearly the same trees (no gold)."""
+    done = {entry["name"]: entry for entry in (record or {}).get("stages", [])}
+    agreement = done.get(f"generation-{generation}", {}).get("teacher_agreement")
+    return generation >= 1 and agreement is not None and agreement >= plan.stop_agreement
 
 
 def member_stage_config(plan: FitPlan, k: int, reading: Reading, common: dict) -> TrainConfig:
@@ -251,15 +292,18 @@ def ensemble_stage(stage: Stage, plan: FitPlan, out: Path) -> dict:
         chosen = choose_on_text(members, read_sentences([plan.dev], plan.language, plan.encoding), settings, plan.layer_rule)
         del chosen["members"]  # every member votes
     make_ensemble(path, members, plan.right_branching_voter, copy=final, layers=chosen["layers"], overwrite=True)
-    if not plan.dev_gold:
-        return {"right_branching_voter": plan.right_branching_voter, **chosen}
-    gold = gold_figures(path, plan.dev_gold, settings, plan.encoding)
-    voter = plan.right_branching_voter
-    if plan.select_by_gold:  # the voter chosen on gold trees: the record says so
-        voter = (plan.right_branching_voter or 1.0) if gold["with_voter"] > gold["without_voter"] else 0.0
-        make_ensemble(path, members, voter, copy=final, layers=chosen["layers"], overwrite=True)
-    return {"right_branching_voter": voter, "voter_chosen_on_gold": plan.select_by_gold, **chosen,
-            "dev_f1": gold["with_voter" if voter else "without_voter"], "dev_gold": gold}
+    entry = {"right_branching_voter": plan.right_branching_voter, **chosen}
+    if plan.dev_gold:
+        gold = gold_figures(path, plan.dev_gold, settings, plan.encoding)
+        if plan.select_by_gold:  # the voter chosen on gold trees: the record says so
+            entry["right_branching_voter"] = (plan.right_branching_voter or 1.0) if gold["with_voter"] > gold["without_voter"] else 0.0
+            make_ensemble(path, members, entry["right_branching_voter"], copy=final, layers=chosen["layers"], overwrite=True)
+        entry.update(voter_chosen_on_gold=plan.select_by_gold, dev_gold=gold,
+                     dev_f1=gold["with_voter" if entry["right_branching_voter"] else "without_voter"])
+    if stage.teacher:  # the climb's gold-free figure: how far this vote moved from the trees its students learnt
+        dev_sentences = read_sentences([plan.dev], plan.language, plan.encoding)
+        entry["teacher_agreement"] = round(tree_agreement(path, out / stage.teacher, dev_sentences, settings), 2)
+    return entry
 
 
 def training_stage(stage: Stage, plan: FitPlan, out: Path, deadline: float | None, console: Console) -> dict:

@@ -97,10 +97,12 @@ def perplexity(model: LanguageModel, data: torch.Tensor, bptt: int, dtype: torch
 
 
 def learning_rate(config: TrainConfig, update: int, total_updates: int) -> float:
-    """Linear warm-up, then cosine decay to ``min_lr_ratio * lr``."""
-    if update < config.warmup_updates:
-        return config.lr * (update + 1) / config.warmup_updates
-    progress = min(1.0, (update - config.warmup_updates) / max(1, total_updates - config.warmup_updates))
+    """Linear warm-up over ``warmup_updates`` (never more than a tenth of the run's updates: a short run on a small
+    corpus still reaches its rate), then cosine decay to ``min_lr_ratio * lr``."""
+    warmup = min(config.warmup_updates, total_updates // 10)
+    if update < warmup:
+        return config.lr * (update + 1) / warmup
+    progress = min(1.0, (update - warmup) / max(1, total_updates - warmup))
     floor = config.min_lr_ratio
     return config.lr * (floor + (1 - floor) * 0.5 * (1 + math.cos(math.pi * progress)))
 

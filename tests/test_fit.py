@@ -372,7 +372,7 @@ def test_grammar_students_learn_the_last_ensembles_trees_beside_the_onlstm_stude
     assert [s.name for s in stages(tiny_plan(rounds=0), tmp_path)][-2:] == ["scratch", "model"]  # none unless asked
     with pytest.raises(ValueError, match="grammar students take"):
         tiny_plan(grammar_students=1).check()
-    with pytest.raises(ValueError, match="grammar students at least 0"):
+    with pytest.raises(ValueError, match="grammar students and generations at least 0"):
         tiny_plan(families=["onlstm", "pcfg"], grammar_students=-1).check()
     record = fit(replace(plan, grammar_students=1), tmp_path / "fit")
     assert [stage["name"] for stage in record["stages"]][-2:] == ["grammar-student-1", "model"]
@@ -389,3 +389,80 @@ def test_each_student_learns_the_vote_just_before_it(tmp_path):
     assert teachers == {"round-1-1": "ensemble-1", "round-1-2": "ensemble-1", "round-2-1": "ensemble-2",
                         "round-2-2": "ensemble-2", "scratch": "ensemble-3"}
     assert all(Path(planned[name].config.distill.trees).stem == teacher for name, teacher in teachers.items())
+
+
+def climbing_plan(**changes) -> FitPlan:
+    from onparse.config import GrammarConfig
+
+    grammar = GrammarConfig(vocab_size=60, nonterminals=3, preterminals=4, symbol_size=8)
+    return tiny_plan(**{"members": 2, "families": ["onlstm", "pcfg"], "rounds": 0, "scratch_passes": 1, "evals_per_epoch": 1,
+                        "grammar_epochs": 1, "grammar_batch_size": 50, "member_grammar": grammar, "grammar_students": 1,
+                        "generations": 2, **changes})
+
+
+def test_each_generation_learns_the_vote_before_it_with_seeds_of_its_own(tmp_path):
+    planned = stages(climbing_plan(), tmp_path)
+    names = [stage.name for stage in planned]
+    assert names[names.index("generation-0"):] == [
+        "generation-0", "generation-1-scratch", "generation-1-grammar-student-1", "generation-1",
+        "generation-2-scratch", "generation-2-grammar-student-1", "generation-2", "model"]
+    by_name = {stage.name: stage for stage in planned}
+    assert by_name["generation-0"].members == ["scratch", "grammar-student-1", "member-1", "member-2"]
+    for g in (1, 2):
+        students = [f"generation-{g}-scratch", f"generation-{g}-grammar-student-1"]
+        assert by_name[f"generation-{g}"].members == students and by_name[f"generation-{g}"].teacher == f"generation-{g - 1}"
+        for name in students:
+            distill = by_name[name].config.distill
+            assert Path(distill.teacher).name == Path(distill.trees).stem == f"generation-{g - 1}" and distill.from_scratch
+    assert by_name["model"].members == ["generation-2-scratch", "generation-2-grammar-student-1"]
+    seeds = [by_name[name].config.seed for name in ("scratch", "generation-1-scratch", "generation-2-scratch")]
+    assert len(set(seeds)) == 3
+    larger = climbing_plan(student_grammar=replace(climbing_plan().member_grammar, nonterminals=6))
+    assert {s.config.model.nonterminals for s in stages(larger, tmp_path) if "grammar-student" in s.name} == {6}
+    assert [s.name for s in stages(climbing_plan(generations=0), tmp_path)][-1:] == ["model"]
+    assert "generation-0" not in [s.name for s in stages(climbing_plan(generations=0), tmp_path)]
+    with pytest.raises(ValueError, match="generations at least 0"):
+        climbing_plan(generations=-1).check()
+    with pytest.raises(ValueError, match="ask for grammar students"):
+        climbing_plan(grammar_students=0, student_grammar=larger.student_grammar).check()
+
+
+def test_the_climb_stops_after_a_generation_that_barely_moved_its_teachers_trees(tmp_path):
+    plan = climbing_plan(generations=3, stop_agreement=90.0)
+    record = {"stages": [{"name": "generation-0"}, {"name": "generation-1", "teacher_agreement": 80.0},
+                         {"name": "generation-2", "teacher_agreement": 91.0}]}
+    names = [stage.name for stage in stages(plan, tmp_path, record)]
+    assert names[-2:] == ["generation-2", "model"] and "generation-3" not in names
+    model = next(stage for stage in stages(plan, tmp_path, record) if stage.name == "model")
+    assert model.members == ["generation-2-scratch", "generation-2-grammar-student-1"]
+    record["stages"][-1]["teacher_agreement"] = 89.0  # still moving: the climb goes on
+    assert "generation-3" in [stage.name for stage in stages(plan, tmp_path, record)]
+
+
+def test_a_generation_learns_its_teachers_trees_records_how_far_it_moved_and_resumes_exactly(tmp_path):
+    class Stop(Exception):
+        pass
+
+    def stop_after_generation_0(name: str) -> None:
+        if name == "generation-0":
+            raise Stop(name)
+
+    plan = climbing_plan(generations=1)
+    whole = fit(plan, tmp_path / "whole")
+    with pytest.raises(Stop):
+        fit(plan, tmp_path / "stopped", stage_done=stop_after_generation_0)
+    fit(None, tmp_path / "stopped", resume=True)
+    assert trees(tmp_path / "stopped" / "model") == trees(tmp_path / "whole" / "model")
+    done = {entry["name"]: entry for entry in whole["stages"]}
+    assert 0 <= done["generation-1"]["teacher_agreement"] <= 100 and "teacher_agreement" not in done["generation-0"]
+    from onparse.ensemble import tree_agreement
+    from onparse.language import Sentence
+
+    sentences = [Sentence.of_tokens(line.split()) for line in DEV]
+    for student in ("generation-1-scratch", "generation-1-grammar-student-1"):  # from chance toward the teacher's trees
+        untrained, learnt = (tree_agreement(tmp_path / "whole" / student / point, tmp_path / "whole" / "generation-0",
+                                            sentences, {}) for point in ("epoch-00.00", "model"))
+        assert learnt > untrained + 5, (student, untrained, learnt)
+    header = json.loads((tmp_path / "whole" / "teachers" / "generation-0.jsonl").read_text().splitlines()[0])
+    assert Path(header["teacher"]).name == "generation-0"
+    assert len(Parser.load(tmp_path / "whole" / "model").members) == 2

@@ -68,6 +68,12 @@ def test_learning_rate_warms_up_then_decays_to_its_floor():
     assert learning_rate(config, 104, 104) == pytest.approx(0.1)
 
 
+def test_a_short_run_warms_up_over_a_tenth_of_its_updates_and_reaches_its_rate():
+    config = TrainConfig(lr=1.0, warmup_updates=100, min_lr_ratio=0.1)  # 20 updates: two of warm-up, not a hundred
+    assert [learning_rate(config, u, 20) for u in range(4)] == [0.5, 1.0, 1.0, pytest.approx(0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi / 18)))]
+    assert learning_rate(config, 0, 9) == 1.0  # under ten updates: no warm-up at all
+
+
 def test_an_interrupted_and_resumed_run_ends_with_the_same_weights(corpus, tmp_path):
     config = tiny_config(corpus, dev=str(corpus), evals_per_epoch=2)
     uninterrupted = make_trainer(config)
