@@ -395,6 +395,17 @@ def fit(plan: FitPlan | None, out: Path, resume: bool = False, hours: float | No
     return record
 
 
+def climb_summary(record: dict) -> str:
+    """What the card says of the generations: how many ran, and why the climb ended."""
+    plan = FitPlan.from_dict(record["plan"])
+    ran = [entry for entry in record["stages"] if entry["name"].startswith("generation-") and "teacher_agreement" in entry]
+    ended = ("it ended early: the last generation's trees agreed with its teacher's at "
+             f"{ran[-1]['teacher_agreement']:.2f} >= {plan.stop_agreement:g}" if ran and len(ran) < plan.generations
+             else f"the climb stops early when a generation agrees with its teacher at {plan.stop_agreement:g} or more")
+    return (f"Generations: {len(ran)} of {plan.generations}, each generation's students learning the vote before it and "
+            f"voting alone (no gold trees); {ended}.")
+
+
 def write_card(model: Path, record: dict) -> None:
     """The fit's model card: its plan, every stage with its time and figures, and how each choice was made."""
     card = {**read_json(model / "card.json"), "fit": record}
@@ -421,12 +432,15 @@ def write_card(model: Path, record: dict) -> None:
              *([f"Directions: the first two ON-LSTM members read forward and backward; the others read {better}, the "
                 "direction whose member fitted the dev text better (lower perplexity; no gold trees)."]
                if plan.get("directions") == [AUTO] and (better := better_direction(record, FitPlan.from_dict(plan))) else []),
+             *([climb_summary(record)] if plan.get("generations") else []),
              f"Hardware: {record['hardware']}.", "",
              "| stage | reads | training minutes | wall minutes | selected point | dev F1 (gold, scored only) |",
              "| --- | --- | ---: | ---: | --- | ---: |"]
     for entry in record["stages"]:
         selected = entry.get("selected", {})
         point = ", ".join(f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v}" for k, v in selected.items())
+        if "teacher_agreement" in entry:  # a generation's vote: how far it moved from its teacher's trees
+            point = f"agrees {entry['teacher_agreement']:.2f} with its teacher's trees"
         gold = entry.get("dev_f1")
         lines.append(f"| {entry['name']} | {entry.get('reads', '-')} | {entry.get('train_minutes', 0):.1f} | {entry['wall_minutes']:.1f} | {point or '-'} | "
                      f"{'-' if gold is None else f'{gold:.1f}'} |")

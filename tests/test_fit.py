@@ -466,3 +466,5 @@ def test_a_generation_learns_its_teachers_trees_records_how_far_it_moved_and_res
     header = json.loads((tmp_path / "whole" / "teachers" / "generation-0.jsonl").read_text().splitlines()[0])
     assert Path(header["teacher"]).name == "generation-0"
     assert len(Parser.load(tmp_path / "whole" / "model").members) == 2
+    card = (tmp_path / "whole" / "model" / "card.md").read_text()
+    assert "Generations: 1 of 1" in card and f"agrees {done['generation-1']['teacher_agreement']:.2f} with its teacher" in card
