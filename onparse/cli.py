@@ -531,7 +531,7 @@ def distill(train_paths, dev, dev_gold, select_by, out_dir, resume, overwrite, m
               help="Give each member the layer (or mean) whose trees agree best with the others' vote on this text (no gold trees).")
 @click.option("--choose-on", "choose_on", metavar="TEXT",
               help="Unlabelled text (no gold trees) on which --layer-rule and --keep choose.")
-@click.option("--layer-rule", type=click.Choice(["own", "agreement", "consistency"]), default="own", show_default=True,
+@click.option("--layer-rule", type=click.Choice(LAYER_RULES[:3]), default=LAYER_RULES[0], show_default=True,
               help="With --choose-on: each member's own layer; the layer agreeing best with the others' vote "
                    "(as --layers-by-agreement); or the one layer whose trees agree best between the members.")
 @click.option("--keep", type=click.IntRange(min=1), metavar="K",
@@ -559,7 +559,7 @@ def ensemble(members, out_dir, right_branching_voter, right_branching_votes, lin
       onparse ensemble runs/fit/member-* --out models/mine --choose-on dev.txt --keep 2
     """
     import_nltk_quickly()
-    from onparse.ensemble import check_target, choose_on_text, make_ensemble
+    from onparse.ensemble import build, check_target
     from onparse.modeldir import ModelDirError, load
     from onparse.treebank import TreebankError
 
@@ -570,19 +570,20 @@ def ensemble(members, out_dir, right_branching_voter, right_branching_votes, lin
     if (keep or layer_rule != "own") and not (choose_on or agree_on):
         fail("--keep and --layer-rule choose on text: give it with --choose-on")
     members, layers, text, rule = list(members), None, agree_on or choose_on, "agreement" if agree_on else layer_rule
-    card: dict = {"command": typed_command()}
+    card: dict = {"command": typed_command(), **({"chosen_on": {"text": text}} if text else {})}
     try:
-        sources = check_target(out_dir, members, not link, overwrite)  # refused now, before minutes of agreement
+        sentences = None
         if text:
             from onparse.corpus import read_sentences
 
             check_device(device)
+            sources = check_target(out_dir, members, not link, overwrite)  # refused now, before reading the text
             language = load(sources[0].model).language  # the members' own language, never a default
-            chosen = choose_on_text(members, read_sentences([text], language, encoding), {"device": device}, rule, keep)
-            members, layers = [members[m] for m in chosen["members"]], chosen["layers"]
-            card["chosen_on"] = {"text": text, "layer_rule": rule, "keep": keep, "figures": chosen}  # no gold trees
-        make_ensemble(out_dir, members, votes, copy=not link, card=card,
-                      layers=layers, overwrite=overwrite)
+            sentences = read_sentences([text], language, encoding)
+        chosen = build(out_dir, members, rule, sentences, {"device": device}, keep, right_branching_voter=votes,
+                       copy=not link, overwrite=overwrite, card=card)
+        members = [members[m] for m in chosen["members"]]
+        layers = chosen["layers"] if text else None
         if dev_gold:
             from onparse.treebank import read_gold
 
@@ -684,7 +685,8 @@ def quantize(model, out_dir, gold, encoding, device, threads) -> None:
 @click.option("--evals-per-epoch", type=Positive, default=default(FitPlan, "evals_per_epoch"), show_default=True)
 @right_branching_options("in every ensemble")
 @click.option("--layer-rule", type=click.Choice(LAYER_RULES), default=default(FitPlan, "layer_rule"), show_default=True,
-              help="agreement: each ensemble gives each member the layer agreeing best with the others' vote on --dev; "
+              help="own: each member's own layer (--layer); agreement: each ensemble gives each member the layer "
+                   "agreeing best with the others' vote on --dev; "
                    "consistency: the one layer whose trees agree best between the members on --dev, for all; "
                    "fixed: --vote-layer for all.")
 @click.option("--layer", type=LayerType(), default=default(FitPlan, "layer"), show_default=True,

@@ -322,9 +322,10 @@ def default(settings: type, name: str) -> object:
     return found.default_factory() if found.default is MISSING else found.default
 
 
-# How each ensemble of a fit gives its members their layers: each its own by agreement with the others' vote, one for
-# all by how consistent its trees are between the members, or a fixed one.
-LAYER_RULES = ("agreement", "consistency", "fixed")
+# How an ensemble gives its members their layers (``ensemble.choose``): the layer each model's directory names, each
+# its own by agreement with the others' vote, one for all by how consistent its trees are between the members, or a
+# fixed one for all; the last three without gold trees, the two first on unlabelled text.
+LAYER_RULES = ("own", "agreement", "consistency", "fixed")
 
 
 # The members' architecture: small enough that four train in well under an hour on two cores.

@@ -22,7 +22,7 @@ from pathlib import Path
 from onparse import modeldir
 from onparse.atomic import replacing_folder
 from onparse.builder import TreeBuilder
-from onparse.config import ONLSTM, SPANS, Layer, readouts
+from onparse.config import LAYER_RULES, ONLSTM, Layer, readouts
 from onparse.language import Sentence
 from onparse.parse import Parser
 from onparse.scoring import score
@@ -144,15 +144,13 @@ def agreeing_layers(distances: list[list], candidates: list[list[Layer]], own_tr
     return layers, agreement
 
 
-LAYER_RULES = ("own", "agreement", "consistency")
-
-
-def choose_on_text(models: list[Path | str], sentences: list[Sentence], settings: dict, rule: str, keep: int | None = None
-                   ) -> dict:
-    """An ensemble's gold-free choices on unlabelled text: each model's layer by ``rule`` (``"own"``: the layer
-    its directory names; ``"agreement"``: ``agreeing_layers``; ``"consistency"``: one layer for all,
-    ``most_consistent``), then, with ``keep``, only the ``keep`` models whose trees at those layers agree best
-    with the others' (``most_central``).
+def choose(models: list[Path | str], rule: str, sentences: list[Sentence] | None = None, settings: dict | None = None,
+           keep: int | None = None, fixed_layer: Layer | None = None) -> dict:
+    """An ensemble's gold-free choices, the one dispatch over ``config.LAYER_RULES``: each model's layer (``"own"``:
+    the layer its directory names; ``"fixed"``: ``fixed_layer`` for every model that has it, a grammar its one
+    readout; ``"agreement"``: ``agreeing_layers`` on ``sentences``; ``"consistency"``: one layer for all,
+    ``most_consistent``), then, with ``keep``, only the ``keep`` models whose trees at those layers agree best with
+    the others' on ``sentences`` (``most_central``).
 
     Returns ``{"members": kept indices, "layers": their layers}`` and the figures behind each choice.
     """
@@ -160,20 +158,52 @@ def choose_on_text(models: list[Path | str], sentences: list[Sentence], settings
         raise ValueError(f"the layer rule is one of {', '.join(LAYER_RULES)}, not {rule!r:.40}")
     if keep is not None and not 1 <= keep <= len(models):
         raise ValueError(f"can keep 1 to {len(models)} of {len(models)} members, not {keep}")
-    distances, candidates, own_trees = candidate_trees(models, sentences, settings)
+    on_text = rule in ("agreement", "consistency") or (keep is not None and keep < len(models))
+    if on_text and sentences is None:
+        raise ValueError(f"the {rule} rule and keep choose on unlabelled text: give it")
+    bundles = [modeldir.load(member_source(model).model) for model in models]
+    candidates = [readouts(bundle.model.config.n_layers) for bundle in bundles]
     chosen: dict = {}
+    if on_text:
+        distances, candidates, own_trees = candidate_trees(models, sentences, settings or {})
     if rule == "own":
-        layers = [modeldir.load(member_source(model).model).default_layer for model in models]
+        layers = [bundle.default_layer for bundle in bundles]
+    elif rule == "fixed":  # a model without that layer (a grammar) reads its one readout
+        layers = [fixed_layer if fixed_layer in found else found[-1] for found in candidates]
     elif rule == "agreement":
         layers, chosen["layer_agreement"] = agreeing_layers(distances, candidates, own_trees, sentences)
-    else:  # one layer for every ON-LSTM; a grammar keeps its one readout
-        layered = [m for m in range(len(models)) if SPANS not in own_trees[m]]
-        layer, chosen["layer_consistency"] = most_consistent([own_trees[m] for m in layered], sentences) if layered else (SPANS, {})
-        layers = [layer if m in layered else SPANS for m in range(len(models))]
+    else:  # one layer shared by every model that has several; a model of one readout (a grammar) keeps it
+        layered = [m for m in range(len(models)) if len(candidates[m]) > 1]
+        layer, chosen["layer_consistency"] = (most_consistent([own_trees[m] for m in layered], sentences) if layered
+                                              else (None, {}))
+        layers = [layer if m in layered else candidates[m][0] for m in range(len(models))]
     kept = list(range(len(models)))
     if keep is not None and keep < len(models):
         kept, chosen["member_agreement"] = most_central([own_trees[m][layers[m]] for m in kept], sentences, keep)
     return {"members": kept, "layers": [layers[m] for m in kept], **chosen}
+
+
+def build(out: Path, models: list[Path | str], rule: str = "own", sentences: list[Sentence] | None = None,
+          settings: dict | None = None, keep: int | None = None, fixed_layer: Layer | None = None,
+          layers: list[Layer] | None = None, right_branching_voter: float = 0.0, copy: bool = True,
+          overwrite: bool = False, card: dict | None = None) -> dict:
+    """Make an ensemble directory with its choices made: the one way ``onparse ensemble`` and the fit make one.
+
+    ``out`` is checked first (``check_target``), before minutes of choosing;
+    then ``choose`` gives the members kept and their layers, unless ``layers``
+    are given (chosen elsewhere, as the fit's gold-dev protocol does); then
+    ``make_ensemble``. Choices made on text are recorded in the card
+    (``chosen_on``). Returns the choices.
+    """
+    check_target(out, models, copy, overwrite)
+    chosen = ({"members": list(range(len(models))), "layers": layers} if layers is not None else
+              choose(models, rule, sentences, settings, keep, fixed_layer))
+    card = dict(card or {})
+    if sentences is not None and layers is None:  # no gold trees: the text and rule that chose, and their figures
+        card["chosen_on"] = {**card.get("chosen_on", {}), "layer_rule": rule, "keep": keep, "figures": chosen}
+    make_ensemble(out, [models[m] for m in chosen["members"]], right_branching_voter, copy=copy, card=card,
+                  layers=chosen["layers"], overwrite=overwrite)
+    return chosen
 
 
 def check_target(out: Path, members: list[Path | str], copy: bool, overwrite: bool) -> list[MemberSource]:

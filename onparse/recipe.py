@@ -57,7 +57,7 @@ from onparse.config import (AUTO, BACKWARD, FORWARD, MEAN, PCFG, SPANS, DistillC
                             member_config, training_defaults)
 from onparse.corpus import read_corpus, read_sentences
 from onparse.distill import student_defaults
-from onparse.ensemble import choose_on_text, make_ensemble, tree_agreement
+from onparse.ensemble import build, make_ensemble, tree_agreement
 from onparse.evaluate import evaluate_parser
 from onparse.grammar import MAX_TRAINING_WORDS
 from onparse.hardware import describe, one_line
@@ -284,15 +284,12 @@ def ensemble_stage(stage: Stage, plan: FitPlan, out: Path) -> dict:
     path = out / stage.name
     final = stage.name == "model"  # the fit's model stands alone; the ensembles between name their members in place
     members = [out / name for name in stage.members]
-    grammars = [read_json(member / "config.json").get("family") == PCFG for member in members]
-    chosen: dict = {"layers": [SPANS if grammar else plan.fixed_layer for grammar in grammars]}
-    if plan.select_by_gold:  # the original protocol: each member's layer of best dev F1 at its kept point
-        chosen = {"layers": [gold_layer(member) for member in members], "layers_chosen_on_gold": True}
-    elif plan.layer_rule in ("agreement", "consistency"):
-        chosen = choose_on_text(members, read_sentences([plan.dev], plan.language, plan.encoding), settings, plan.layer_rule)
-        del chosen["members"]  # every member votes
-    make_ensemble(path, members, plan.right_branching_voter, copy=final, layers=chosen["layers"], overwrite=True)
-    entry = {"right_branching_voter": plan.right_branching_voter, **chosen}
+    gold_layers = [gold_layer(member) for member in members] if plan.select_by_gold else None  # the original protocol
+    sentences = read_sentences([plan.dev], plan.language, plan.encoding) if plan.layer_rule in ("agreement", "consistency") else None
+    chosen = build(path, members, plan.layer_rule, sentences, settings, fixed_layer=plan.fixed_layer, layers=gold_layers,
+                   right_branching_voter=plan.right_branching_voter, copy=final, overwrite=True)
+    del chosen["members"]  # every member votes
+    entry = {"right_branching_voter": plan.right_branching_voter, **chosen, **({"layers_chosen_on_gold": True} if gold_layers else {})}
     if plan.dev_gold:
         gold = gold_figures(path, plan.dev_gold, settings, plan.encoding)
         if plan.select_by_gold:  # the voter chosen on gold trees: the record says so

@@ -137,3 +137,29 @@ def test_the_agreement_rule_scores_each_member_against_the_others_alone():
     reference = [GoldSentence(tuple(s.tokens), frozenset(tree), (), "member 1") for s, tree in zip(sentences, own[0][layers[0]])]
     assert agreement[1] == {str(layer): round(score(own[1][layer], reference)["sentence_f1"], 2) for layer in candidates[1]}
     assert layers[1] == max(candidates[1], key=lambda layer: agreement[1][str(layer)])
+
+
+def test_every_layer_rule_is_one_dispatch_and_the_fixed_rule_leaves_a_grammar_its_readout(tmp_path):
+    import pytest
+    import torch
+
+    from onparse.config import LAYER_RULES, SPANS, GrammarConfig
+    from onparse.ensemble import build, choose
+    from onparse.pcfg import NeuralPCFG
+
+    model, vocab = tiny_model(3)
+    modeldir.save(tmp_path / "lm", model, vocab, default_layer=1)
+    torch.manual_seed(0)
+    grammar = NeuralPCFG(GrammarConfig(vocab_size=len(vocab), nonterminals=2, preterminals=3, symbol_size=8))
+    modeldir.save(tmp_path / "grammar", grammar, vocab, default_layer=SPANS)
+    models = [tmp_path / "lm", tmp_path / "grammar"]
+    assert choose(models, "own")["layers"] == [1, SPANS]
+    assert choose(models, "fixed", fixed_layer="mean")["layers"] == ["mean", SPANS]
+    for rule in ("agreement", "consistency"):
+        with pytest.raises(ValueError, match="unlabelled text"):
+            choose(models, rule)
+    with pytest.raises(ValueError, match="layer rule is one of"):
+        choose(models, "best")
+    assert set(LAYER_RULES) == {"own", "agreement", "consistency", "fixed"}
+    chosen = build(tmp_path / "e", models, "fixed", fixed_layer=2)
+    assert json.loads((tmp_path / "e" / "config.json").read_text())["ensemble"]["layers"] == chosen["layers"] == [2, SPANS]

@@ -260,6 +260,7 @@ def test_the_ensembles_agreement_text_is_read_in_the_fits_language(tmp_path, mon
     from onparse.recipe import Stage
 
     from conftest import tiny_model
+    from onparse import ensemble
 
     for name in ("member-1", "member-2"):
         model, vocab = tiny_model(1)
@@ -268,11 +269,11 @@ def test_the_ensembles_agreement_text_is_read_in_the_fits_language(tmp_path, mon
     dev.write_text("Die Mäuse „laufen“ schnell.\n", encoding="utf-8")
     seen = []
 
-    def agreeing(models, sentences, settings, rule):
+    def agreeing(models, rule, sentences, settings, keep, fixed_layer):
         seen.extend(sentences)
         return {"members": list(range(len(models))), "layers": [MEAN] * len(models)}
 
-    monkeypatch.setattr(recipe, "choose_on_text", agreeing)
+    monkeypatch.setattr(ensemble, "choose", agreeing)
     plan = tiny_plan(dev=str(dev), language="de")
     recipe.ensemble_stage(Stage("ensemble-1", members=["member-1", "member-2"]), plan, tmp_path)
     assert [seen[0].tokens[i] for i in seen[0].words] == ["Die", "Mäuse", "laufen", "schnell"]
