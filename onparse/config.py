@@ -311,6 +311,11 @@ class TrainConfig:
 GRAMMAR_TRAINING = {"lr": 1e-3, "clip": 3.0, "batch_size": 600, "epochs": 10, "default_layer": SPANS}
 
 
+# An ON-LSTM student's update (sentences) and learning rate where a distillation run does not set them: the fit's
+# fine-tuning settings. A grammar student takes its own training's (GRAMMAR_TRAINING).
+STUDENT_TRAINING = {"lr": 5e-4, "batch_size": 32}
+
+
 def training_defaults(family: str) -> dict:
     """The TrainConfig settings a family takes in place of the class's defaults (none for an ON-LSTM)."""
     return dict(GRAMMAR_TRAINING) if family == PCFG else {}
@@ -348,14 +353,14 @@ class FitPlan:
     member_epochs: int | None = None  # None: as many as make about MEMBER_TOKENS tokens (at least one)
     evals_per_epoch: int = 4
     batch_size: int = 64  # language-model streams of the members
-    sentences: int = 40000  # training sentences each teacher parses
-    student_batch_size: int = 32  # sentences per distillation update
+    sentences: int = DistillConfig.sentences  # training sentences each teacher parses
+    student_batch_size: int = STUDENT_TRAINING["batch_size"]  # sentences per distillation update
     finetune_passes: int = 1
-    finetune_lr: float = 5e-4
+    finetune_lr: float = STUDENT_TRAINING["lr"]
     scratch_passes: int = 2
     scratch_lr: float = 2e-3
-    rank_weight: float = 20.0
-    margin: float = 0.05
+    rank_weight: float = DistillConfig.rank_weight
+    margin: float = DistillConfig.margin
     layer: Layer = MEAN  # the layer students learn their teacher's trees at, and every model's layer under the fixed rule
     layer_rule: str = "agreement"  # "agreement": each ensemble picks its members' layers by agreement on dev text; "fixed"
     vote_layer: Layer | None = None  # under the fixed rule, every member's layer in every ensemble (None: ``layer``)

@@ -35,7 +35,7 @@ from torch.nn.utils.rnn import pack_sequence, pad_packed_sequence
 from onparse import modeldir
 from onparse.atomic import replacing_file
 from onparse.builder import tree_row
-from onparse.config import FORWARD, GRAMMAR_TRAINING, PCFG, DistillConfig, FitPlan, Layer, Reading, TrainConfig
+from onparse.config import FORWARD, GRAMMAR_TRAINING, PCFG, STUDENT_TRAINING, DistillConfig, Layer, Reading, TrainConfig
 from onparse.corpus import read_sentences
 from onparse.language import Sentence
 from onparse.grammar import MAX_TRAINING_WORDS, GrammarObjective, grammar_perplexity
@@ -229,7 +229,7 @@ def student_defaults(family: str) -> dict:
     ON-LSTM's are the fit's fine-tuning settings (sentences an update), a grammar's its own training's (words)."""
     if family == PCFG:
         return {name: GRAMMAR_TRAINING[name] for name in ("lr", "batch_size", "clip")}
-    return {"lr": FitPlan.finetune_lr, "batch_size": FitPlan.student_batch_size}
+    return dict(STUDENT_TRAINING)
 
 
 def distillation_config(spec: DistillConfig, default_layer: Layer | None = None, direction: str | None = None,
