@@ -12,7 +12,7 @@ import bisect
 import copy
 import itertools
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -265,11 +265,11 @@ class Parser:
         if ensemble is None:
             return cls(modeldir.load(model), layer, **settings)
         bundles = [modeldir.load(member) for member in ensemble.members]
-        for bundle, chosen in zip(bundles, ensemble.layers or []):  # the ensemble's choice of each member's layer
+        for k, chosen in enumerate(ensemble.layers or []):  # the ensemble's choice of each member's layer, in a copy
             try:
-                bundle.default_layer = checked_layer(chosen, bundle.model.config.n_layers)
+                bundles[k] = replace(bundles[k], default_layer=checked_layer(chosen, bundles[k].model.config.n_layers))
             except ValueError as err:
-                raise modeldir.ModelDirError(f"{ensemble.path / 'config.json'}: for {bundle.path}, {err}") from None
+                raise modeldir.ModelDirError(f"{ensemble.path / 'config.json'}: for {bundles[k].path}, {err}") from None
         return cls(bundles, layer, right_branching_voter=ensemble.right_branching_voter, path=ensemble.path, **settings)
 
     @property
