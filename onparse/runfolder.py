@@ -41,7 +41,7 @@ from onparse.distill import distillation_setup
 from onparse.evaluate import dev_f1
 from onparse.grammar import grammar_setup
 from onparse.hardware import describe, one_line
-from onparse.train import RunState, Step, Trainer, language_model_setup, selection_rule
+from onparse.train import Evaluation, RunState, Step, Trainer, language_model_setup, selection_rule
 from onparse.treebank import tree_files
 
 log = logging.getLogger("onparse")
@@ -288,56 +288,105 @@ def train(
         share = (f"one in {ranks.world} of the sentences of each {config.batch_size}-word batch" if config.family == PCFG
                  else f"{config.batch_size // ranks.world} of the {config.batch_size} streams")
         say(f"training on {ranks.world} processes, {share} each")
-
-    def save_checkpoint() -> None:
-        checkpoint = running.checkpoint()  # every rank: the carried states are gathered from all of them
-        if ranks.main:
-            temporary = out_dir / "checkpoint.tmp"
-            modeldir.save_tensors(checkpoint, temporary)
-            os.replace(temporary, out_dir / "checkpoint.pt")  # a kill -9 mid-write leaves the previous checkpoint whole
-
-    deadline = None if max_minutes is None else time.monotonic() + 60 * max_minutes
-    last_checkpoint = time.monotonic()
-    columns = (TextColumn(f"{title} epoch {{task.fields[epoch]}}"), BarColumn(), MofNCompleteColumn(),
-               TextColumn("{task.fields[speed]} tok/s  loss {task.fields[loss]}"), TimeElapsedColumn(), TimeRemainingColumn())
-    with deferred_signals() as received, Progress(*columns, console=console) as progress:
-        task = progress.add_task("train", total=running.batches_per_epoch, completed=run.batch, epoch=run.epoch + 1,
-                                 speed="-", loss="-")
+    checkpoints = Checkpoints(running, out_dir, max_minutes, checkpoint_minutes)
+    saver = EvaluationSaver(running, config, out_dir, command)
+    with deferred_signals() as received, ProgressReport(running, console, title, say) as report:
         for event in running.steps():
             if isinstance(event, Step):
-                progress.update(task, completed=run.batch, epoch=run.epoch + 1,
-                                speed=f"{event.tokens / event.seconds:,.0f}", loss=f"{event.loss:.3f}")
-                if not console.is_terminal and run.update % 50 == 0:  # logs get a line where a terminal gets the bar
-                    say(f"{title} epoch {run.epoch + 1} batch {run.batch}/{running.batches_per_epoch} loss {event.loss:.3f} "
-                                  f"{run.tokens_seen / run.train_seconds:,.0f} tok/s")
-                stop, time_up, due = distributed.any_rank(
-                    [bool(received), deadline is not None and time.monotonic() > deadline,
-                     time.monotonic() - last_checkpoint > 60 * checkpoint_minutes], ranks, running.device)
-                if stop:
-                    save_checkpoint()
-                    raise Interrupted(f"{received[0] if received else 'a signal to another process'}: "
-                                      f"checkpoint saved at epoch {run.epoch + 1}, batch {run.batch}")
-                if time_up:
-                    save_checkpoint()
-                    say(f"time limit reached: checkpoint saved at epoch {run.epoch + 1}, batch {run.batch}; "
-                                  "resume the run to continue")
+                report.step(event)
+                if checkpoints.after_step(received, say):
                     return run
-                if due:
-                    save_checkpoint()
-                    last_checkpoint = time.monotonic()
-                continue
-            say(f"{title} {json.dumps(event.record)}")
-            if ranks.main:
-                write_history(out_dir, run.history)
-                card = {"config": config.to_dict(), **({"command": command} if command else {}),
-                        "hardware": describe(config.device), "processes": ranks.world,
-                        "matmul_dtype": str(running.dtype).removeprefix("torch."),
-                        "model_selection": selection_rule(config), "selected": event.record, **asdict(run)}
-                for folder in [event.record["model_dir"]] + (["model"] if event.best else []):
-                    modeldir.save(out_dir / folder, running.model, running.vocab, layer, card, language=config.language,
-                                  reading=config.reading)
-            save_checkpoint()
-            last_checkpoint = time.monotonic()
-            if event.epoch_end and run.epoch < config.epochs:
-                progress.update(task, completed=0, epoch=run.epoch + 1)
+            else:
+                say(f"{title} {json.dumps(event.record)}")
+                saver.evaluation(event)
+                checkpoints.save()
+                report.evaluation(event)
     return run
+
+
+class ProgressReport:
+    """The progress bar of a run (a line every 50 updates where stderr is no terminal), fed the loop's events."""
+
+    def __init__(self, running: Trainer, console: Console, title: str, say: Callable[[str], None]):
+        self.running, self.console, self.title, self.say = running, console, title, say
+        columns = (TextColumn(f"{title} epoch {{task.fields[epoch]}}"), BarColumn(), MofNCompleteColumn(),
+                   TextColumn("{task.fields[speed]} tok/s  loss {task.fields[loss]}"), TimeElapsedColumn(), TimeRemainingColumn())
+        self.progress = Progress(*columns, console=console)
+
+    def __enter__(self) -> "ProgressReport":
+        self.progress.__enter__()
+        run = self.running.run
+        self.task = self.progress.add_task("train", total=self.running.batches_per_epoch, completed=run.batch,
+                                           epoch=run.epoch + 1, speed="-", loss="-")
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.progress.__exit__(*exc)
+
+    def step(self, event: Step) -> None:
+        run = self.running.run
+        self.progress.update(self.task, completed=run.batch, epoch=run.epoch + 1,
+                             speed=f"{event.tokens / event.seconds:,.0f}", loss=f"{event.loss:.3f}")
+        if not self.console.is_terminal and run.update % 50 == 0:  # logs get a line where a terminal gets the bar
+            self.say(f"{self.title} epoch {run.epoch + 1} batch {run.batch}/{self.running.batches_per_epoch} "
+                     f"loss {event.loss:.3f} {run.tokens_seen / run.train_seconds:,.0f} tok/s")
+
+    def evaluation(self, event: Evaluation) -> None:
+        run = self.running.run
+        if event.epoch_end and run.epoch < self.running.config.epochs:
+            self.progress.update(self.task, completed=0, epoch=run.epoch + 1)
+
+
+class Checkpoints:
+    """When a run writes its checkpoint: every ``every_minutes``, after each evaluation, on a signal (then it stops:
+    ``Interrupted``) and at its time limit (then the loop returns). Every rank gathers the carried states; rank 0
+    writes, replacing the file only once whole."""
+
+    def __init__(self, running: Trainer, out_dir: Path, max_minutes: float | None, every_minutes: float):
+        self.running, self.out_dir, self.every = running, out_dir, 60 * every_minutes
+        self.deadline = None if max_minutes is None else time.monotonic() + 60 * max_minutes
+        self.last = time.monotonic()
+
+    def save(self) -> None:
+        checkpoint = self.running.checkpoint()  # every rank: the carried states are gathered from all of them
+        if self.running.ranks.main:
+            temporary = self.out_dir / "checkpoint.tmp"
+            modeldir.save_tensors(checkpoint, temporary)
+            os.replace(temporary, self.out_dir / "checkpoint.pt")  # a kill -9 mid-write leaves the previous checkpoint whole
+        self.last = time.monotonic()
+
+    def after_step(self, received: list[str], say: Callable[[str], None]) -> bool:
+        """Checkpoint where due; True when the time limit ends the run; Interrupted on a signal (to any rank)."""
+        run = self.running.run
+        stop, time_up, due = distributed.any_rank(
+            [bool(received), self.deadline is not None and time.monotonic() > self.deadline,
+             time.monotonic() - self.last > self.every], self.running.ranks, self.running.device)
+        if stop or time_up or due:
+            self.save()
+        if stop:
+            raise Interrupted(f"{received[0] if received else 'a signal to another process'}: "
+                              f"checkpoint saved at epoch {run.epoch + 1}, batch {run.batch}")
+        if time_up:
+            say(f"time limit reached: checkpoint saved at epoch {run.epoch + 1}, batch {run.batch}; resume the run to continue")
+        return time_up
+
+
+class EvaluationSaver:
+    """What an evaluation leaves in the run folder (rank 0): the history, its model directory, and ``model/`` when
+    it is the best point so far, each with the run's card."""
+
+    def __init__(self, running: Trainer, config: TrainConfig, out_dir: Path, command: str):
+        self.running, self.config, self.out_dir, self.command = running, config, out_dir, command
+
+    def evaluation(self, event: Evaluation) -> None:
+        if not self.running.ranks.main:
+            return
+        running, config = self.running, self.config
+        write_history(self.out_dir, running.run.history)
+        card = {"config": config.to_dict(), **({"command": self.command} if self.command else {}),
+                "hardware": describe(config.device), "processes": running.ranks.world,
+                "matmul_dtype": str(running.dtype).removeprefix("torch."),
+                "model_selection": selection_rule(config), "selected": event.record, **asdict(running.run)}
+        for folder in [event.record["model_dir"]] + (["model"] if event.best else []):
+            modeldir.save(self.out_dir / folder, running.model, running.vocab, config.default_layer, card,
+                          language=config.language, reading=config.reading)
