@@ -331,6 +331,10 @@ def show_messages(quiet: bool):
     return Console(stderr=True, quiet=quiet)
 
 
+KEEP_EVALUATIONS = click.option("--keep-evaluations", is_flag=True,
+                                help="Keep every evaluation's model directory (epoch-EE.FF), not only the best's and the last's.")
+
+
 def run_options(command):
     """Options of the commands that train into a run folder (train, distill)."""
     for option in reversed([
@@ -345,6 +349,7 @@ def run_options(command):
         click.option("--resume", is_flag=True, help="Continue the run in --out from its checkpoint, with its own settings."),
         click.option("--overwrite", is_flag=True, help="Start afresh in an --out that already holds a run, deleting it."),
         click.option("--max-minutes", type=click.FloatRange(min=0, min_open=True), help="Stop (with a checkpoint) after this much wall time."),
+        KEEP_EVALUATIONS,
         click.option("--encoding", type=Encoding(), default=TrainConfig.encoding, show_default=True,
                      help="The encoding of the --train, --dev and --dev-gold files (NEGRA: latin-1)."),
         click.option("--seed", type=int, default=TrainConfig.seed, show_default=True),
@@ -694,6 +699,7 @@ def quantize(model, out_dir, gold, encoding, device, threads) -> None:
 @click.option("--vote-layer", type=LayerType(),
               help="With --layer-rule fixed: every member's layer in every vote (default: --layer). Another layer than the "
                    "learnt one keeps students' trees apart.")
+@KEEP_EVALUATIONS
 @click.option("--select-by-gold", is_flag=True,
               help="Choose checkpoints and the voter on --dev-gold (the original ON-LSTM protocol: not unsupervised; the card says so).")
 @click.option("--language", default=default(FitPlan, "language"), show_default=True, metavar="CODE",
@@ -731,7 +737,7 @@ def quantize(model, out_dir, gold, encoding, device, threads) -> None:
 def fit(train_paths, dev, dev_gold, out_dir, resume, hours, members, rounds, member_epochs, embedding_sizes, hidden_sizes,
         n_layers, chunk_sizes, vocab_size, sentences, scratch_passes, student_directions, grammar_students,
         student_nonterminals, student_preterminals, generations, stop_agreement, evals_per_epoch,
-        right_branching_voter, right_branching_votes, layer_rule, layer, vote_layer, select_by_gold, language, encoding, punctuation, directions, families, nonterminals,
+        right_branching_voter, right_branching_votes, layer_rule, layer, vote_layer, keep_evaluations, select_by_gold, language, encoding, punctuation, directions, families, nonterminals,
         preterminals, symbol_size, productions, latent_size, grammar_epochs, grammar_batch_size, seed, dtype, device, threads,
         quiet) -> None:
     """Train a full parser on raw text, no gold trees: members, ensembles, distillation rounds, a student from scratch.
@@ -775,7 +781,7 @@ def fit(train_paths, dev, dev_gold, out_dir, resume, hours, members, rounds, mem
                               generations=generations, stop_agreement=stop_agreement,
                               right_branching_voter=right_branching_weight(right_branching_voter, right_branching_votes),
                               layer_rule=layer_rule, layer=layer,
-                              vote_layer=vote_layer, select_by_gold=select_by_gold, seed=seed, language=language, encoding=encoding,
+                              vote_layer=vote_layer, keep_evaluations=keep_evaluations, select_by_gold=select_by_gold, seed=seed, language=language, encoding=encoding,
                               punctuation=punctuation, directions=list(directions), families=list(families),
                               member_grammar=grammar,
                               grammar_epochs=grammar_epochs, grammar_batch_size=grammar_batch_size, dtype=dtype,

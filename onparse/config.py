@@ -241,6 +241,7 @@ class TrainConfig:
     encoding: str = "UTF-8"  # of the train, dev and dev-gold files
     distill: DistillConfig | None = None
     select_by: str | None = None  # a key of SELECTIONS; default dev_ppl, or teacher_agreement for distillation
+    keep_evaluations: bool = False  # every evaluation's model directory, not only the best's and the last's
 
     def check(self) -> None:
         """ValueError naming the first setting of a wrong type or out of range (a damaged or hand-edited config.json)."""
@@ -267,6 +268,8 @@ class TrainConfig:
             if not isinstance(getattr(self, name), str):
                 raise ValueError(f"{name} must be a string, not {getattr(self, name)!r:.40}")
         check_encoding(self.encoding)
+        if type(self.keep_evaluations) is not bool:
+            raise ValueError(f"keep_evaluations must be true or false, not {self.keep_evaluations!r:.40}")
         if self.select_by is not None and self.select_by not in SELECTIONS:
             raise ValueError(f"select_by must be one of {', '.join(SELECTIONS)}, not {self.select_by!r:.40}")
         if self.family not in FAMILIES:
@@ -366,6 +369,7 @@ class FitPlan:
     vote_layer: Layer | None = None  # under the fixed rule, every member's layer in every ensemble (None: ``layer``)
     right_branching_voter: float = 0.0  # a right-branching tree's votes: a prior for right-branching languages, never chosen on gold unless asked
     select_by_gold: bool = False  # the original ON-LSTM protocol: checkpoints, layers and the voter chosen on dev_gold
+    keep_evaluations: bool = False  # every run keeps every evaluation's model directory (research), not the best and last
     seed: int = 1111
     dtype: str = AUTO_DTYPE
     device: str = "cpu"

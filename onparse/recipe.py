@@ -101,7 +101,8 @@ def stages(plan: FitPlan, out: Path, record: dict | None = None) -> list[Stage]:
     better = better_direction(record, plan)
     select = "dev_f1" if plan.select_by_gold else None
     common = dict(train=plan.train, dev=plan.dev, dev_gold=plan.dev_gold, default_layer=plan.layer, language=plan.language, encoding=plan.encoding,
-                  dtype=plan.dtype, device=plan.device, evals_per_epoch=plan.evals_per_epoch, select_by=select)
+                  dtype=plan.dtype, device=plan.device, evals_per_epoch=plan.evals_per_epoch, select_by=select,
+                  keep_evaluations=plan.keep_evaluations)
     found = [Stage(f"member-{k}", member_stage_config(plan, k, plan.reading(k, better), common))
              for k in range(1, plan.members + 1)]
     # a student keeps the shape and the reading of the model it starts from

@@ -3,7 +3,8 @@ starts, resumes or replaces a run.
 
     config.json     the run's settings (TrainConfig)
     history.jsonl   one line per evaluation
-    epoch-EE.FF/    a model directory per evaluation; model/ the best by the run's selection rule
+    epoch-EE.FF/    the model directories of the untrained start, the best and the last evaluation (every evaluation's
+                    with ``keep_evaluations``); model/ the best by the run's selection rule
     checkpoint.pt   everything needed to continue exactly (weights, optimizer, position, carried state, RNG)
     teacher.jsonl   a distillation's teacher trees (when no other file is named)
 
@@ -20,6 +21,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import shutil
 import signal
 import sys
@@ -49,6 +51,8 @@ log = logging.getLogger("onparse")
 # What a run folder may hold: anything else is not the run's, and nothing here deletes it.
 RUN_FILES = {"config.json", "history.jsonl", "checkpoint.pt", "checkpoint.tmp", "teacher.jsonl"}
 RUN_FOLDERS = ("epoch-", "model")
+EVALUATION = re.compile(r"epoch-\d+\.\d+")  # an evaluation's model directory
+UNTRAINED = "epoch-00.00"  # the weights a run started from, kept beside the best and last evaluations
 
 
 def trainer(config: TrainConfig, checkpoint: dict | None = None, work_dir: Path | None = None) -> Trainer:
@@ -263,8 +267,9 @@ def train(
     rank 0 alone prints and writes the run folder.
 
     ``out_dir`` gets ``config.json`` (the run's settings), ``history.jsonl``
-    (one line per evaluation), a model directory per evaluation
-    (``epoch-EE.FF``), ``model/`` and ``checkpoint.pt``. Resuming continues
+    (one line per evaluation), the model directories of the untrained start,
+    the best and the last evaluation (``epoch-EE.FF``; every evaluation's with
+    ``config.keep_evaluations``), ``model/`` and ``checkpoint.pt``. Resuming continues
     the checkpoint with ``config``, whose epochs may be more than the run's
     (the cosine schedule then stretches to the new end). The run is done when
     ``run.epoch == config.epochs``; a time limit returns earlier.
@@ -280,7 +285,7 @@ def train(
             file.write(json.dumps(config.to_dict(), indent=2) + "\n")
         write_history(out_dir, run.history)  # a crash after an evaluation's line and before its checkpoint repeats nothing
         if not resume:
-            modeldir.save(out_dir / "epoch-00.00", running.model, running.vocab, layer, {"epoch": 0, "untrained": True},
+            modeldir.save(out_dir / UNTRAINED, running.model, running.vocab, layer, {"epoch": 0, "untrained": True},
                           language=config.language, reading=config.reading)
     if resume:
         say(f"resumed from {out_dir / 'checkpoint.pt'}: epoch {run.epoch + 1}, batch {run.batch}")
@@ -390,3 +395,13 @@ class EvaluationSaver:
         for folder in [event.record["model_dir"]] + (["model"] if event.best else []):
             modeldir.save(self.out_dir / folder, running.model, running.vocab, config.default_layer, card,
                           language=config.language, reading=config.reading)
+        if not config.keep_evaluations:
+            best = modeldir.read_json(self.out_dir / "model" / "card.json")["selected"]["model_dir"]
+            self.prune({UNTRAINED, event.record["model_dir"], best})
+
+    def prune(self, keep: set[str]) -> None:
+        """Remove the evaluations' model directories not in ``keep`` (``model/`` holds the best's copy): only folders
+        named as evaluations that hold a model and nothing else, so nothing that is not the run's is deleted."""
+        for entry in self.out_dir.iterdir():
+            if EVALUATION.fullmatch(entry.name) and entry.name not in keep and modeldir.is_model_folder(entry):
+                shutil.rmtree(entry)

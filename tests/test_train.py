@@ -1,5 +1,6 @@
 """Training on a tiny corpus: the loss falls, perplexity is what it should be, a resumed run is the same run."""
 
+import json
 import math
 
 import pytest
@@ -152,3 +153,21 @@ def test_the_kept_model_is_the_point_of_lowest_dev_perplexity(corpus, tmp_path):
     kept = json.loads((tmp_path / "run" / "model" / "card.json").read_text())["selected"]
     assert kept["dev_ppl"] == min(point["dev_ppl"] for point in history)
     assert len({point["dev_ppl"] for point in history}) > 1  # the rule had a choice to make
+
+
+def test_a_run_keeps_the_untrained_the_best_and_the_last_evaluation_unless_asked_to_keep_all(corpus, tmp_path):
+    from onparse import runfolder
+
+    stray = tmp_path / "pruned" / "epoch-99.99"  # named like an evaluation but no model: never the run's to delete
+    stray.mkdir(parents=True)
+    (stray / "notes.txt").write_text("mine")
+    kept = {}
+    for name, keep in (("pruned", False), ("all", True)):
+        config = tiny_config(corpus, dev=str(corpus), evals_per_epoch=3, epochs=2, keep_evaluations=keep)
+        runfolder.train(config, tmp_path / name)
+        kept[name] = sorted(p.name for p in (tmp_path / name).iterdir() if p.name.startswith("epoch-"))
+    history = [json.loads(line) for line in (tmp_path / "all" / "history.jsonl").read_text().splitlines()]
+    assert kept["all"] == ["epoch-00.00", *(point["model_dir"] for point in history)] and len(history) == 6
+    best = json.loads((tmp_path / "pruned" / "model" / "card.json").read_text())["selected"]["model_dir"]
+    assert kept["pruned"] == sorted({"epoch-00.00", best, history[-1]["model_dir"], "epoch-99.99"})
+    assert (stray / "notes.txt").read_text() == "mine"
