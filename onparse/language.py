@@ -67,8 +67,14 @@ def tokenizer(language: str = ENGLISH) -> Callable[[str], list[str]]:
     except ImportError:
         raise LanguageError(f"tokenizing {language!r} needs spaCy: {INSTALL} (or give tokens with --tokenized)") from None
     try:
-        split = spacy.blank(language).tokenizer
+        spacy.util.get_lang_class(language)
     except ImportError:
-        raise LanguageError(f"{language!r} is not a language code spaCy knows (de, fr, zh, ...)") from None
+        raise LanguageError(f"{language!r} is not a language code spaCy knows (de, fr, zh, ...; xx: its multi-language "
+                            "tokenizer, for any language written with spaces)") from None
+    try:
+        split = spacy.blank(language).tokenizer
+    except ImportError as err:  # a language whose tokenizer needs a package of its own (ja: SudachiPy, th: PyThaiNLP)
+        needs = " ".join(str(err).split())
+        raise LanguageError(f"tokenizing {language!r} needs a package that is not installed: {needs}") from None
     return lambda text: [token.text for token in split(text) if not token.is_space]
 

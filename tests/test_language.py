@@ -30,8 +30,17 @@ def test_german_and_chinese_text_split_with_their_own_tokenizers():
         "Die", "Mäuse", "„", "laufen", "“", "über", "die", "Straße", "–", "schnell", "."]
     assert tokenizer("zh")("猫坐在垫子上。")[-1] == "。" and "".join(tokenizer("zh")("猫坐在垫子上。")) == "猫坐在垫子上。"
     assert tokenizer("en")("Stocks fell 5%.") == ["Stocks", "fell", "5", "%", "."]
-    with pytest.raises(LanguageError, match="not a language code"):
+    with pytest.raises(LanguageError, match="not a language code spaCy knows .*xx: its multi-language tokenizer"):
         tokenizer("qq")("x")
+
+
+def test_a_language_whose_tokenizer_needs_a_missing_package_is_refused_naming_the_package():
+    import importlib.util
+
+    if importlib.util.find_spec("pythainlp"):
+        pytest.skip("PyThaiNLP is installed here")
+    with pytest.raises(LanguageError, match="'th' needs a package that is not installed: .*PyThaiNLP"):
+        tokenizer("th")
 
 
 def test_a_model_parses_raw_text_as_its_language_is_tokenized(tmp_path):
