@@ -52,7 +52,8 @@ log = logging.getLogger("onparse")
 RUN_FILES = {"config.json", "history.jsonl", "checkpoint.pt", "checkpoint.tmp", "teacher.jsonl"}
 RUN_FOLDERS = ("epoch-", "model")
 EVALUATION = re.compile(r"epoch-\d+\.\d+")  # an evaluation's model directory
-UNTRAINED = "epoch-00.00"  # the weights a run started from, kept beside the best and last evaluations
+UNTRAINED = "epoch-00.00"
+FEW_UPDATES = 100  # a run of fewer updates is said to learn little before it starts  # the weights a run started from, kept beside the best and last evaluations
 
 
 def trainer(config: TrainConfig, checkpoint: dict | None = None, work_dir: Path | None = None) -> Trainer:
@@ -289,6 +290,10 @@ def train(
                           language=config.language, reading=config.reading)
     if resume:
         say(f"resumed from {out_dir / 'checkpoint.pt'}: epoch {run.epoch + 1}, batch {run.batch}")
+    elif ranks.main and config.epochs * running.batches_per_epoch < FEW_UPDATES:
+        log.warning(f"{title}: {config.epochs * running.batches_per_epoch} updates in all ({running.batches_per_epoch} an "
+                    f"epoch): too few to learn much from this text (it is small for the batch; more epochs, a smaller "
+                    f"--batch-size or more text)")
     if ranks.world > 1:
         share = (f"one in {ranks.world} of the sentences of each {config.batch_size}-word batch" if config.family == PCFG
                  else f"{config.batch_size // ranks.world} of the {config.batch_size} streams")

@@ -171,3 +171,15 @@ def test_a_run_keeps_the_untrained_the_best_and_the_last_evaluation_unless_asked
     best = json.loads((tmp_path / "pruned" / "model" / "card.json").read_text())["selected"]["model_dir"]
     assert kept["pruned"] == sorted({"epoch-00.00", best, history[-1]["model_dir"], "epoch-99.99"})
     assert (stray / "notes.txt").read_text() == "mine"
+
+
+def test_a_run_of_few_updates_says_so_before_it_starts(corpus, tmp_path, caplog):
+    from onparse import runfolder
+
+    with caplog.at_level("WARNING", logger="onparse"):
+        runfolder.train(tiny_config(corpus, epochs=1), tmp_path / "short")
+    assert any("too few to learn much" in record.message for record in caplog.records)
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="onparse"):
+        runfolder.train(tiny_config(corpus, epochs=1, batch_size=1, bptt=2), tmp_path / "long")
+    assert not any("too few" in record.message for record in caplog.records)
