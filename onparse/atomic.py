@@ -114,9 +114,11 @@ def replacing_folder(path: Path) -> Iterator[Path]:
         raise
 
 
-def same_file(a: str | Path, b: str | Path) -> bool:
-    """True when two paths name one existing file (also through links or other spellings)."""
+def same_file(a: str | Path | int, b: str | Path) -> bool:
+    """True when two paths (or an open file descriptor and a path) name one existing file (also through links or
+    other spellings)."""
     try:
-        return os.path.samefile(a, b)
-    except OSError:
+        first = os.fstat(a) if isinstance(a, int) else os.stat(a)
+        return os.path.samestat(first, os.stat(b))
+    except (OSError, ValueError):
         return False

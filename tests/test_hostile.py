@@ -30,6 +30,19 @@ def test_output_that_is_the_input_is_refused_before_anything_is_written(tiny_mod
     assert source.read_text() == "the cat sat\n"
 
 
+def test_output_that_is_the_file_stdin_reads_is_refused_and_the_sentences_survive(tiny_model_dir, tmp_path):
+    import subprocess
+    import sys
+
+    source = tmp_path / "s.txt"
+    source.write_text("the cat sat\n")
+    with source.open() as stdin:
+        done = subprocess.run([sys.executable, "-m", "onparse", "--model", str(tiny_model_dir), "-o", str(source)],
+                              stdin=stdin, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "is the file standard input reads" in done.stderr and "Traceback" not in done.stderr
+    assert source.read_text() == "the cat sat\n"
+
+
 def test_an_unwritable_output_is_a_message_and_the_old_file_survives(tiny_model_dir, tmp_path):
     result = CliRunner().invoke(main, ["--model", str(tiny_model_dir), "-o", "/dev/full", "the cat"])
     assert result.exit_code == 1 and "cannot write /dev/full" in result.stderr
