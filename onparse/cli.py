@@ -139,6 +139,13 @@ def parse(sentences, input_path, output_path, fmt, no_punct, tokenized, shard, q
         fail(f"--output {output_path} is the input file: writing it would destroy the input")
     if to_file and input_path in (None, "-") and not from_arguments and same_file(sys.stdin.fileno(), output_path):
         fail(f"--output {output_path} is the file standard input reads: writing it would destroy the input")
+    if to_file:
+        from onparse.modeldir import ModelDirError, refuse_output_file
+
+        try:
+            refuse_output_file(output_path)
+        except ModelDirError as err:
+            fail(str(err))
     if not to_file:
         require_stdout()
     try:

@@ -226,6 +226,18 @@ def refuse_to_replace(target: Path, is_own_kind, kind: str, models: Path = MODEL
         raise ModelDirError(f"{target} holds files that are not {kind}'s: nothing there is deleted; choose another --out")
 
 
+def refuse_output_file(path: Path | str, models: Path = MODELS) -> None:
+    """ModelDirError for an output file that would replace a model's own file: one inside the shipped models, inside a
+    folder a shipped ensemble names, or in a model or ensemble directory. Called before anything is written."""
+    folder = Path(path).resolve().parent
+    shipped = models.resolve()
+    if folder == shipped or shipped in folder.parents or pointing_at(folder, models):
+        raise ModelDirError(f"{path} lies inside a shipped model: it is never written; choose another output file")
+    if is_model_folder(folder) or is_ensemble_folder(folder):
+        raise ModelDirError(f"{path} lies in the model directory {folder}: writing it there could break the model; "
+                            "choose another output file")
+
+
 def copy_model(source: Path, target: Path) -> None:
     """Copy a model directory's own files (``MODEL_FILES``) to ``target``, never what else lies there, never through a link.
 

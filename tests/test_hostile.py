@@ -43,6 +43,19 @@ def test_output_that_is_the_file_stdin_reads_is_refused_and_the_sentences_surviv
     assert source.read_text() == "the cat sat\n"
 
 
+def test_output_into_a_model_directory_or_a_shipped_model_is_refused(tiny_model_dir, tmp_path):
+    from onparse.modeldir import MODELS
+
+    before = (tiny_model_dir / "vocab.txt").read_bytes()
+    for target in (tiny_model_dir / "vocab.txt", tiny_model_dir / "trees.txt", MODELS / "pcfg-wsj" / "vocab.txt"):
+        result = CliRunner().invoke(main, ["--model", str(tiny_model_dir), "-o", str(target), "the cat sat"])
+        assert result.exit_code == 2 and ("model directory" in result.stderr or "shipped model" in result.stderr), target
+        no_traceback(result)
+    assert (tiny_model_dir / "vocab.txt").read_bytes() == before and not (tiny_model_dir / "trees.txt").exists()
+    written = CliRunner().invoke(main, ["--model", str(tiny_model_dir), "-o", str(tmp_path / "trees.txt"), "the cat sat"])
+    assert written.exit_code == 0 and (tmp_path / "trees.txt").read_text().startswith("(X")
+
+
 def test_an_unwritable_output_is_a_message_and_the_old_file_survives(tiny_model_dir, tmp_path):
     result = CliRunner().invoke(main, ["--model", str(tiny_model_dir), "-o", "/dev/full", "the cat"])
     assert result.exit_code == 1 and "cannot write /dev/full" in result.stderr
