@@ -10,7 +10,8 @@ Which leaves are words is the treebank's own rule (``WordRule``): the Penn
 Treebank's word tags for English, everything but ``PU`` for the Chinese
 Treebank, everything but the ``$`` tags for NEGRA and TIGER, or, for other
 treebanks, named punctuation tags and a fallback on the Unicode categories of
-the leaves themselves. ``-NONE-`` empty elements are never words. The rule is
+the leaves themselves. Empty elements are never words: Penn's ``-NONE-``,
+NEGRA's and TIGER's traces (``(*T1*-MO -)``). The rule is
 recognised from a file's tags unless given, and named in the protocol line.
 """
 
@@ -43,6 +44,8 @@ WORD_TAGS = frozenset(
 # Tags of the Penn Treebank's non-words: a file whose tags are nearly all Penn tags follows the Penn rule.
 PTB_OTHER_TAGS = frozenset(", . : `` '' -LRB- -RRB- -LCB- -RCB- # $ -NONE- NFP HYPH AFX ADD XX".split())
 EMPTY = "-NONE-"
+# NEGRA's and TIGER's empty elements: a trace's tag names its index (``*T1*``, with a function label: ``*T1*-MO``)
+TRACE = re.compile(r"\*T\d+\*")
 
 
 @dataclass(frozen=True)
@@ -63,7 +66,7 @@ class WordRule:
 
     def is_word(self, tag: str, leaf: str) -> bool:
         tag = _bare_label(tag)
-        if tag == EMPTY:
+        if tag == EMPTY or TRACE.fullmatch(tag):  # empty elements are never words, in any treebank
             return False
         if self.word_tags is not None:
             return tag in self.word_tags
@@ -77,7 +80,8 @@ RULES = {
                     word_tags=WORD_TAGS),
     "ctb": WordRule("ctb", "words are the leaves not tagged PU or -NONE- (the Chinese Treebank's rule)",
                     punctuation_tags=frozenset({"PU"})),
-    "negra": WordRule("negra", "words are the leaves not tagged -NONE- or with a tag starting with $ (NEGRA and TIGER's rule)",
+    "negra": WordRule("negra", "words are the leaves neither traces (*T1*) nor tagged -NONE- or with a tag starting with $ "
+                               "(NEGRA and TIGER's rule)",
                       punctuation_prefix="$"),
     "unicode": WordRule("unicode", "words are the leaves not tagged -NONE- and not made only of Unicode punctuation "
                                    "and symbols (no rule was named for this treebank's tags)"),

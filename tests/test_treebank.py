@@ -172,3 +172,14 @@ def test_eval_names_the_rule_and_scores_other_treebanks():
     refused = CliRunner().invoke(main, ["eval", "--gold", str(FIXTURES / "negra_style.penn"), "--encoding", "latin-1",
                                         "--words", "ptb", "--pred", str(FIXTURES / "negra_style.penn")])
     assert refused.exit_code == 1 and "leaves are words under the ptb rule" in refused.stderr
+
+
+def test_negra_traces_are_empty_elements_and_never_words():
+    from nltk import Tree
+
+    from onparse.treebank import RULES, gold_sentence
+
+    tree = Tree.fromstring("(S (NP-*T1* (ART Die) (NN Maus)) (VVFIN lief) (VP (*T1*-MO -) (ADV schnell)) ($. .))")
+    sentence = gold_sentence(tree, rule=RULES["negra"])
+    assert sentence.words == ("Die", "Maus", "lief", "schnell")
+    assert RULES["negra"].is_word("$,", ",") is False and RULES["ptb"].is_word("*T2*", "-") is False
