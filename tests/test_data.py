@@ -56,4 +56,5 @@ def test_each_language_model_reproduces_its_card_on_its_dev_trees(model, gold, e
     chosen_on = fitted["dev"] if fitted else card["chosen_on"]["text"]
     assert shipped["gold"].endswith(gold) and chosen_on.endswith(gold) and not (fitted or {}).get("select_by_gold")
     assert all("no gold trees" in member["model_selection"] for member in card["members"])
-    assert result["sentence_f1"] == pytest.approx(shipped["after"], abs=0.05)
+    expected = card.get("rescored", {}).get("sentence_f1", shipped["after"])  # scored again under a corrected word rule
+    assert result["sentence_f1"] == pytest.approx(expected, abs=0.05)
