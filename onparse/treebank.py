@@ -149,7 +149,11 @@ def tree_files(path: str) -> list[Path]:
     matches = sorted(Path(p) for p in glob.glob(path, recursive=True) if Path(p).exists())
     if not matches:
         raise TreebankError(f"{path}: no such file, folder or glob match")
-    return [file for match in matches for file in (_folder_files(match, str(match)) if match.is_dir() else [match])]
+    found = [file for match in matches for file in (_folder_files(match, str(match)) if match.is_dir() else [match])]
+    once: dict[Path, Path] = {}  # 'dir/**' names a file as itself and again in its folder: read it once, where first named
+    for file in found:
+        once.setdefault(file.resolve(), file)
+    return list(once.values())
 
 
 def _folder_files(folder: Path, path: str) -> list[Path]:

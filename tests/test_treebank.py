@@ -183,3 +183,12 @@ def test_negra_traces_are_empty_elements_and_never_words():
     sentence = gold_sentence(tree, rule=RULES["negra"])
     assert sentence.words == ("Die", "Maus", "lief", "schnell")
     assert RULES["negra"].is_word("$,", ",") is False and RULES["ptb"].is_word("*T2*", "-") is False
+
+
+def test_a_recursive_glob_names_each_file_once(tmp_path):
+    from onparse.treebank import tree_files
+
+    (tmp_path / "sub").mkdir()
+    for name in ("a.mrg", "sub/b.mrg"):
+        (tmp_path / name).write_text("(S (NN x) (NN y))\n")
+    assert [p.relative_to(tmp_path).as_posix() for p in tree_files(str(tmp_path / "**"))] == ["a.mrg", "sub/b.mrg"]
