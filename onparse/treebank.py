@@ -375,26 +375,34 @@ def named_rule(words: str) -> WordRule:
 class GoldReader:
     """Every gold sentence under PATH, in file order, read once (pipes too); ``rule`` says which leaves are words.
 
-    Without a rule, the first trees' tags choose one (``detect_rule``); it is
-    in ``rule`` once they are read. A treebank of which the rule makes most
-    leaves non-words (in its first trees) is an error (its tags are not the
+    Without a rule, each file's first trees' tags choose one (``detect_rule``);
+    it is in ``rule`` once they are read, and files whose tags call for
+    different rules (a Penn file beside CTB files) are an error, never scored
+    under one file's rule. A treebank of which the rule makes most leaves
+    non-words (in a file's first trees) is an error (its tags are not the
     rule's), never a table of perfect scores.
     """
 
     def __init__(self, path: str, rule: WordRule | None = None, encoding: str = "UTF-8"):
         self.path, self.rule, self.encoding = path, rule, encoding
+        self.named = rule is not None
 
     def __iter__(self) -> Iterator[GoldSentence]:
-        checked = False
         for file in tree_files(self.path):
+            first = True
             for chunk in _chunks(file, lambda tree, source: (tree, source), self.encoding):
-                if self.rule is None and chunk:
-                    self.rule = detect_rule([tree for tree, _ in chunk])
+                if first and chunk and not self.named:
+                    found = detect_rule([tree for tree, _ in chunk])
+                    if self.rule is not None and found != self.rule:
+                        raise TreebankError(f"{self.path} mixes treebanks: {file} reads under the {found.name} rule, the "
+                                            f"files before it under the {self.rule.name} rule; score them apart, or name "
+                                            "one rule with --words")
+                    self.rule = found
                 with collector_paused():
                     sentences = [gold_sentence(tree, source, self.rule) for tree, source in chunk]
-                if not checked and chunk:  # the first trees show whether the rule fits the tags, as they chose it
+                if first and chunk:  # a file's first trees show whether the rule fits its tags
                     self._check_rule(chunk, sentences)
-                    checked = True
+                    first = False
                 yield from sentences
 
     def _check_rule(self, chunk: list[tuple[Tree, str]], sentences: list[GoldSentence]) -> None:

@@ -192,3 +192,14 @@ def test_a_recursive_glob_names_each_file_once(tmp_path):
     for name in ("a.mrg", "sub/b.mrg"):
         (tmp_path / name).write_text("(S (NN x) (NN y))\n")
     assert [p.relative_to(tmp_path).as_posix() for p in tree_files(str(tmp_path / "**"))] == ["a.mrg", "sub/b.mrg"]
+
+
+def test_files_whose_tags_call_for_different_word_rules_are_refused_unless_one_rule_is_named(tmp_path):
+    from onparse.treebank import RULES, TreebankError, read_gold
+
+    (tmp_path / "a.mrg").write_text("(S (NP (DT The) (NN cat)) (VP (VBD sat)) (. .))\n")
+    (tmp_path / "b.mrg").write_text("(IP (NP (NR 北京)) (VP (VV 下雨)) (PU 。))\n")
+    with pytest.raises(TreebankError, match="mixes treebanks: .*b.mrg reads under the ctb rule"):
+        list(read_gold(str(tmp_path / "*.mrg")))
+    assert [len(s.words) for s in read_gold(str(tmp_path / "*.mrg"), RULES["unicode"])] == [3, 2]
+    assert [len(s.words) for s in read_gold(str(tmp_path / "b.mrg"))] == [2]
