@@ -27,7 +27,7 @@ from onparse.config import ParseConfig
 from onparse.kernels import release_freed_memory
 from onparse.model import compute_dtype
 from onparse.builder import Built, TreeBuilder
-from onparse.config import ONLSTM, PCFG, SPANS, Layer, checked_layer
+from onparse.config import ONLSTM, PCFG, SPANS, Layer, checked_layer, readouts
 from onparse.hardware import check_device
 from onparse.modeldir import ModelBundle
 from onparse.language import Sentence, tokenizer
@@ -250,6 +250,10 @@ class Parser:
             raise InputError("a parser needs at least one model")
         self.device = torch.device(self.settings.device)
         self.dtype = compute_dtype(self.settings.dtype, self.device)
+        choices = [readouts(bundle.model.config.n_layers) for bundle in bundles]
+        if layer is not None and all(len(found) == 1 and layer not in found for found in choices):
+            raise InputError(f"layer {layer!r}: this model has no layers to choose from (a grammar's trees come from its "
+                             "span marginals)")
         self.members = [Member(bundle, layer, self.device, self.dtype) for bundle in bundles]
         self.builder = TreeBuilder(tuple(member.layer for member in self.members), right_branching_voter)
         languages = {bundle.language for bundle in bundles}

@@ -239,3 +239,15 @@ def test_a_student_from_scratch_takes_the_runs_shape_and_its_starts_vocabulary(c
     student = make_trainer(replace(config, model=wider), work_dir=tmp_path / "run")
     assert student.model.config == replace(wider, vocab_size=start.model.config.vocab_size)
     assert student.vocab.words == start.vocab.words
+
+
+def test_a_layer_asked_of_a_lone_grammar_is_refused_and_an_ensembles_onlstms_take_it(corpus, tmp_path, tiny_model_dir):
+    from onparse.parse import InputError
+
+    trainer = make_trainer(grammar_config(corpus, epochs=1))
+    modeldir.save(tmp_path / "grammar", trainer.model, trainer.vocab, SPANS)
+    with pytest.raises(InputError, match="no layers to choose from"):
+        Parser.load(tmp_path / "grammar", layer=2)
+    assert Parser.load(tmp_path / "grammar", layer=SPANS).builder.layers == (SPANS,)
+    both = Parser([modeldir.load(tiny_model_dir), modeldir.load(tmp_path / "grammar")], layer=1)
+    assert both.builder.layers == (1, SPANS)
