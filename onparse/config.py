@@ -7,6 +7,7 @@ can show these defaults in ``--help`` without loading either.
 from __future__ import annotations
 
 from dataclasses import MISSING, asdict, dataclass, field, fields, replace
+from typing import ClassVar
 
 # Matmul precisions by their user-facing names, and the torch dtype each names.
 COMPUTE_DTYPES = {"fp32": "float32", "bf16": "bfloat16"}
@@ -65,6 +66,7 @@ LARGEST_SIZES = {"vocab_size": 10_000_000, "embedding_size": 65_536, "hidden_siz
 class ModelConfig:
     """Architecture and regularization of an ON-LSTM language model."""
 
+    family: ClassVar[str] = ONLSTM
     vocab_size: int = 10000
     embedding_size: int = 400
     hidden_size: int = 1150
@@ -103,6 +105,7 @@ PRODUCTIONS = (INDEPENDENT, JOINT)
 class GrammarConfig:
     """Size of a neural PCFG member (``onparse.pcfg``): its symbols and the width of their embeddings."""
 
+    family: ClassVar[str] = PCFG
     vocab_size: int = 10000
     nonterminals: int = 30
     preterminals: int = 60
@@ -125,6 +128,18 @@ class GrammarConfig:
             raise ValueError(f"latent_size must be a whole number from 0 to 4,096, not {self.latent_size!r:.40}")
         if self.latent_size and self.productions == JOINT:
             raise ValueError("a compound grammar (latent_size) takes independent productions, not joint ones")
+
+
+# Each member family's settings, by the family's name: the one place a family name becomes a class.
+FAMILY_SETTINGS: dict[str, type[ModelConfig] | type[GrammarConfig]] = {
+    settings.family: settings for settings in (ModelConfig, GrammarConfig)}
+
+
+def family_settings(family: str) -> type[ModelConfig] | type[GrammarConfig]:
+    """The settings class of a member family; ValueError for a name that is no family."""
+    if family not in FAMILY_SETTINGS:
+        raise ValueError(f"family must be one of {', '.join(FAMILY_SETTINGS)}, not {family!r:.40}")
+    return FAMILY_SETTINGS[family]
 
 
 FORWARD, BACKWARD = "forward", "backward"  # the directions a model reads a sentence in
@@ -272,9 +287,7 @@ class TrainConfig:
             raise ValueError(f"keep_evaluations must be true or false, not {self.keep_evaluations!r:.40}")
         if self.select_by is not None and self.select_by not in SELECTIONS:
             raise ValueError(f"select_by must be one of {', '.join(SELECTIONS)}, not {self.select_by!r:.40}")
-        if self.family not in FAMILIES:
-            raise ValueError(f"family must be one of {', '.join(FAMILIES)}, not {self.family!r:.40}")
-        if not isinstance(self.model, GrammarConfig if self.family == PCFG else ModelConfig):
+        if type(self.model) is not family_settings(self.family):
             raise ValueError(f"model settings do not describe a member of the {self.family} family")
         self.model.check()
         self.reading.check()
@@ -301,7 +314,7 @@ class TrainConfig:
         if not isinstance(values.get("model", {}), dict) or not isinstance(values.get("distill") or {}, dict):
             raise ValueError("model and distill must be objects of settings")
         family = values.get("family", ONLSTM)
-        model = (GrammarConfig if family == PCFG else ModelConfig)(**values.get("model", {}))
+        model = family_settings(family)(**values.get("model", {}))
         distill = DistillConfig(**values["distill"]) if values.get("distill") else None
         reading = Reading.from_dict(values.get("reading", {}))
         config = cls(**{**values, "model": model, "distill": distill, "reading": reading})

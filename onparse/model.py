@@ -68,18 +68,6 @@ def layer_sizes(config: ModelConfig) -> list[int]:
     return [config.embedding_size] + [config.hidden_size] * (config.n_layers - 1) + [config.embedding_size]
 
 
-def parameter_shapes(config: ModelConfig) -> dict[str, tuple[int, ...]]:
-    """The shape of every weight a model of this config holds, found without building it."""
-    shapes = {"embedding.weight": (config.vocab_size, config.embedding_size), "decoder_bias": (config.vocab_size,)}
-    sizes = layer_sizes(config)
-    for k in range(config.n_layers):
-        gates = gate_width(sizes[k + 1], config.chunk_size)
-        shapes[f"layers.{k}.input_proj.weight"] = (gates, sizes[k])
-        shapes[f"layers.{k}.input_proj.bias"] = (gates,)
-        shapes[f"layers.{k}.recurrent_proj.weight"] = (gates, sizes[k + 1])
-    return shapes
-
-
 class _SegmentWeight(torch.autograd.Function):
     """Hands the recurrent weight to the time loop, deferring its gradient to one matmul.
 

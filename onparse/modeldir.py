@@ -28,9 +28,9 @@ import torch
 
 from onparse.atomic import replacing_file, replacing_folder
 from onparse.hardware import one_line
-from onparse.config import FAMILIES, MEAN, ONLSTM, PCFG, GrammarConfig, Layer, ModelConfig, Reading, checked_layer
+from onparse.config import MEAN, ONLSTM, PCFG, GrammarConfig, Layer, ModelConfig, Reading, checked_layer, family_settings
 from onparse.language import ENGLISH
-from onparse.model import LanguageModel, parameter_shapes
+from onparse.model import LanguageModel
 from onparse.pcfg import NeuralPCFG
 
 Model = LanguageModel | NeuralPCFG  # a member of either family
@@ -62,30 +62,22 @@ class ModelBundle:
 
     @property
     def family(self) -> str:
-        return family_of(self.model.config)
+        return self.model.config.family
 
 
-def family_of(config: ModelConfig | GrammarConfig) -> str:
-    """The family a model's settings describe."""
-    return PCFG if isinstance(config, GrammarConfig) else ONLSTM
-
-
-def model_settings(family: str, values: dict) -> ModelConfig | GrammarConfig:
-    """A family's model settings from a config file's dict (TypeError for keys the family lacks)."""
-    return (GrammarConfig if family == PCFG else ModelConfig)(**values)
+# Each member family's model class, by the family's name (supar's name-to-class registry of model kinds).
+MODEL_CLASSES: dict[str, type[Model]] = {ONLSTM: LanguageModel, PCFG: NeuralPCFG}
 
 
 def new_model(config: ModelConfig | GrammarConfig) -> Model:
     """A member of the family ``config`` describes, with fresh weights."""
-    return NeuralPCFG(config) if isinstance(config, GrammarConfig) else LanguageModel(config)
+    return MODEL_CLASSES[config.family](config)
 
 
 def expected_shapes(config: ModelConfig | GrammarConfig) -> dict[str, tuple[int, ...]]:
     """Each weight's shape for ``config``, found without allocating a model of that size."""
-    if isinstance(config, ModelConfig):
-        return parameter_shapes(config)
     with torch.device("meta"):
-        return {name: tuple(tensor.shape) for name, tensor in NeuralPCFG(config).state_dict().items()}
+        return {name: tuple(tensor.shape) for name, tensor in new_model(config).state_dict().items()}
 
 
 def save(path: Path, model: Model, vocab: Vocabulary, default_layer: Layer, card: dict | None = None,
@@ -143,7 +135,7 @@ def _write_config(path: Path, config: ModelConfig | GrammarConfig, default_layer
     checked_layer(default_layer, config.n_layers)
     if precision not in PRECISIONS:
         raise ValueError(f"weights are stored as one of {', '.join(PRECISIONS)}, not {precision!r}")
-    text = json.dumps({"family": family_of(config), "model": asdict(config), "default_layer": default_layer,
+    text = json.dumps({"family": config.family, "model": asdict(config), "default_layer": default_layer,
                        "weights": precision, "language": language, "reading": asdict(reading)}, indent=2) + "\n"
     with replacing_file(path / "config.json") as file:
         file.write(text)
@@ -361,10 +353,8 @@ def _model_config(path: Path) -> tuple[ModelConfig | GrammarConfig, Layer, str, 
         raise ModelDirError(f"{path / 'config.json'}: expected keys family, model, default_layer, weights, language and reading"
                             + (f" (unknown: {', '.join(sorted(unknown))})" if unknown else " (no model settings)"))
     family = config.get("family", ONLSTM)  # folders written before the second family have none
-    if family not in FAMILIES:
-        raise ModelDirError(f"{path / 'config.json'}: family must be one of {', '.join(FAMILIES)}, not {family!r:.40}")
     try:
-        model_config = model_settings(family, config["model"])
+        model_config = family_settings(family)(**config["model"])
         model_config.check()
     except (TypeError, ValueError) as err:
         raise ModelDirError(f"{path / 'config.json'}: {err}") from None
@@ -424,6 +414,6 @@ def load(path: Path | str | None = None) -> ModelBundle:
     if not_finite:
         raise ModelDirError(f"{path}: weights.pt holds NaN or infinite values (first in {not_finite}): the model is damaged")
     weights = dequantize(state) if precision == "int8" else state
-    model = (NeuralPCFG if family_of(model_config) == PCFG else LanguageModel).from_weights(model_config, weights).eval()
+    model = MODEL_CLASSES[model_config.family].from_weights(model_config, weights).eval()
     return ModelBundle(model, vocab, layer, path, card, language, reading)
 

@@ -104,12 +104,16 @@ def test_inference_linear_matches_torch_and_keeps_gradients():
     assert torch.allclose(weight.grad, x.sum(0).expand(50, 30))
 
 
-def test_parameter_shapes_are_what_a_built_model_holds():
-    from onparse.model import parameter_shapes
+def test_expected_shapes_are_what_a_built_model_holds_of_either_family():
+    from onparse.config import GrammarConfig
+    from onparse.modeldir import expected_shapes, new_model
 
     for config in (ModelConfig(vocab_size=50, embedding_size=8, hidden_size=12, chunk_size=4, n_layers=1),
-                   ModelConfig(vocab_size=30, embedding_size=20, hidden_size=40, chunk_size=10, n_layers=4)):
-        assert {name: tuple(w.shape) for name, w in LanguageModel(config).state_dict().items()} == parameter_shapes(config)
+                   ModelConfig(vocab_size=30, embedding_size=20, hidden_size=40, chunk_size=10, n_layers=4),
+                   GrammarConfig(vocab_size=30, nonterminals=3, preterminals=4, symbol_size=8)):
+        built = new_model(config)
+        assert type(built).__name__ == ("NeuralPCFG" if config.family == "pcfg" else "LanguageModel")
+        assert {name: tuple(w.shape) for name, w in built.state_dict().items()} == expected_shapes(config)
 
 
 def test_a_model_built_from_weights_holds_them_and_leaves_random_init_working():
