@@ -20,12 +20,15 @@ import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
-from torch.nn.utils.rnn import PackedSequence
+from torch.nn.utils.rnn import PackedSequence, pack_sequence, pad_packed_sequence
 
-from onparse.config import AUTO_DTYPE, COMPUTE_DTYPES, ModelConfig
+from onparse.config import AUTO_DTYPE, COMPUTE_DTYPES, ModelConfig, Reading
+from onparse.language import Sentence
+from onparse.reading import pool, word_ranges
 from onparse.hardware import native_bf16
 from onparse.kernels import linear
 
@@ -35,6 +38,13 @@ State = list[tuple[Tensor, Tensor]]
 # an OpenMP thread pool whose threads did not survive the fork: its first matmul waits for them
 # forever. With one thread the child never enters that pool.
 os.register_at_fork(after_in_child=lambda: torch.set_num_threads(1))
+
+
+# Sentences of a batch are padded in groups of this many, so the number still
+# running at a step (a matmul's row count) takes few distinct values: the
+# matmul library builds and caches a kernel for each shape, and memory would
+# otherwise creep up as new counts appear.
+ROW_GROUP = 16
 
 
 def compute_dtype(name: str, device: str | torch.device = "cpu") -> torch.dtype:
@@ -274,6 +284,29 @@ class LanguageModel(nn.Module):
         """Mean next-word cross-entropy in nats (log-softmax accumulates in float32)."""
         logits = self.logits(output, compute_dtype)
         return F.cross_entropy(logits.view(-1, logits.size(-1)), targets.reshape(-1))
+
+    stores_matmul_weights = True  # a parser keeps its weights in the matmul dtype once (the time loop casts nothing)
+
+    def no_words_output(self) -> np.ndarray:
+        """A sentence without words has no distances."""
+        return np.zeros((self.config.n_layers, 0), np.float32)
+
+    def sentence_outputs(self, read: list[list[int]], batch: list[Sentence], reading: Reading, eos_id: int,
+                         compute_dtype: torch.dtype) -> list[np.ndarray]:
+        """Distances (layers x words) of sentences (``read``: the ids this model reads of each), in one packed run:
+        each sentence after an ``<eos>``, as in training, its steps' distances pooled into one per word."""
+        order = sorted(range(len(batch)), key=lambda k: -len(read[k]))  # longest first, as packing needs
+        ids = []
+        for column, k in enumerate(order):  # padded to the longest of its group of ROW_GROUP
+            longest = len(read[order[column - column % ROW_GROUP]])
+            ids.append(torch.tensor([eos_id] + read[k] + [eos_id] * (longest - len(read[k]))))
+        device = self.embedding.weight.device
+        steps = pad_packed_sequence(self.distances(pack_sequence(ids).to(device), compute_dtype))[0].float().cpu()  # T x B x layers
+        found: list[np.ndarray] = [np.empty(0)] * len(batch)
+        for column, k in enumerate(order):
+            read_steps = steps[1 : len(read[k]) + 1, column].T  # layers x steps read
+            found[k] = pool(read_steps, word_ranges(reading, batch[k])).numpy()
+        return found
 
     @torch.no_grad()
     def distances(self, ids: Tensor | PackedSequence, compute_dtype: torch.dtype = torch.float32) -> Tensor | PackedSequence:

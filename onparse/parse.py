@@ -19,7 +19,6 @@ from typing import Any
 import numpy as np
 import torch
 from nltk import Tree
-from torch.nn.utils.rnn import pack_sequence, pad_packed_sequence
 
 from onparse import modeldir
 from onparse.batching import in_input_order, sorted_batches
@@ -27,21 +26,16 @@ from onparse.config import ParseConfig
 from onparse.kernels import release_freed_memory
 from onparse.model import compute_dtype
 from onparse.builder import Built, TreeBuilder
-from onparse.config import ONLSTM, PCFG, SPANS, Layer, checked_layer, readouts
+from onparse.config import SPANS, Layer, checked_layer, readouts
 from onparse.hardware import check_device
 from onparse.modeldir import ModelBundle
 from onparse.language import Sentence, tokenizer
 from onparse.lines import TooLong
-from onparse.reading import model_tokens, pool, word_ranges, word_span_marginals
+from onparse.reading import model_tokens
 from onparse.tokenize import word_positions
 from onparse.trees import Span, attach_punctuation, bracketed, escape, map_leaves, spans
 from onparse.vocabulary import UNK
 
-# Sentences of a batch are padded in groups of this many, so the number still
-# running at a step (a matmul's row count) takes few distinct values: the
-# matmul library builds and caches a kernel for each shape, and memory would
-# otherwise creep up as new counts appear.
-ROW_GROUP = 16
 # A packed batch holds at most this many words, whatever --batch-size says:
 # memory for a batch (the input projection alone is words x 4,830 floats at
 # paper size) is bounded by words, not by a user's number of sentences.
@@ -153,14 +147,15 @@ class Member:
     """
 
     def __init__(self, bundle: ModelBundle, layer: Layer | None, device: torch.device, dtype: torch.dtype):
-        chosen = bundle.default_layer if layer is None or bundle.family == PCFG else layer  # a grammar has one readout
+        several = len(readouts(bundle.model.config.n_layers)) > 1  # a grammar has one readout: an asked layer is the ON-LSTMs'
+        chosen = layer if layer is not None and several else bundle.default_layer
         try:
             self.layer = checked_layer(chosen, bundle.model.config.n_layers)
         except ValueError as err:
             raise InputError(f"{bundle.path or 'this model'}: {err}") from None
         self.bundle = bundle
         model = bundle.model
-        if dtype != torch.float32 and bundle.family == ONLSTM:  # weights stored once in the matmul dtype, not cast on every batch
+        if dtype != torch.float32 and model.stores_matmul_weights:  # once in the matmul dtype, not cast on every batch
             model = copy.deepcopy(model).to(dtype)
         self.model = model.to(device)  # distances() runs it in eval mode and restores the mode it had
         self.device, self.dtype = device, dtype
@@ -182,49 +177,14 @@ class Member:
 
     def no_words_output(self) -> np.ndarray:
         """The output of a sentence without words, found without running the model."""
-        return np.zeros((self.n_layers, 0), np.float32) if self.n_layers else np.ones((1, 1))
+        return self.model.no_words_output()
 
     def batch_outputs(self, batch: list[Sentence]) -> list[np.ndarray]:
-        """One output a sentence, in one run over the batch: distances (layers x words), or span marginals."""
-        if self.bundle.family == PCFG:
-            return self._span_marginals(batch)
-        return self._distances(batch)
-
-    def _distances(self, batch: list[Sentence]) -> list[np.ndarray]:
-        """Distances (layers x words) of sentences, in one packed run over what this member reads of them."""
+        """One output a sentence, in one run over the batch, as the member's family gives it (an ON-LSTM's distances,
+        layers x words; a grammar's span marginals, (words + 1) x (words + 1))."""
         vocab = self.bundle.vocab
         read = [vocab.ids(self.model_input(sentence)) for sentence in batch]
-        order = sorted(range(len(batch)), key=lambda k: -len(read[k]))  # longest first, as packing needs
-        ids = []
-        for column, k in enumerate(order):
-            # each sentence follows an <eos>, as in training, and is padded to the longest of its group
-            longest = len(read[order[column - column % ROW_GROUP]])
-            ids.append(torch.tensor([vocab.eos_id] + read[k] + [vocab.eos_id] * (longest - len(read[k]))))
-        packed = self.model.distances(pack_sequence(ids).to(self.device), self.dtype)
-        steps = pad_packed_sequence(packed)[0].float().cpu()  # T x B x layers
-        found: list[np.ndarray] = [np.empty(0)] * len(batch)
-        for column, k in enumerate(order):
-            read_steps = steps[1 : len(read[k]) + 1, column].T  # layers x steps read
-            found[k] = pool(read_steps, word_ranges(self.reading, batch[k])).numpy()
-        return found
-
-    def _span_marginals(self, batch: list[Sentence]) -> list[np.ndarray]:
-        """Span marginals ((words + 1) x (words + 1)) of sentences, those that read alike in length computed together."""
-        vocab = self.bundle.vocab
-        found: list[np.ndarray] = [np.empty(0)] * len(batch)
-        read = [vocab.ids(self.model_input(sentence)) for sentence in batch]
-        by_length: dict[int, list[int]] = {}
-        for k, tokens in enumerate(read):
-            by_length.setdefault(len(tokens), []).append(k)
-        for length, group in by_length.items():
-            if length < 2:  # one token read: its only span is the sentence
-                for k in group:
-                    found[k] = np.ones((length + 1, length + 1))
-                continue
-            marginals = self.model.span_marginals(torch.tensor([read[k] for k in group], device=self.device))
-            for row, k in enumerate(group):
-                found[k] = word_span_marginals(self.reading, batch[k], marginals[row].cpu().numpy())
-        return found
+        return self.model.sentence_outputs(read, batch, self.reading, vocab.eos_id, self.dtype)
 
 
 class Parser:

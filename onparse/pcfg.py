@@ -54,11 +54,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from onparse.config import JOINT, GrammarConfig
+from onparse.config import JOINT, GrammarConfig, Reading
+from onparse.language import Sentence
+from onparse.reading import word_span_marginals
 
 
 @dataclass
@@ -163,6 +166,31 @@ class NeuralPCFG(nn.Module):
         return inside(self.rules(latent), words, span_scores) - divergence
 
     forward = log_likelihood  # what DistributedDataParallel calls, so that training under torchrun syncs gradients
+
+    stores_matmul_weights = False  # the inside pass sums in float32 whatever the matmul dtype
+
+    def no_words_output(self) -> np.ndarray:
+        """A sentence without words: its only span, the sentence, certain."""
+        return np.ones((1, 1))
+
+    def sentence_outputs(self, read: list[list[int]], batch: list[Sentence], reading: Reading, eos_id: int,
+                         compute_dtype: torch.dtype) -> list[np.ndarray]:
+        """Span marginals ((words + 1) x (words + 1)) of sentences (``read``: the ids this grammar reads of each),
+        those that read alike in length computed together; token spans become the words' (``word_span_marginals``)."""
+        found: list[np.ndarray] = [np.empty(0)] * len(batch)
+        by_length: dict[int, list[int]] = {}
+        for k, tokens in enumerate(read):
+            by_length.setdefault(len(tokens), []).append(k)
+        device = next(self.parameters()).device
+        for length, group in by_length.items():
+            if length < 2:  # one token read: its only span is the sentence
+                for k in group:
+                    found[k] = np.ones((length + 1, length + 1))
+                continue
+            marginals = self.span_marginals(torch.tensor([read[k] for k in group], device=device))
+            for row, k in enumerate(group):
+                found[k] = word_span_marginals(reading, batch[k], marginals[row].cpu().numpy())
+        return found
 
     @torch.no_grad()
     def span_marginals(self, words: Tensor) -> Tensor:
