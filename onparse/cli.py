@@ -11,7 +11,7 @@ import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
-from dataclasses import replace
+from dataclasses import fields, replace
 from pathlib import Path
 from typing import NoReturn
 
@@ -21,9 +21,9 @@ from onparse import __version__
 from onparse.commandline import (LATENT_HELP, PRODUCTIONS_HELP, THREADS_HELP, Encoding, LayerType, ParseByDefault, Positive, ShardType,
                                  Threads, check_device, fail, import_nltk_quickly, require_stdout, set_threads, typed_command)
 from onparse.config import (AUTO, BACKWARD, DTYPE_CHOICES, FAMILIES, FORWARD, GRAMMAR_TRAINING, LAYER_RULES,
-                             LINE_BYTES_PER_WORD, MAX_SENTENCE_WORDS, MEMBER_MODEL, PCFG, DistillConfig, FitPlan,
+                             LINE_BYTES_PER_WORD, MAX_SENTENCE_WORDS, MEMBER_MODEL, DistillConfig, FitPlan,
                              PRODUCTIONS, GrammarConfig, ModelConfig, ParseConfig, Reading, TrainConfig, default,
-                             training_defaults)
+                             family_settings, training_defaults)
 
 
 @click.group(cls=ParseByDefault, context_settings={"help_option_names": ["-h", "--help"]})
@@ -422,12 +422,12 @@ def train(train_paths, dev, dev_gold, out_dir, resume, overwrite, family, epochs
         if not train_paths:
             fail("give the training corpus with --train")
         given = {name: value for name, value in (("epochs", epochs), ("batch_size", batch_size), ("lr", lr)) if value}
-        if family == PCFG:
-            model = GrammarConfig(vocab_size=vocab_size, nonterminals=nonterminals, preterminals=preterminals,
-                                  symbol_size=symbol_size, productions=productions, latent_size=latent_size)
-        else:
-            model = ModelConfig(vocab_size=vocab_size, embedding_size=embedding_size, hidden_size=hidden_size,
-                                n_layers=n_layers, chunk_size=chunk_size)
+        sizes = dict(vocab_size=vocab_size, embedding_size=embedding_size, hidden_size=hidden_size, n_layers=n_layers,
+                     chunk_size=chunk_size, nonterminals=nonterminals, preterminals=preterminals, symbol_size=symbol_size,
+                     productions=productions, latent_size=latent_size)
+        settings_class = family_settings(family)  # the family's own sizes among the options
+        model = settings_class(**{f.name: sizes[f.name] for f in fields(settings_class) if f.name in sizes})
+        if "default_layer" not in settings_class.training:  # the paper's layer 2, or the last of fewer
             given.setdefault("default_layer", min(TrainConfig.default_layer, n_layers))
         if layer is not None:
             given["default_layer"] = layer

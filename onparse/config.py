@@ -58,15 +58,27 @@ def readouts(n_layers: int) -> list[Layer]:
     return [*range(1, n_layers + 1), MEAN] if n_layers else [SPANS]
 
 
+FORWARD, BACKWARD = "forward", "backward"  # the directions a model reads a sentence in
+
+# Where a grammar's training differs from an ON-LSTM's defaults (Kim, Dyer & Rush, 2019: Adam at 1e-3, gradients
+# clipped at 3); its batch_size counts the words of an update (sentences of one length), not streams.
+GRAMMAR_TRAINING = {"lr": 1e-3, "clip": 3.0, "batch_size": 600, "epochs": 10, "default_layer": SPANS}
+# An ON-LSTM student's update (sentences) and learning rate where a distillation run does not set them: the fit's
+# fine-tuning settings. A grammar student takes its own training's (GRAMMAR_TRAINING).
+STUDENT_TRAINING = {"lr": 5e-4, "batch_size": 32}
+
 # Sizes past these are no model any machine here could hold: refused before anything of that size is allocated.
 LARGEST_SIZES = {"vocab_size": 10_000_000, "embedding_size": 65_536, "hidden_size": 65_536, "n_layers": 64, "chunk_size": 65_536}
 
 
 @dataclass
 class ModelConfig:
-    """Architecture and regularization of an ON-LSTM language model."""
+    """Architecture and regularization of an ON-LSTM language model; the ON-LSTM family's traits as class values."""
 
     family: ClassVar[str] = ONLSTM
+    reads_either_way: ClassVar[bool] = True  # left to right or right to left; distillation rounds refine it
+    training: ClassVar[dict] = {}  # TrainConfig settings in place of the class's defaults
+    student_training: ClassVar[dict] = STUDENT_TRAINING  # a student's update and rate where a run sets none
     vocab_size: int = 10000
     embedding_size: int = 400
     hidden_size: int = 1150
@@ -77,6 +89,24 @@ class ModelConfig:
     dropouti: float = 0.3  # on the embeddings
     dropoute: float = 0.05  # whole words dropped from the embedding table
     wdrop: float = 0.2  # DropConnect on the recurrent weights
+
+    @staticmethod
+    def check_reading(reading: "Reading", student: bool) -> None:
+        """An ON-LSTM reads any tokens, either way."""
+
+    @staticmethod
+    def fit_reading(punctuation: bool, direction: str) -> "Reading":
+        """What a fit's ON-LSTM member reads: as the plan says in its turn."""
+        return Reading(punctuation, direction)
+
+    @staticmethod
+    def describe_reading(reading: "Reading") -> str:
+        return reading.direction + (" with punctuation" if reading.punctuation else ", words alone")
+
+    @staticmethod
+    def batch_share(batch_size: int, processes: int) -> str:
+        """What each of several processes trains on of an update (its batch is parallel streams)."""
+        return f"{batch_size // processes} of the {batch_size} streams"
 
     def check(self) -> None:
         """Raise ValueError for sizes no model can have (600.0 is not a size: sizes are whole numbers)."""
@@ -103,9 +133,13 @@ PRODUCTIONS = (INDEPENDENT, JOINT)
 
 @dataclass
 class GrammarConfig:
-    """Size of a neural PCFG member (``onparse.pcfg``): its symbols and the width of their embeddings."""
+    """Size of a neural PCFG member (``onparse.pcfg``): its symbols and the width of their embeddings; the grammar
+    family's traits as class values."""
 
     family: ClassVar[str] = PCFG
+    reads_either_way: ClassVar[bool] = False  # its trees are over the words read left to right; it votes as trained
+    training: ClassVar[dict] = GRAMMAR_TRAINING
+    student_training: ClassVar[dict] = {name: GRAMMAR_TRAINING[name] for name in ("lr", "batch_size", "clip")}
     vocab_size: int = 10000
     nonterminals: int = 30
     preterminals: int = 60
@@ -114,6 +148,29 @@ class GrammarConfig:
     latent_size: int = 0  # a compound grammar's sentence vector (Kim, Dyer & Rush, 2019: 64); 0: one grammar for all
 
     n_layers = 0  # a grammar has no layers: its trees come from its span marginals (SPANS)
+
+    @staticmethod
+    def check_reading(reading: "Reading", student: bool) -> None:
+        """ValueError for what no grammar reads: right to left (its trees are over the words either way), or, as a
+        student, punctuation (its teacher's trees are over the words)."""
+        if reading.direction != FORWARD:
+            raise ValueError("a grammar reads left to right (its trees are over the words, either way)")
+        if student and reading.punctuation:
+            raise ValueError("a grammar student reads the words alone: its teacher's trees are over the words")
+
+    @staticmethod
+    def fit_reading(punctuation: bool, direction: str) -> "Reading":
+        """What a fit's grammar member reads: the words, left to right (in English punctuation parsed worse)."""
+        return Reading()
+
+    @staticmethod
+    def describe_reading(reading: "Reading") -> str:
+        return "a grammar over " + ("every token" if reading.punctuation else "the words")
+
+    @staticmethod
+    def batch_share(batch_size: int, processes: int) -> str:
+        """What each of several processes trains on of an update (its batch is words of sentences of one length)."""
+        return f"one in {processes} of the sentences of each {batch_size}-word batch"
 
     def check(self) -> None:
         """ValueError for sizes no grammar can have."""
@@ -142,7 +199,6 @@ def family_settings(family: str) -> type[ModelConfig] | type[GrammarConfig]:
     return FAMILY_SETTINGS[family]
 
 
-FORWARD, BACKWARD = "forward", "backward"  # the directions a model reads a sentence in
 # A fit's direction rule: members 1 and 2 read forward and backward, the others in the direction whose member had the
 # lower dev perplexity. A sentence's probability is the same read either way, so the direction a model fits better is
 # the one its inductive bias suits: on CTB, NEGRA and WSJ it is also the one whose trees score better (docs/training.md).
@@ -291,10 +347,7 @@ class TrainConfig:
             raise ValueError(f"model settings do not describe a member of the {self.family} family")
         self.model.check()
         self.reading.check()
-        if self.family == PCFG and self.reading.direction != FORWARD:
-            raise ValueError("a grammar reads left to right (its trees are over the words, either way)")
-        if self.family == PCFG and self.distill and self.reading.punctuation:
-            raise ValueError("a grammar student reads the words alone: its teacher's trees are over the words")
+        self.model.check_reading(self.reading, student=self.distill is not None)
         checked_layer(self.default_layer, self.model.n_layers)
 
     @property
@@ -322,19 +375,9 @@ class TrainConfig:
         return config
 
 
-# Where a grammar's training differs from an ON-LSTM's defaults (Kim, Dyer & Rush, 2019: Adam at 1e-3, gradients
-# clipped at 3); its batch_size counts the words of an update (sentences of one length), not streams.
-GRAMMAR_TRAINING = {"lr": 1e-3, "clip": 3.0, "batch_size": 600, "epochs": 10, "default_layer": SPANS}
-
-
-# An ON-LSTM student's update (sentences) and learning rate where a distillation run does not set them: the fit's
-# fine-tuning settings. A grammar student takes its own training's (GRAMMAR_TRAINING).
-STUDENT_TRAINING = {"lr": 5e-4, "batch_size": 32}
-
-
 def training_defaults(family: str) -> dict:
     """The TrainConfig settings a family takes in place of the class's defaults (none for an ON-LSTM)."""
-    return dict(GRAMMAR_TRAINING) if family == PCFG else {}
+    return dict(family_settings(family).training)
 
 
 def default(settings: type, name: str) -> object:
@@ -426,18 +469,17 @@ class FitPlan:
 
     def language_models(self) -> list[int]:
         """The members (from 1) that are ON-LSTMs: the ones that read in a direction, and that students start from."""
-        return [k for k in range(1, self.members + 1) if self.family(k) == ONLSTM]
+        return [k for k in range(1, self.members + 1) if family_settings(self.family(k)).reads_either_way]
 
     def reading(self, k: int, better: str | None = None) -> Reading:
         """What member ``k`` (from 1) reads: a grammar, the words left to right; an ON-LSTM, the plan's punctuation
         in its turn's direction, or under the AUTO rule the first two ON-LSTMs forward and backward, the others in the
         ``better`` direction (forward until it is known)."""
-        if self.family(k) == PCFG:
-            return Reading()
-        if self.directions == [AUTO]:
+        settings = family_settings(self.family(k))
+        if self.directions == [AUTO] and settings.reads_either_way:
             turn = self.language_models().index(k)
-            return Reading(self.punctuation, (FORWARD, BACKWARD)[turn] if turn < 2 else better or FORWARD)
-        return Reading(self.punctuation, self.directions[(k - 1) % len(self.directions)])
+            return settings.fit_reading(self.punctuation, (FORWARD, BACKWARD)[turn] if turn < 2 else better or FORWARD)
+        return settings.fit_reading(self.punctuation, self.directions[(k - 1) % len(self.directions)])
 
     def check(self) -> None:
         """ValueError for a plan that cannot run (a setting of a wrong type or out of range, a missing file)."""
@@ -480,7 +522,7 @@ class FitPlan:
         if not self.language_models() and (self.rounds or self.directions == [AUTO] or self.student_directions):
             raise ValueError("distillation rounds, students' directions and the auto direction rule need ON-LSTM members: "
                              "add --family onlstm")
-        if self.grammar_students and not any(self.family(k) == PCFG for k in range(1, self.members + 1)):
+        if self.grammar_students and GrammarConfig.family not in self.families[: self.members]:
             raise ValueError("grammar students take the shape and vocabulary of a grammar member: add --family pcfg")
         if not isinstance(self.member_grammar, GrammarConfig) or not isinstance(self.student_grammar, GrammarConfig | None):
             raise ValueError("member_grammar and student_grammar must be objects of grammar settings")
@@ -504,9 +546,16 @@ class FitPlan:
         return self.layer if self.vote_layer is None else self.vote_layer
 
 
+def member_schedule(plan: FitPlan, k: int) -> dict:
+    """Member ``k``'s epochs and update size: the plan's for grammars, or for ON-LSTMs."""
+    if plan.family(k) == GrammarConfig.family:
+        return {"epochs": plan.grammar_epochs, "batch_size": plan.grammar_batch_size}
+    return {"epochs": plan.member_epochs, "batch_size": plan.batch_size}
+
+
 def member_config(plan: FitPlan, k: int) -> ModelConfig | GrammarConfig:
     """Member ``k``'s architecture: ``member_grammar`` for a grammar; else ``member_model``, with each varied size at
     member ``k``'s turn in its cycle."""
-    if plan.family(k) == PCFG:
+    if plan.family(k) == GrammarConfig.family:
         return plan.member_grammar
     return replace(plan.member_model, **{name: sizes[(k - 1) % len(sizes)] for name, sizes in plan.member_variants.items()})

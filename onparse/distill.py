@@ -35,7 +35,7 @@ from torch.nn.utils.rnn import pack_sequence, pad_packed_sequence
 from onparse import modeldir
 from onparse.atomic import replacing_file
 from onparse.builder import tree_row
-from onparse.config import FORWARD, GRAMMAR_TRAINING, PCFG, STUDENT_TRAINING, DistillConfig, Layer, Reading, TrainConfig
+from onparse.config import DistillConfig, GrammarConfig, Layer, ModelConfig, Reading, TrainConfig, family_settings
 from onparse.corpus import read_sentences
 from onparse.language import Sentence
 from onparse.grammar import MAX_TRAINING_WORDS, GrammarObjective, grammar_perplexity
@@ -225,11 +225,10 @@ def agreement(teacher: str, dev_sentences: list[Sentence], layer: Layer, setting
 
 
 def student_defaults(family: str) -> dict:
-    """A student's update size and learning rate, and a grammar's clipping, where the run does not set them: an
-    ON-LSTM's are the fit's fine-tuning settings (sentences an update), a grammar's its own training's (words)."""
-    if family == PCFG:
-        return {name: GRAMMAR_TRAINING[name] for name in ("lr", "batch_size", "clip")}
-    return dict(STUDENT_TRAINING)
+    """A student's update size and learning rate (and a grammar's clipping) where the run does not set them: the
+    family's own (an ON-LSTM's are the fit's fine-tuning settings, sentences an update; a grammar's its own
+    training's, words)."""
+    return dict(family_settings(family).student_training)
 
 
 def distillation_config(spec: DistillConfig, default_layer: Layer | None = None, direction: str | None = None,
@@ -239,8 +238,7 @@ def distillation_config(spec: DistillConfig, default_layer: Layer | None = None,
     its layer the student's own unless given; ``settings`` are TrainConfig's other fields. ModelDirError for a
     student that is no model."""
     student = modeldir.load(spec.start)
-    if student.family == PCFG and direction not in (None, FORWARD):
-        raise ValueError("a grammar reads left to right (its trees are over the words, either way)")
+    student.model.config.check_reading(replace(student.reading, direction=direction or student.reading.direction), True)
     for name, value in student_defaults(student.family).items():
         if settings.get(name) is None:
             settings[name] = value
@@ -270,13 +268,7 @@ def distillation_setup(config: TrainConfig, checkpoint: dict | None, work_dir: P
     device = torch.device(config.device)
     model = model.to(device)
     sentences, found = teacher_trees(config, work_dir)
-    if config.family == PCFG:
-        kept = [k for k, sentence in enumerate(sentences) if 2 <= len(sentence.words) <= MAX_TRAINING_WORDS]
-        objective = GrammarObjective([vocab.ids(model_tokens(config.reading, sentences[k])) for k in kept],
-                                     config.batch_size, config.seed, trees=[found[k] for k in kept])
-    else:
-        objective = DistillationObjective(examples(sentences, [set(s) for s in found], vocab, config.reading), vocab,
-                                          config.default_layer, config.batch_size, spec.rank_weight, spec.margin, config.seed)
+    objective = STUDENT_OBJECTIVES[config.family](config, sentences, found, vocab)
     if not objective.batches_per_epoch:
         raise ValueError("the training corpus holds no sentences")
     measures, dev_figures = {}, None
@@ -284,6 +276,28 @@ def distillation_setup(config: TrainConfig, checkpoint: dict | None, work_dir: P
         settings = {"device": config.device, "dtype": config.dtype}
         dev_sentences = read_sentences([config.dev], config.language, config.encoding)
         measures["teacher_agreement"] = agreement(spec.teacher, dev_sentences, config.default_layer, settings, config.reading)
-        dev_figures = (grammar_perplexity([vocab.ids(model_tokens(config.reading, s)) for s in dev_sentences], config.batch_size)
-                       if config.family == PCFG else stream_perplexity(dev_stream(config, vocab, device), config.bptt))
+        dev_figures = DEV_FIGURES[config.family](config, dev_sentences, vocab, device)
     return Setup(model, vocab, objective, dev_figures, measures)
+
+
+def onlstm_student(config: TrainConfig, sentences: list[Sentence], found: list[list[Span]], vocab: Vocabulary):
+    """An ON-LSTM student's objective: its language model and the ranking loss toward the teacher's trees."""
+    return DistillationObjective(examples(sentences, [set(s) for s in found], vocab, config.reading), vocab,
+                                 config.default_layer, config.batch_size, config.distill.rank_weight,
+                                 config.distill.margin, config.seed)
+
+
+def grammar_student(config: TrainConfig, sentences: list[Sentence], found: list[list[Span]], vocab: Vocabulary):
+    """A grammar student's objective: the joint likelihood of each sentence of 2-40 words and its teacher's tree."""
+    kept = [k for k, sentence in enumerate(sentences) if 2 <= len(sentence.words) <= MAX_TRAINING_WORDS]
+    return GrammarObjective([vocab.ids(model_tokens(config.reading, sentences[k])) for k in kept],
+                            config.batch_size, config.seed, trees=[found[k] for k in kept])
+
+
+# Each family's student objective and dev figures, by the family's name.
+STUDENT_OBJECTIVES = {ModelConfig.family: onlstm_student, GrammarConfig.family: grammar_student}
+DEV_FIGURES = {
+    ModelConfig.family: lambda config, sentences, vocab, device: stream_perplexity(dev_stream(config, vocab, device), config.bptt),
+    GrammarConfig.family: lambda config, sentences, vocab, device: grammar_perplexity(
+        [vocab.ids(model_tokens(config.reading, s)) for s in sentences], config.batch_size),
+}

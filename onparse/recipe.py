@@ -53,8 +53,8 @@ from rich.console import Console
 
 from onparse import distributed, runfolder
 from onparse.atomic import replacing_file
-from onparse.config import (AUTO, BACKWARD, FORWARD, MEAN, PCFG, SPANS, DistillConfig, FitPlan, Layer, Reading, TrainConfig,
-                            member_config, training_defaults)
+from onparse.config import (AUTO, BACKWARD, FORWARD, MEAN, PCFG, SPANS, DistillConfig, FitPlan, GrammarConfig, Layer, Reading,
+                            TrainConfig, member_config, member_schedule, training_defaults)
 from onparse.corpus import read_corpus, read_sentences
 from onparse.distill import student_defaults
 from onparse.ensemble import build, make_ensemble, tree_agreement
@@ -108,7 +108,7 @@ def stages(plan: FitPlan, out: Path, record: dict | None = None) -> list[Stage]:
     # a student keeps the shape and the reading of the model it starts from
     shapes = {stage.name: (stage.config.model, stage.config.reading) for stage in found}
     lineage = {f"member-{k}": k for k in range(1, plan.members + 1)}  # the member each model descends from
-    grammars = {stage.name for stage in found if stage.config.family == PCFG}
+    grammars = {stage.name for stage in found if not stage.config.model.reads_either_way}  # they vote as trained
     # under the AUTO rule, once known, only the ON-LSTMs of the better direction vote (the other first one was a probe)
     voters = [s.name for s in found if better is None or s.name in grammars or s.config.reading.direction == better]
     found.append(Stage("ensemble-1", members=voters))
@@ -191,18 +191,16 @@ def climb_ended(record: dict | None, plan: FitPlan, generation: int) -> bool:
 
 
 def member_stage_config(plan: FitPlan, k: int, reading: Reading, common: dict) -> TrainConfig:
-    """Member ``k``'s run: an ON-LSTM language model, or a grammar with the training settings grammars take."""
-    if plan.family(k) == PCFG:
-        settings = {**common, **training_defaults(PCFG), "epochs": plan.grammar_epochs, "batch_size": plan.grammar_batch_size}
-        return TrainConfig(family=PCFG, model=member_config(plan, k), seed=plan.seed + k - 1, reading=reading, **settings)
-    return TrainConfig(model=member_config(plan, k), epochs=plan.member_epochs, batch_size=plan.batch_size,
-                       seed=plan.seed + k - 1, reading=reading, **common)
+    """Member ``k``'s run: its family's training settings, the plan's schedule for that family."""
+    family = plan.family(k)
+    settings = {**common, **training_defaults(family), **member_schedule(plan, k)}
+    return TrainConfig(family=family, model=member_config(plan, k), seed=plan.seed + k - 1, reading=reading, **settings)
 
 
 def with_member_epochs(plan: FitPlan) -> FitPlan:
     """The plan with its members' epochs settled: as asked, or enough to read about MEMBER_TOKENS tokens (a
     grammar's: GRAMMAR_TOKENS of its training sentences, two to MAX_TRAINING_WORDS words)."""
-    if plan.member_epochs is not None and (plan.grammar_epochs is not None or PCFG not in plan.families):
+    if plan.member_epochs is not None and (plan.grammar_epochs is not None or GrammarConfig.family not in plan.families):
         return plan
     sentences = read_corpus(plan.train, plan.language, plan.encoding, plan.reading(1))
     tokens = sum(len(words) + 1 for words in sentences)
@@ -316,11 +314,10 @@ def training_stage(stage: Stage, plan: FitPlan, out: Path, deadline: float | Non
     distributed.wait_for_all()  # every rank reads what rank 0 kept, so later stages agree
     selected = read_json(path / "model" / "card.json")["selected"]
     kept = {key: selected[key] for key in ("epoch", "dev_ppl", "teacher_agreement") if key in selected}
-    layer = SPANS if stage.config.family == PCFG else plan.layer
+    layer = stage.config.default_layer  # the layer its trees are taken at: a grammar's span marginals, an ON-LSTM's plan.layer
     figures = {"dev_f1": round(selected["dev_f1_per_layer"][str(layer)], 2)} if "dev_f1_per_layer" in selected else {}
     reading = stage.config.reading
-    reads = "a grammar over the words" if stage.config.family == PCFG else (
-        reading.direction + (" with punctuation" if reading.punctuation else ", words alone"))
+    reads = stage.config.model.describe_reading(reading)
     return {"train_minutes": round(run.train_seconds / 60, 2), "tokens_seen": run.tokens_seen, "selected": kept,
             "model_selection": selection_rule(stage.config), "reads": reads, **figures}
 

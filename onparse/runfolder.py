@@ -38,7 +38,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from onparse import distributed, modeldir
 from onparse.atomic import replacing_file
-from onparse.config import PCFG, TrainConfig
+from onparse.config import GrammarConfig, ModelConfig, TrainConfig
 from onparse.distill import distillation_setup
 from onparse.evaluate import dev_f1
 from onparse.grammar import grammar_setup
@@ -56,19 +56,21 @@ UNTRAINED = "epoch-00.00"
 FEW_UPDATES = 100  # a run of fewer updates is said to learn little before it starts  # the weights a run started from, kept beside the best and last evaluations
 
 
+# Each family's training from text alone, by the family's name: a language model's next words, a grammar's likelihood.
+TRAINING_SETUPS = {ModelConfig.family: language_model_setup, GrammarConfig.family: grammar_setup}
+
+
 def trainer(config: TrainConfig, checkpoint: dict | None = None, work_dir: Path | None = None) -> Trainer:
-    """The run's Trainer: its objective chosen from the config (distillation where ``config.distill`` says so, a
-    grammar's likelihood for the PCFG family, else a language model), dev F1 per layer measured where ``config.dev_gold`` is given (for the record), resumed
-    from ``checkpoint`` where one is given (RunFolderError when it does not fit)."""
+    """The run's Trainer: its objective chosen from the config (distillation where ``config.distill`` says so, else the
+    family's own: ``TRAINING_SETUPS``), dev F1 per layer measured where ``config.dev_gold`` is given (for the record),
+    resumed from ``checkpoint`` where one is given (RunFolderError when it does not fit)."""
     ranks = distributed.join(config.device)
     if config.distill:
         if ranks.world > 1:
             raise ValueError("distillation trains in one process: run onparse distill without torchrun")
         setup = distillation_setup(config, checkpoint, work_dir)
-    elif config.family == PCFG:
-        setup = grammar_setup(config, checkpoint, ranks)
     else:
-        setup = language_model_setup(config, checkpoint, ranks)
+        setup = TRAINING_SETUPS[config.family](config, checkpoint, ranks)
     if config.dev_gold:  # for the record; it chooses model/ only under select_by="dev_f1"
         setup.measures["dev_f1_per_layer"] = dev_f1(config.dev_gold, config.encoding, config.reading)
     found = Trainer(config, setup, ranks)
@@ -295,9 +297,7 @@ def train(
                     f"epoch): too few to learn much from this text (it is small for the batch; more epochs, a smaller "
                     f"--batch-size or more text)")
     if ranks.world > 1:
-        share = (f"one in {ranks.world} of the sentences of each {config.batch_size}-word batch" if config.family == PCFG
-                 else f"{config.batch_size // ranks.world} of the {config.batch_size} streams")
-        say(f"training on {ranks.world} processes, {share} each")
+        say(f"training on {ranks.world} processes, {config.model.batch_share(config.batch_size, ranks.world)} each")
     checkpoints = Checkpoints(running, out_dir, max_minutes, checkpoint_minutes)
     saver = EvaluationSaver(running, config, out_dir, command)
     with deferred_signals() as received, ProgressReport(running, console, title, say) as report:
