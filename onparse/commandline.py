@@ -16,6 +16,11 @@ from onparse.config import check_encoding, checked_layer
 from onparse.hardware import one_line
 
 
+# Words a user types for a command that has another name; a lone one is that command meant, not a one-word sentence.
+COMMAND_WORDS = {"version": "onparse --version", "help": "onparse --help", "evaluate": "onparse eval",
+                 "score": "onparse eval", "list": "onparse models"}
+
+
 class ParseByDefault(click.Group):
     """``onparse "a sentence"`` means ``onparse parse "a sentence"``; every command shares the same last resorts."""
 
@@ -25,9 +30,10 @@ class ParseByDefault(click.Group):
             if word is not None and args[word] == "parse":  # `onparse --threads 1 parse "..."`: the command after options
                 args = args[:word] + args[word + 1 :]
             elif word is not None and len([a for a in args if not a.startswith("-")]) == 1:
-                near = difflib.get_close_matches(args[word], self.commands, n=1, cutoff=0.75)
-                if near:  # `onparse tarin`: a command mistyped, not a one-word sentence
-                    fail(f"{args[word]!r} is no command: did you mean onparse {near[0]}? (to parse it as a sentence: "
+                near = COMMAND_WORDS.get(args[word].lower()) or next(
+                    iter(f"onparse {name}" for name in difflib.get_close_matches(args[word], self.commands, n=1, cutoff=0.75)), None)
+                if near:  # `onparse tarin`, `onparse version`: a command meant, not a one-word sentence
+                    fail(f"{args[word]!r} is no command: did you mean {near}? (to parse it as a sentence: "
                          f"onparse parse {args[word]})")
             args = ["parse", *args]
         return super().parse_args(ctx, args)

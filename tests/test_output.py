@@ -85,6 +85,9 @@ def test_a_model_the_repository_holds_but_the_installation_lacks_is_not_installe
 def test_a_mistyped_command_is_named_and_parse_may_follow_options(tiny_model_dir):
     mistyped = run("tarin")
     assert mistyped.exit_code == 2 and "did you mean onparse train" in mistyped.stderr
+    for word, meant in (("version", "onparse --version"), ("evaluate", "onparse eval"), ("Help", "onparse --help")):
+        refused = run(word)
+        assert refused.exit_code == 2 and f"did you mean {meant}?" in refused.stderr and not refused.stdout
     assert run("--model", tiny_model_dir, "--threads", "1", "parse", "the cat sat").stdout.count("parse") == 0
     assert run("parse", "--model", tiny_model_dir, "parse").stdout.strip() == "(X parse)"  # the word itself, by name
 
