@@ -61,6 +61,11 @@ class Parse:
     built: Built  # each member's tree, the votes, the rows the trees were built from
     tree: Tree  # the words tree with punctuation attached; leaves are token positions
 
+    def __repr__(self) -> str:
+        """Short: the tokens' count and the bracketed tree (the arrays are ``to_dict()``'s)."""
+        tree = self.bracket()
+        return f"Parse({len(self.tokens)} tokens, {tree if len(tree) <= 200 else tree[:197] + '...'})"
+
     @property
     def words_tree(self) -> Tree:
         """The built binary tree over the words alone; leaves are word indices."""

@@ -211,3 +211,10 @@ def test_spacy_spans_of_a_right_branching_tree_of_2000_words_answer_without_recu
     assert [c.start for c in tail._.children] == [n - 3, n - 2] and tail._.parent == doc[n - 4 :]
     assert doc[n - 1 : n]._.parent == doc[n - 2 :] and whole._.parent is None
     assert whole._.parse_string.count("(X") == n - 1 and tail._.confidence == 1.0
+
+
+def test_a_parse_repr_is_short_and_says_its_tree(tiny_model_dir):
+    parser = onparse.load(str(tiny_model_dir))
+    short = parser.parse("the cat sat")
+    assert repr(short) == f"Parse(3 tokens, {short.bracket()})"
+    assert len(repr(parser.parse(" ".join(["cat"] * 300)))) < 230
