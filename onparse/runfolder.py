@@ -52,8 +52,8 @@ log = logging.getLogger("onparse")
 RUN_FILES = {"config.json", "history.jsonl", "checkpoint.pt", "checkpoint.tmp", "teacher.jsonl"}
 RUN_FOLDERS = ("epoch-", "model")
 EVALUATION = re.compile(r"epoch-\d+\.\d+")  # an evaluation's model directory
-UNTRAINED = "epoch-00.00"
-FEW_UPDATES = 100  # a run of fewer updates is said to learn little before it starts  # the weights a run started from, kept beside the best and last evaluations
+UNTRAINED = "epoch-00.00"  # the weights a run started from, kept beside the best and last evaluations
+FEW_UPDATES = 50  # a run of fewer updates is said to learn little before it starts
 
 
 # Each family's training from text alone, by the family's name: a language model's next words, a grammar's likelihood.
@@ -307,11 +307,21 @@ def train(
                 if checkpoints.after_step(received, say):
                     return run
             else:
-                say(f"{title} {json.dumps(event.record)}")
+                say(f"{title} {json.dumps(readable(event.record))}")
                 saver.evaluation(event)
                 checkpoints.save()
                 report.evaluation(event)
     return run
+
+
+def readable(record: object) -> object:
+    """A record for people: floats to 6 significant digits (``0.0007``, not ``0.0007000000000000001``); the history
+    keeps every digit."""
+    if isinstance(record, float):
+        return float(f"{record:.6g}")
+    if isinstance(record, dict):
+        return {key: readable(value) for key, value in record.items()}
+    return record
 
 
 class ProgressReport:

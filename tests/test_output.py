@@ -102,6 +102,7 @@ def test_training_logs_a_clean_line_per_evaluation_and_quiet_keeps_still(tmp_pat
     done = run(*common, "--out", tmp_path / "a")
     records = [json.loads(line.split(" ", 1)[1]) for line in done.stderr.splitlines() if line.startswith("train {")]
     assert done.exit_code == 0 and len(records) == 2 and records[-1]["epoch"] == 1.0  # a whole JSON record a line, however long
+    assert all(len(repr(value)) <= 12 for record in records for value in record.values() if isinstance(value, float))  # no float noise
     quiet = run(*common, "--out", tmp_path / "b", "--quiet")
     assert quiet.exit_code == 0 and quiet.stderr == ""
 
