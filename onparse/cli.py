@@ -449,7 +449,7 @@ def training_errors(command: str, out_dir: Path) -> Iterator[None]:
     try:
         yield
     except recipe.TimeUp as stop:
-        fail(f"time limit reached in stage {stop}: continue with {resume}", 3)
+        fail(f"--hours reached in stage {stop} (checkpointed): continue with {resume}", 3, kind="stopped")
     except runfolder.Interrupted as stop:
         fail(f"interrupted by {stop}; continue with: {resume}", 130)
     except (runfolder.RunFolderError, ModelDirError) as err:

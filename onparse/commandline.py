@@ -149,9 +149,10 @@ def import_nltk_quickly() -> None:
             del sys.modules["scipy"]
 
 
-def fail(message: str, code: int = 2) -> NoReturn:
-    """One line on stderr and a non-zero exit: never a traceback."""
-    click.echo(f"onparse: error: {message}", err=True)
+def fail(message: str, code: int = 2, kind: str = "error") -> NoReturn:
+    """One line on stderr and a non-zero exit: never a traceback. ``kind`` says what the line is (an error, or a stop
+    the user asked for)."""
+    click.echo(f"onparse: {kind}: {message}", err=True)
     sys.exit(code)
 
 

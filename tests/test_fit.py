@@ -136,6 +136,7 @@ def test_the_command_fits_and_resumes_with_one_line_errors(tmp_path):
             "--right-branching-votes", "0.5"]
     stopped = CliRunner().invoke(main, [*base, "--hours", "0.0000001"])
     assert stopped.exit_code == 3 and f"onparse fit --out {out} --resume" in stopped.stderr
+    assert stopped.stderr.splitlines()[-1].startswith("onparse: stopped: --hours reached") and "error" not in stopped.stderr
     again = CliRunner().invoke(main, base)
     assert again.exit_code == 2 and "already holds a fit" in again.stderr
     done = CliRunner().invoke(main, ["fit", "--out", str(out), "--resume"])
