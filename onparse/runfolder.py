@@ -293,9 +293,9 @@ def train(
     if resume:
         say(f"resumed from {out_dir / 'checkpoint.pt'}: epoch {run.epoch + 1}, batch {run.batch}")
     elif ranks.main and config.epochs * running.batches_per_epoch < FEW_UPDATES:
-        log.warning(f"{title}: {config.epochs * running.batches_per_epoch} updates in all ({running.batches_per_epoch} an "
-                    f"epoch): too few to learn much from this text (it is small for the batch; more epochs, a smaller "
-                    f"--batch-size or more text)")
+        updates = config.epochs * running.batches_per_epoch
+        log.warning(f"{title}: {updates} update{'s' * (updates != 1)} in all ({running.batches_per_epoch} an epoch): too few "
+                    "to learn much from this text (it is small for the batch; more epochs, a smaller --batch-size or more text)")
     if ranks.world > 1:
         say(f"training on {ranks.world} processes, {config.model.batch_share(config.batch_size, ranks.world)} each")
     checkpoints = Checkpoints(running, out_dir, max_minutes, checkpoint_minutes)
