@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 from rich.console import Console
 from rich.progress import Progress, TextColumn, TimeElapsedColumn
@@ -42,17 +43,28 @@ def progress_bar(description: str, total: int) -> Iterator[Callable[[int], None]
         yield lambda done: progress.advance(task, done)
 
 
-def model_table(models: list[dict], default: str) -> None:
-    """``onparse models``: each model that loads by name, its language, kind, size, dev figure and place."""
-    table = Table(title="models that load by name (--model NAME)")
-    for column in ("name", "language", "kind", "MB", "dev sentence F1", "path"):
-        table.add_column(column, justify="right" if column in ("MB", "dev sentence F1") else "left", no_wrap=column != "path")
-    for model in models:
+def model_table(models: list[dict], default: str, console: Console | None = None) -> None:
+    """``onparse models``: each model that loads by name, its language, kind, size, dev figure and place. Names and
+    figures are never cut; where the folders do not fit beside them (80 columns), --json gives them."""
+    console = console or wide_console()
+    with_paths = console.width >= 120
+    table = Table(title="models that load by name (--model NAME; * the default)",
+                  caption=None if with_paths else "their folders: onparse models --json")
+    names = [model["name"] + (" *" if model["name"] == default else "") for model in models]
+    table.add_column("name", no_wrap=True, min_width=max(map(len, names), default=4))
+    table.add_column("lang", no_wrap=True)
+    table.add_column("kind", no_wrap=True)
+    table.add_column("MB", justify="right", no_wrap=True)
+    table.add_column("F1", justify="right", no_wrap=True)
+    dev_sets = ["/".join(Path(m["dev_f1"]["gold"]).parts[-2:]) if m["dev_f1"] and m["dev_f1"].get("gold") else "-" for m in models]
+    table.add_column("on dev set", no_wrap=True, min_width=max(map(len, dev_sets), default=1))
+    if with_paths:
+        table.add_column("path", overflow="fold")
+    for name, model, dev_set in zip(names, models, dev_sets):
         figure = model["dev_f1"]
-        table.add_row(model["name"] + (" (default)" if model["name"] == default else ""), model["language"], model["kind"],
-                      f"{model['megabytes']:.1f}", f"{figure['sentence_f1']:.1f} ({figure['gold']})" if figure else "-",
-                      model["path"])
-    wide_console().print(table)
+        table.add_row(name, model["language"], model["kind"].replace("ensemble of ", "vote of "), f"{model['megabytes']:.1f}",
+                      f"{figure['sentence_f1']:.1f}" if figure else "-", dev_set, *([model["path"]] if with_paths else []))
+    console.print(table)
 
 
 def wide_console() -> Console:

@@ -120,3 +120,19 @@ def test_a_library_user_routes_the_runs_messages_through_logging(tmp_path, caplo
     with caplog.at_level(logging.INFO, logger="onparse"):
         train(config, tmp_path / "run")
     assert any(record.name == "onparse" and '"dev_ppl"' in record.getMessage() for record in caplog.records)
+
+
+def test_the_models_table_shows_every_name_and_figure_whole_at_80_columns():
+    from rich.console import Console
+
+    from onparse import modeldir
+    from onparse.report import model_table
+
+    found = modeldir.available_models()
+    for width, with_paths in ((80, False), (200, True)):
+        console = Console(width=width, record=True, force_terminal=False)
+        model_table(found, modeldir.DEFAULT_MODEL.name, console)
+        text = console.export_text()
+        assert max(map(len, text.splitlines())) <= width and "…" not in text
+        assert all(model["name"] in text and f"{model['dev_f1']['sentence_f1']:.1f}" in text for model in found if model["dev_f1"])
+        assert f"{modeldir.DEFAULT_MODEL.name} *" in text and (found[0]["path"] in text) == with_paths
