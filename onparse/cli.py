@@ -126,7 +126,7 @@ def parse(sentences, input_path, output_path, fmt, no_punct, tokenized, shard, q
     import_nltk_quickly()
     from onparse.atomic import check_writable, replacing_file, same_file
     from onparse.formats import FORMATS, no_parse, terminal_safe
-    from onparse.lines import input_lines
+    from onparse.lines import count_lines, input_lines
     from onparse.report import line_counter
 
     from_arguments = bool(sentences) and sentences != ("-",)
@@ -187,7 +187,8 @@ def parse(sentences, input_path, output_path, fmt, no_punct, tokenized, shard, q
     # a progress bar where a person waits on a terminal while lines go to a file or a pipe
     watched = not (interactive or from_arguments or quiet) and sys.stderr.isatty() and (to_file or not sys.stdout.isatty())
     try:
-        with output as out, line_counter("parsing", watched) as advance:
+        total = count_lines(input_path) if watched and input_path not in (None, "-") and not shard else None
+        with output as out, line_counter("parsing", watched, total) as advance:
             safe = terminal_safe if out.isatty() else (lambda text: text)
             for position, parsed in enumerate(parses):
                 out.write(safe(render(parsed, not no_punct) if parsed else no_parse(fmt, refused.pop(position, None))) + separator)

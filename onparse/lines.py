@@ -45,6 +45,19 @@ def input_lines(arguments: Sequence[str], path: str | None, shard: tuple[int, in
     return read_lines(stream, limit)
 
 
+def count_lines(path: str) -> int | None:
+    """The lines of a regular file (one that does not end in a line break counts its last too), for a progress bar's
+    total; None for a pipe or a device, whose lines are known only once read."""
+    if not os.path.isfile(path):
+        return None
+    count, last = 0, b"\n"
+    with open(path, "rb") as stream:
+        while piece := stream.read(_SKIP):
+            count += piece.count(b"\n")
+            last = piece[-1:]
+    return count + (last != b"\n")
+
+
 def read_lines(stream: BinaryIO, limit: int) -> Iterator[bytes | TooLong]:
     """Each line of ``stream`` without its line break (``\\n`` or ``\\r\\n``), or TooLong for one over ``limit`` bytes.
 

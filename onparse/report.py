@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from rich.console import Console
-from rich.progress import Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
 from onparse.config import MEAN, SPANS
@@ -16,16 +16,18 @@ from onparse.scoring import REPORTED_LABELS
 
 
 @contextmanager
-def line_counter(description: str, shown: bool = True) -> Iterator[Callable[[int], None]]:
-    """Lines done and how fast, on stderr, for work of unknown length (``shown`` False: nothing)."""
+def line_counter(description: str, shown: bool = True, total: int | None = None) -> Iterator[Callable[[int], None]]:
+    """Lines done and how fast, on stderr (``shown`` False: nothing); with a ``total`` (a file's lines) a bar and the
+    time left."""
     if not shown:
         yield lambda done: None
         return
-    columns = (TextColumn(f"{description} {{task.completed:,}} lines"), TimeElapsedColumn(),
+    known = (BarColumn(), MofNCompleteColumn(), TimeRemainingColumn()) if total else ()
+    columns = (TextColumn(f"{description}" + ("" if total else " {task.completed:,} lines")), *known, TimeElapsedColumn(),
                TextColumn("{task.fields[rate]}"))
     started = time.monotonic()
     with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
-        task = progress.add_task(description, total=None, rate="")
+        task = progress.add_task(description, total=total, rate="")
 
         def advance(done: int) -> None:
             progress.advance(task, done)

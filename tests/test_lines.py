@@ -47,3 +47,12 @@ def test_shard_refuses_what_it_cannot_split(tiny_model_dir):
     for args in (["--shard", "1/2", "the cat"], ["--shard", "0/2", "-i", "x"], ["--shard", "3/2", "-i", "x"], ["--shard", "a", "-i", "x"]):
         result = CliRunner().invoke(main, ["--model", str(tiny_model_dir), *args])
         assert result.exit_code == 2 and "Traceback" not in result.output
+
+
+def test_a_files_lines_are_counted_for_the_progress_bar_and_a_pipe_has_no_count(tmp_path):
+    from onparse.lines import count_lines
+
+    for text, lines in ((b"", 0), (b"a\n", 1), (b"a\nb", 2), (b"a\r\nb\r\n\n", 3)):
+        (tmp_path / "f.txt").write_bytes(text)
+        assert count_lines(str(tmp_path / "f.txt")) == lines
+    assert count_lines("/dev/stdin") is None
