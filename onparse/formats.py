@@ -14,10 +14,8 @@ import numpy as np
 from nltk import Tree
 
 from onparse.parse import Parse
-from onparse.tokenize import punct_tag
-from onparse.trees import LABEL, bracketed, escape, map_leaves
+from onparse.trees import LABEL, bracketed, escape
 
-WORD_TAG = LABEL
 BAR_WIDTH = 20
 
 
@@ -28,13 +26,7 @@ def bracket(parse: Parse, punct: bool = True) -> str:
 
 def mrg(parse: Parse, punct: bool = True) -> str:
     """One line with a preterminal per token, as EVALB and nltk's treebank readers expect."""
-    words = set(parse.word_positions)
-
-    def preterminal(position: int) -> Tree:
-        token = escape(parse.tokens[position])
-        return Tree(WORD_TAG if position in words else punct_tag(token), [token])
-
-    return bracketed(map_leaves(parse.printed_tree(punct), preterminal))
+    return bracketed(parse.tagged_tree(punct, escape))
 
 
 def json_line(parse: Parse, punct: bool = True) -> str:

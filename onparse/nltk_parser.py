@@ -1,11 +1,13 @@
-"""onparse as an nltk parser: ``ParserI`` over token lists, yielding nltk ``Tree``s of the tokens given.
+"""onparse as an nltk parser: ``ParserI`` over token lists, yielding nltk ``Tree``s of the tokens given, a
+preterminal over each token as a treebank's trees have (``X`` over a word, a Penn tag over punctuation), so nltk's
+``pretty_print`` and ``draw`` show them as they are.
 
     >>> from onparse.nltk_parser import ONLSTMParser
     >>> parser = ONLSTMParser()  # the shipped default; ONLSTMParser("onlstm-negra") for German
-    >>> print(parser.parse_one("The cat sat on the mat .".split()))
-    (X (X (X The cat) sat) (X on (X the mat)) .)
+    >>> print(parser.parse_one("The cat sat on the mat .".split()).pformat(margin=200))
+    (X (X (X (X The) (X cat)) (X sat)) (X (X on) (X (X the) (X mat))) (. .))
     >>> [str(tree) for tree in parser.parse_all(["Stocks", "fell", "."])]
-    ['(X Stocks fell .)']
+    ['(X (X Stocks) (X fell) (. .))']
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ class ONLSTMParser(ParserI):
 
     def parse(self, sent: Sequence[str], *args: Any, **kwargs: Any) -> Iterator[Tree]:
         """An iterator over the one tree of ``sent`` (a list of tokens)."""
-        yield self.parser.parse_tokens([sent])[0].text_tree
+        yield self.parser.parse_tokens([sent])[0].nltk_tree
 
     def parse_sents(self, sents: Iterable[Sequence[str]], *args: Any, **kwargs: Any) -> Iterator[Iterator[Tree]]:
         """One iterator per sentence, the sentences run in length-sorted batches (``Parser.parse_sents``)."""
@@ -42,4 +44,4 @@ class ONLSTMParser(ParserI):
                 yield sent
 
         for parse in self.parser.parse_sents(token_lists()):  # a stream: read a bounded window ahead
-            yield iter([parse.text_tree])
+            yield iter([parse.nltk_tree])

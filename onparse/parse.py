@@ -32,8 +32,8 @@ from onparse.modeldir import ModelBundle
 from onparse.language import Sentence, tokenizer
 from onparse.lines import TooLong
 from onparse.reading import model_tokens
-from onparse.tokenize import word_positions
-from onparse.trees import Span, attach_punctuation, bracketed, escape, map_leaves, spans
+from onparse.tokenize import punct_tag, word_positions
+from onparse.trees import LABEL, Span, attach_punctuation, bracketed, escape, map_leaves, spans
 from onparse.vocabulary import UNK
 
 # A packed batch holds at most this many words, whatever --batch-size says:
@@ -86,6 +86,23 @@ class Parse:
     def votes(self) -> np.ndarray:
         """votes[i, j]: the share of voters whose trees hold words i .. j-1 (1 for a lone member's own spans)."""
         return self.built.votes
+
+    def tagged_tree(self, punct: bool = True, token: Callable[[str], str] = str) -> Tree:
+        """The printed tree with a preterminal over each token (``X`` over a word, a Penn tag over punctuation), as a
+        treebank has: the shape nltk's drawing (``pretty_print``, ``draw``) and EVALB expect. ``token`` spells each
+        leaf (``--format mrg`` escapes brackets)."""
+        words = set(self.word_positions)
+
+        def preterminal(position: int) -> Tree:
+            tag = LABEL if position in words else punct_tag(escape(self.tokens[position]))  # Penn's -LRB- for (
+            return Tree(tag, [token(self.tokens[position])])
+
+        return map_leaves(self.printed_tree(punct), preterminal)
+
+    @property
+    def nltk_tree(self) -> Tree:
+        """The tree nltk's tools draw as it is (``parse.nltk_tree.pretty_print()``): a preterminal over each token."""
+        return self.tagged_tree()
 
     def printed_tree(self, punct: bool = True) -> Tree:
         """The tree to show, over token positions: with punctuation attached, or over the words alone."""

@@ -95,7 +95,7 @@ def test_tokens_given_as_any_iterable_parse_as_the_list_would(tiny_model_dir):
     expected = str(parser.parse_tokens([tokens])[0].text_tree)
     for given in (iter(tokens), map(str, tokens), tuple(tokens)):
         assert str(next(parser.parse_sents([given])).text_tree) == expected
-    assert str(ONLSTMParser(tiny_model_dir).parse_one(iter(tokens))) == expected
+    assert str(ONLSTMParser(tiny_model_dir).parse_one(iter(tokens))) == str(parser.parse_tokens([tokens])[0].nltk_tree)
 
 
 def test_what_is_no_sentence_is_refused_by_name(tiny_model_dir):
@@ -218,3 +218,12 @@ def test_a_parse_repr_is_short_and_says_its_tree(tiny_model_dir):
     short = parser.parse("the cat sat")
     assert repr(short) == f"Parse(3 tokens, {short.bracket()})"
     assert len(repr(parser.parse(" ".join(["cat"] * 300)))) < 230
+
+
+def test_trees_handed_to_nltk_draw_their_tokens_in_order(tiny_model_dir, capsys):
+    """nltk's printer misplaces a bare leaf beside subtrees; a preterminal over each token keeps the order."""
+    parse = onparse.load(str(tiny_model_dir)).parse("The cat sat on the mat.")
+    parse.nltk_tree.pretty_print()
+    assert capsys.readouterr().out.split("\n")[-3].split() == parse.tokens
+    assert parse.nltk_tree.leaves() == parse.tokens and [p.label() for p in parse.nltk_tree.subtrees(lambda t: t.height() == 2)][-1] == "."
+    assert str(ONLSTMParser(tiny_model_dir).parse_one(parse.tokens)) == str(parse.nltk_tree)
