@@ -227,3 +227,13 @@ def test_trees_handed_to_nltk_draw_their_tokens_in_order(tiny_model_dir, capsys)
     assert capsys.readouterr().out.split("\n")[-3].split() == parse.tokens
     assert parse.nltk_tree.leaves() == parse.tokens and [p.label() for p in parse.nltk_tree.subtrees(lambda t: t.height() == 2)][-1] == "."
     assert str(ONLSTMParser(tiny_model_dir).parse_one(parse.tokens)) == str(parse.nltk_tree)
+
+
+def test_a_token_holding_a_line_break_is_refused_so_every_output_keeps_one_line(tiny_model_dir):
+    from onparse.parse import InputError
+
+    parser = onparse.load(str(tiny_model_dir))
+    for token in ("cat\nsat", "cat\r", "cat\u2028sat"):
+        with pytest.raises(InputError, match="token 2 holds a line break"):
+            parser.parse_tokens([["the", token]])
+    assert parser.parse_tokens([["the", "cat\tsat"]])[0].bracket().count("\n") == 0
