@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+import unicodedata
 from functools import lru_cache
 
 ENGLISH = "en"
@@ -48,9 +49,15 @@ class LanguageError(ValueError):
     """A language onparse cannot tokenize here (unknown code, or its tokenizer library missing)."""
 
 
-@lru_cache(maxsize=None)
 def tokenizer(language: str = ENGLISH) -> Callable[[str], list[str]]:
-    """The function that splits one sentence of ``language`` (an ISO 639-1 code such as en, de, zh) into tokens."""
+    """The function that splits one sentence of ``language`` (an ISO 639-1 code such as en, de, zh) into tokens, the
+    text's characters composed first (NFC), so text typed in decomposed form splits and reads as composed text does."""
+    split = _splitter(language)
+    return lambda text: split(unicodedata.normalize("NFC", text))
+
+
+@lru_cache(maxsize=None)
+def _splitter(language: str) -> Callable[[str], list[str]]:
     if language == ENGLISH:
         from onparse.tokenize import tokenize
 

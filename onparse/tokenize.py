@@ -160,8 +160,9 @@ def punct_tag(token: str) -> str:
 
 
 def normalize(word: str) -> str:
-    """The spelling the model was trained on: lowercase, each number written as N."""
-    return _NUMBER.sub("N", word.lower())
+    """The spelling the model was trained on: composed characters (NFC: ``u`` and a combining diaeresis are ``ü``),
+    lowercase, each number written as N."""
+    return _NUMBER.sub("N", unicodedata.normalize("NFC", word).lower())
 
 
 # Punctuation spelt many ways, as a model reading punctuation sees it: every quote one quote, every bracket one bracket.

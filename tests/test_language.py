@@ -116,3 +116,14 @@ def test_eval_raw_types_the_gold_back_and_splits_it_as_the_models_language(tmp_p
     german = evaluate_raw(Parser.load(model_in(tmp_path, "de")), gold, [tree])
     english = evaluate_raw(Parser.load(model_in(tmp_path, "en")), gold, [tree])
     assert german["same_tokens"] == 1 and english["same_tokens"] == 0  # the Penn rules split the ordinal "3."
+
+
+def test_decomposed_text_reads_as_composed_text_does(tmp_path):
+    import unicodedata
+
+    from onparse.tokenize import normalize
+
+    composed = "Die Mäuse laufen schnell über die große Straße."
+    decomposed = unicodedata.normalize("NFD", composed)
+    assert decomposed != composed and tokenizer("de")(decomposed) == tokenizer("de")(composed)
+    assert normalize(unicodedata.normalize("NFD", "Über")) == "über"
