@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from itertools import chain, islice
+from pathlib import Path
 
 from onparse.config import Reading
 from onparse.language import ENGLISH, Sentence, tokenizer
@@ -36,6 +37,17 @@ def sentence_lines(lines: Iterable[str]) -> Iterator[str]:
         yield line[found.end():] if found else line
 
 
+BRACKETED = re.compile(r"\s*\(.*\(.*\)\s*$")  # a line that opens and closes as a bracketed tree does, with a node inside
+
+
+def refuse_trees_as_text(file: Path, lines: list[str]) -> None:
+    """ValueError for a text file whose first lines are all bracketed trees: trained on as text, its brackets and
+    tags would be the words (``np nnp jj``); the name says which it is."""
+    if len(lines) >= 2 and all(BRACKETED.match(line) for line in lines):
+        raise ValueError(f"{file} holds bracketed trees, one a line: name it .mrg (or .penn) to read their leaves, "
+                         "or give its sentences as text")
+
+
 def read_sentences(paths: list[str], language: str = ENGLISH, encoding: str = "UTF-8") -> list[Sentence]:
     """Sentences with at least one word, punctuation kept, from trees (.mrg, .penn: the treebank's leaves, its words
     by its own rule) or plain text (one sentence a line, ``sentence_lines``, tokenized as ``language``), in ``encoding``."""
@@ -46,8 +58,10 @@ def read_sentences(paths: list[str], language: str = ENGLISH, encoding: str = "U
             if file.suffix.lower() in TREE_SUFFIXES:
                 sentences.extend(gold.sentence for gold in read_gold(str(file), encoding=encoding))
                 continue
-            lines = (line for _, line in text_lines(file, encoding))
-            sentences.extend(Sentence.of_tokens(split(line)) for line in sentence_lines(lines))
+            lines = sentence_lines(line for _, line in text_lines(file, encoding))
+            first = list(islice(lines, ID_SAMPLE))
+            refuse_trees_as_text(file, first)
+            sentences.extend(Sentence.of_tokens(split(line)) for line in chain(first, lines))
     return [sentence for sentence in sentences if sentence.words]
 
 

@@ -183,3 +183,18 @@ def test_a_run_of_few_updates_says_so_before_it_starts(corpus, tmp_path, caplog)
     with caplog.at_level("WARNING", logger="onparse"):
         runfolder.train(tiny_config(corpus, epochs=1, batch_size=1, bptt=2), tmp_path / "long")
     assert not any("too few" in record.message for record in caplog.records)
+
+
+def test_a_text_file_of_bracketed_trees_is_refused_naming_the_suffix_that_reads_them(tmp_path):
+    from onparse.corpus import read_sentences
+
+    trees = tmp_path / "trees.txt"
+    trees.write_text("(S (NP (DT The) (NN cat)) (VP (VBD sat)))\n(S (NP (NNS Dogs)) (VP (VBP bark)))\n")
+    with pytest.raises(ValueError, match="holds bracketed trees, one a line: name it .mrg"):
+        read_sentences([str(trees)])
+    renamed = tmp_path / "trees.mrg"
+    trees.rename(renamed)
+    assert [s.word_tokens for s in read_sentences([str(renamed)])] == [["The", "cat", "sat"], ["Dogs", "bark"]]
+    text = tmp_path / "text.txt"
+    text.write_text("(Reuters) Stocks fell (sharply).\nThe cat sat.\n")
+    assert len(read_sentences([str(text)])) == 2
