@@ -18,6 +18,7 @@ number of votes.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 from dataclasses import asdict, dataclass, field
@@ -36,6 +37,7 @@ from onparse.pcfg import NeuralPCFG
 Model = LanguageModel | NeuralPCFG  # a member of either family
 from onparse.vocabulary import Vocabulary
 
+log = logging.getLogger("onparse")
 MODELS = Path(str(files("onparse.models")))  # the shipped models (installed with the package), each findable by its name
 DEFAULT_MODEL = MODELS / "onlstm-wsj-mixed"  # the best on section 22 (models/*/card.md)
 SHIPPED_BY_LANGUAGE = {"en": DEFAULT_MODEL.name, "de": "onlstm-negra", "zh": "onlstm-ctb"}  # a language's model by default
@@ -246,16 +248,23 @@ def copy_model(source: Path, target: Path) -> None:
 
 
 def locate(model: Path | str | None = None) -> Path:
-    """A model's directory: a path, the name of a shipped model (a folder of models/), or the default."""
+    """A model's directory: a path, the name of a shipped model (a folder of models/), or the default.
+
+    A bare name (no ``/``) is a shipped model's before a folder of that name here, which a user means by a path
+    (``./onlstm-ctb``); a path is a path, never a shipped model, so a missing folder is an error, not a stand-in."""
     if model is None:
         return DEFAULT_MODEL
-    if not str(model):
+    text = str(model)
+    if not text:
         raise ModelDirError("no model named '': give a shipped model's name or a model directory's path")
     path = Path(model)
-    if path.exists() or len(path.parts) > 1:
+    named = isinstance(model, str) and "/" not in text and os.sep not in text and text not in (".", "..")
+    if named and (MODELS / text / "config.json").is_file():
+        if path.is_dir():
+            log.warning(f"{text} is a shipped model's name: loading it, not the folder {text} here (give ./{text} for that)")
+        return MODELS / text
+    if path.exists() or not named:
         return path
-    if (MODELS / path / "config.json").is_file():
-        return MODELS / path
     if (MODELS / path).is_dir():  # a model the repository holds that this installation does not
         raise ModelDirError(f"{model}: not installed with this package (a checkout of onparse holds it under models/; "
                             f"installed here: {', '.join(installed_names())})")

@@ -51,10 +51,10 @@ def test_parsing_a_file_shows_its_progress_on_a_terminal_and_nowhere_else(tiny_m
             break
         shown += chunk
     os.close(leader)
-    assert done.returncode == 0 and b"lines" in shown and b"sentences/s" in shown
+    assert done.returncode == 0 and b"300/300" in shown and b"sentences/s" in shown  # the file's lines are the total
     quiet = subprocess.run(command[:-2] + ["-o", str(tmp_path / "out2"), "--quiet"], capture_output=True, timeout=120)
     piped = subprocess.run(command, capture_output=True, timeout=120)  # stderr a pipe: no bar
-    assert quiet.returncode == piped.returncode == 0 and b"lines" not in quiet.stderr + piped.stderr
+    assert quiet.returncode == piped.returncode == 0 and b"sentences/s" not in quiet.stderr + piped.stderr
 
 
 def test_models_lists_what_loads_by_name_and_an_unknown_name_lists_them(tiny_model_dir):
@@ -136,3 +136,16 @@ def test_the_models_table_shows_every_name_and_figure_whole_at_80_columns():
         assert max(map(len, text.splitlines())) <= width and "…" not in text
         assert all(model["name"] in text and f"{model['dev_f1']['sentence_f1']:.1f}" in text for model in found if model["dev_f1"])
         assert f"{modeldir.DEFAULT_MODEL.name} *" in text and (found[0]["path"] in text) == with_paths
+
+
+def test_a_shipped_models_name_is_never_shadowed_by_a_folder_here_and_a_path_is_never_a_name(tmp_path, monkeypatch, caplog):
+    from onparse import modeldir
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "onlstm-ctb").mkdir()
+    with caplog.at_level("WARNING", logger="onparse"):
+        assert modeldir.locate("onlstm-ctb") == modeldir.MODELS / "onlstm-ctb"
+    assert any("give ./onlstm-ctb for that" in record.message for record in caplog.records)
+    assert modeldir.locate("./onlstm-ctb") == tmp_path.joinpath("onlstm-ctb").relative_to(tmp_path)
+    missing = run("--model", "./onlstm-negra", "Die Katze.")
+    assert missing.exit_code == 2 and "no such model directory" in missing.stderr and not missing.stdout

@@ -28,8 +28,9 @@ def test_shipped_models_are_found_by_name(tmp_path, monkeypatch):
     assert modeldir.locate("onlstm-wsj") == MODELS / "onlstm-wsj"
     assert modeldir.locate(None) == DEFAULT_MODEL
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "onlstm-wsj").mkdir()  # a folder of that name here wins: paths come first
-    assert modeldir.locate("onlstm-wsj") == tmp_path.joinpath("onlstm-wsj").relative_to(tmp_path)
+    (tmp_path / "onlstm-wsj").mkdir()  # a shipped model's name is never shadowed by a folder here: ./ names that
+    assert modeldir.locate("onlstm-wsj") == MODELS / "onlstm-wsj"
+    assert modeldir.locate("./onlstm-wsj") == tmp_path.joinpath("onlstm-wsj").relative_to(tmp_path)
 
 
 def test_the_help_names_the_default_model():
