@@ -253,9 +253,8 @@ def distillation_setup(config: TrainConfig, checkpoint: dict | None, work_dir: P
     spec = config.distill
     if not spec.teacher or not spec.start:
         raise ValueError("distillation needs a teacher and a student to start from")
+    modeldir.check_languages(config.language, student=spec.start, teacher=spec.teacher)
     start = modeldir.load(spec.start)
-    if start.language != config.language:
-        raise ValueError(f"the student {spec.start} reads {start.language!r} text; this run's text is {config.language!r}")
     if start.reading != config.reading and not (spec.from_scratch and start.reading.punctuation == config.reading.punctuation):
         # fresh weights may read the other way; the vocabulary holds punctuation or not, so that stays
         raise ValueError(f"the student {spec.start} reads {start.reading}; this run says {config.reading}")

@@ -214,6 +214,10 @@ def check_target(out: Path, members: list[Path | str], copy: bool, overwrite: bo
     sources = [member_source(member) for member in members]
     if not sources:
         raise ValueError("an ensemble needs at least one member")
+    read = {source.name: modeldir.languages(source.model) for source in sources}
+    if len(set().union(*read.values())) > 1:  # its members vote on one sentence's words: one language
+        raise modeldir.ModelDirError("an ensemble's members read one language, and these do not: "
+                                     + ", ".join(f"{name} {'/'.join(sorted(found))}" for name, found in read.items()))
     if written_around(out, sources, copy):
         return sources
     if out.exists() and (not out.is_dir() or any(out.iterdir())):

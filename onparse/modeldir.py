@@ -318,6 +318,23 @@ def read_json(path: Path) -> dict:
     return value
 
 
+def languages(path: Path | str | None = None) -> set[str]:
+    """The languages a model or an ensemble's members read (their configs alone, no weights loaded): one, or an
+    ensemble gone wrong."""
+    ensemble = read_ensemble(path)
+    folders = ensemble.members if ensemble else [locate(path)]
+    return {_model_config(folder)[3] for folder in folders}
+
+
+def check_languages(text_language: str, **models: Path | str) -> None:
+    """ValueError unless every model named (by its role: teacher=..., student=...) reads ``text_language``."""
+    for role, model in models.items():
+        found = languages(model)
+        if found != {text_language}:
+            raise ValueError(f"the {role} {model} reads {', '.join(sorted(found))} text; this text is {text_language!r}: "
+                             "a model learns and teaches in its own language")
+
+
 def read_ensemble(path: Path | str | None = None) -> EnsembleDir | None:
     """The ensemble a directory describes, or None for a single model's directory (``load`` checks that one)."""
     path = locate(path)

@@ -82,6 +82,9 @@ class ConstituencyParser:
         if batch_size < 1:
             warnings.warn(f"onparse: batch_size {batch_size} is no batch: Docs are parsed one at a time", stacklevel=2)
         self.parser = Parser.load(model or SHIPPED_BY_LANGUAGE[lang], device=device, **settings)
+        if self.parser.language != lang and lang != "xx":  # spaCy's multi-language pipeline takes any model
+            raise ValueError(f"onparse: the model {model} reads {self.parser.language!r} text and this pipeline is "
+                             f"{lang!r}: its tokens would not be the model's (use spacy.blank({self.parser.language!r}))")
         self.batch_size = max(1, batch_size)  # Docs whose sentences are sorted into batches together
         self.sentencizer = Sentencizer()  # sentence boundaries where a Doc arrives without any
         for name, getter in GETTERS.items():

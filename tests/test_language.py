@@ -127,3 +127,32 @@ def test_decomposed_text_reads_as_composed_text_does(tmp_path):
     decomposed = unicodedata.normalize("NFD", composed)
     assert decomposed != composed and tokenizer("de")(decomposed) == tokenizer("de")(composed)
     assert normalize(unicodedata.normalize("NFD", "Über")) == "über"
+
+
+def test_models_of_another_language_neither_teach_nor_vote_nor_serve_a_pipeline(tmp_path, tiny_model_dir):
+    import shutil
+
+    import spacy
+
+    from onparse import modeldir
+    from onparse.config import DistillConfig
+    from onparse.distill import distillation_config
+    from onparse.ensemble import build
+
+    german = tmp_path / "german"
+    shutil.copytree(tiny_model_dir, german)
+    config = json.loads((german / "config.json").read_text())
+    (german / "config.json").write_text(json.dumps({**config, "language": "de"}))
+    assert modeldir.languages(german) == {"de"} and modeldir.languages(tiny_model_dir) == {"en"}
+    with pytest.raises(modeldir.ModelDirError, match="members read one language"):
+        build(tmp_path / "mixed", [tiny_model_dir, german])
+    assert not (tmp_path / "mixed").exists()
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("the cat sat on the mat .\n" * 20)
+    run = distillation_config(DistillConfig(teacher=str(german), start=str(tiny_model_dir), sentences=10), train=[str(corpus)])
+    from onparse.runfolder import trainer
+
+    with pytest.raises(ValueError, match="the teacher .* reads de text; this text is 'en'"):
+        trainer(run, work_dir=tmp_path / "run")
+    with pytest.raises(ValueError, match="reads 'de' text and this pipeline is 'en'"):
+        spacy.blank("en").add_pipe("onparse", config={"model": str(german)})
