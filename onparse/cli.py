@@ -773,6 +773,13 @@ def fit(train_paths, dev, dev_gold, out_dir, resume, hours, members, rounds, mem
 
     set_threads(threads)
     plan = None
+    if resume:  # the fit goes on with its own plan (fit.json): a setting given now would be silently ignored
+        context = click.get_current_context()
+        given = [param.opts[0] for param in context.command.params if param.name not in RESUME_SETTINGS
+                 and context.get_parameter_source(param.name) == click.core.ParameterSource.COMMANDLINE]
+        if given:
+            fail(f"--resume continues the fit with the settings in its fit.json: leave out {', '.join(given)} "
+                 "(or start another fit in another --out)")
     if not resume:
         if not train_paths or not dev:
             fail("give the training text with --train and dev text with --dev")
@@ -808,6 +815,10 @@ def fit(train_paths, dev, dev_gold, out_dir, resume, hours, members, rounds, mem
         recipe.fit(plan, out_dir, resume=resume, hours=hours, console=show_messages(quiet), command=typed_command())
     if main_rank:
         click.echo(f"fit done: the parser is {out_dir / 'model'} (its card.md lists every stage)")
+
+
+# What a resumed fit may be given: where it is, how long this call runs, its threads and messages.
+RESUME_SETTINGS = {"out_dir", "resume", "hours", "threads", "quiet"}
 
 
 def entry_point() -> NoReturn:

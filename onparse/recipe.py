@@ -72,6 +72,7 @@ MEMBER_TOKENS = 1_000_000
 # the members measured were within half a point of their best by then (docs/training.md, issue 33)
 GRAMMAR_TOKENS = 4_000_000
 RECORD = "fit.json"
+FINAL = "model"  # the last stage: the fit's parser, made again whenever a stage before it is added
 log = logging.getLogger("onparse")
 
 
@@ -150,7 +151,7 @@ def stages(plan: FitPlan, out: Path, record: dict | None = None) -> list[Stage]:
             found.extend(students)
             voters = [stage.name for stage in students]
             found.append(Stage(f"generation-{g}", members=voters, teacher=f"generation-{g - 1}"))
-    found.append(Stage("model", members=voters))
+    found.append(Stage(FINAL, members=voters))
     return found
 
 
@@ -281,7 +282,7 @@ def ensemble_stage(stage: Stage, plan: FitPlan, out: Path) -> dict:
     """Vote over earlier stages' models, each member at the layer the plan's rule gives it."""
     settings = {"device": plan.device, "dtype": plan.dtype}
     path = out / stage.name
-    final = stage.name == "model"  # the fit's model stands alone; the ensembles between name their members in place
+    final = stage.name == FINAL  # the fit's model stands alone; the ensembles between name their members in place
     members = [out / name for name in stage.members]
     gold_layers = [gold_layer(member) for member in members] if plan.select_by_gold else None  # the original protocol
     sentences = read_sentences([plan.dev], plan.language, plan.encoding) if plan.layer_rule in ("agreement", "consistency") else None
@@ -354,6 +355,9 @@ def fit(plan: FitPlan | None, out: Path, resume: bool = False, hours: float | No
         todo = [stage for stage in settled if stage.name not in done]
         if not todo:
             break
+        if FINAL in done:  # the plan asks for more than the model was made of (a fit.json edited for more students)
+            record["stages"] = [entry for entry in record["stages"] if entry["name"] != FINAL]
+            continue
         stage, number = todo[0], len(settled) - len(todo) + 1
         if ranks.world > 1 and (stage.config is None or stage.config.distill is not None):  # the members are done
             distributed.go_alone()
@@ -386,7 +390,7 @@ def fit(plan: FitPlan | None, out: Path, resume: bool = False, hours: float | No
         if stage_done:
             stage_done(stage.name)
     if ranks.main:
-        write_card(out / "model", record)
+        write_card(out / FINAL, record)
     return record
 
 

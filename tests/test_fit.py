@@ -470,3 +470,16 @@ def test_a_generation_learns_its_teachers_trees_records_how_far_it_moved_and_res
     assert len(Parser.load(tmp_path / "whole" / "model").members) == 2
     card = (tmp_path / "whole" / "model" / "card.md").read_text()
     assert "Generations: 1 of 1" in card and f"agrees {done['generation-1']['teacher_agreement']:.2f} with its teacher" in card
+
+
+def test_a_finished_fit_asked_for_more_students_makes_its_model_again_and_resume_takes_no_new_settings(tmp_path):
+    out = tmp_path / "fit"
+    fit(tiny_plan(rounds=0), out)
+    record = json.loads((out / "fit.json").read_text())
+    record["plan"]["student_directions"] = ["forward", "backward"]  # one more student, asked for after the end
+    (out / "fit.json").write_text(json.dumps(record))
+    again = fit(None, out, resume=True)
+    assert [entry["name"] for entry in again["stages"]][-2:] == ["scratch-2", "model"]
+    assert len(Parser.load(out / "model").members) == 4  # the new student votes
+    changed = CliRunner().invoke(main, ["fit", "--out", str(out), "--resume", "--family", "pcfg", "--threads", "1"])
+    assert changed.exit_code == 2 and "leave out --family" in changed.stderr
