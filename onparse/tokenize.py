@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from nltk.tokenize import TreebankWordTokenizer
 
-_BRACKET_TOKENS = {"-LRB-", "-RRB-", "-LCB-", "-RCB-", "-LSB-", "-RSB-"}
+_BRACKET_TOKENS = {"-LRB-", "-RRB-", "-LCB-", "-RCB-", "-LSB-", "-RSB-", "*LRB*", "*RRB*"}  # Penn's and NEGRA's spellings
 # Symbols the Penn Treebank tags as words (% as NN, & as CC): the model was trained on them.
 _WORD_SYMBOLS = {"%", "&"}
 # Penn Treebank tags of punctuation tokens; other punctuation is tagged ":".

@@ -56,3 +56,9 @@ def test_punctuation_of_every_script_is_punctuation_and_numbers_of_every_script_
     assert not any(is_punct(token) for token in ["%", "&", "Straße", "猫", "N2"])
     assert [normalize(word) for word in ["２００８", "٣٤", "1,000.5", "Mäuse"]] == ["N", "N", "N", "mäuse"]
     assert word_positions(["Die", "Mäuse", "„", "laufen", "“", "."]) == [0, 1, 3]
+
+
+def test_negras_bracket_spellings_are_punctuation_as_penns_are():
+    from onparse.tokenize import word_positions
+
+    assert word_positions(["Die", "*LRB*", "Katze", "*RRB*", "-LRB-", "schläft"]) == [0, 2, 5]
