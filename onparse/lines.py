@@ -36,8 +36,10 @@ def input_lines(arguments: Sequence[str], path: str | None, shard: tuple[int, in
     if path in (None, "-"):
         if sys.stdin is None:
             raise OSError(0, "standard input is closed: give sentences as arguments or with --input FILE", "stdin")
+        refuse_wide_text(sys.stdin.buffer.peek(4)[:4] if hasattr(sys.stdin.buffer, "peek") else b"", "stdin")
         return read_lines(sys.stdin.buffer, limit)
     stream = open(path, "rb")
+    refuse_wide_text(stream.peek(4)[:4] if hasattr(stream, "peek") else b"", path)  # a pipe's bytes stay to be read
     if shard:
         if not os.path.isfile(path) or (os.path.getsize(path) == 0 and stream.read(1)):
             raise OSError(0, "--shard splits a file of known size, not a pipe, a device or a file that says it is empty", path)
@@ -56,6 +58,18 @@ def count_lines(path: str) -> int | None:
             count += piece.count(b"\n")
             last = piece[-1:]
     return count + (last != b"\n")
+
+
+# Byte-order marks of text in UTF-16 or UTF-32, whose lines are not byte lines (a line break is two or four bytes)
+WIDE_BOMS = {b"\xff\xfe\x00\x00": "UTF-32", b"\x00\x00\xfe\xff": "UTF-32", b"\xff\xfe": "UTF-16", b"\xfe\xff": "UTF-16"}
+
+
+def refuse_wide_text(start: bytes, name: str) -> None:
+    """OSError for input that starts as UTF-16 or UTF-32 text does: one sentence a line is read as bytes."""
+    found = next((kind for bom, kind in WIDE_BOMS.items() if start.startswith(bom)), None)
+    if found:
+        raise OSError(0, f"the text is {found} (its byte-order mark says so): convert it to UTF-8 "
+                         f"(iconv -f {found} -t UTF-8) or another encoding of one byte a line break", name)
 
 
 def read_lines(stream: BinaryIO, limit: int) -> Iterator[bytes | TooLong]:

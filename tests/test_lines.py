@@ -56,3 +56,15 @@ def test_a_files_lines_are_counted_for_the_progress_bar_and_a_pipe_has_no_count(
         (tmp_path / "f.txt").write_bytes(text)
         assert count_lines(str(tmp_path / "f.txt")) == lines
     assert count_lines("/dev/stdin") is None
+
+
+def test_utf16_input_is_refused_in_one_line_and_utf8_with_its_bom_reads(tmp_path):
+    import pytest
+
+    from onparse.lines import input_lines
+
+    (tmp_path / "u16.txt").write_text("The cat sat.\nA dog ran.\n", encoding="utf-16")
+    with pytest.raises(OSError, match="the text is UTF-16"):
+        input_lines([], str(tmp_path / "u16.txt"), None, 1000)
+    (tmp_path / "u8.txt").write_text("The cat sat.\n", encoding="utf-8-sig")
+    assert list(input_lines([], str(tmp_path / "u8.txt"), None, 1000)) == [b"The cat sat."]
