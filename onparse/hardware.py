@@ -69,6 +69,23 @@ def one_line(err: BaseException, width: int = 160) -> str:
     return text.splitlines()[0][:width] if text else type(err).__name__
 
 
+def free_memory() -> int | None:
+    """Bytes this process may still allocate: the memory the system has free (``MemAvailable``), or less under an
+    address-space limit (``ulimit -v``); None where neither is known."""
+    import resource
+
+    found = []
+    try:
+        with open("/proc/meminfo") as meminfo:
+            found += [int(line.split()[1]) * 1024 for line in meminfo if line.startswith("MemAvailable:")]
+    except (OSError, ValueError, IndexError):
+        pass
+    limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+    if limit != resource.RLIM_INFINITY:
+        found.append(limit)
+    return min(found) if found else None
+
+
 def use_threads(threads: int | None = None) -> None:
     """Use ``threads`` CPU threads for torch (default: one per core, fewer where other work already runs: ``default_threads``)."""
     threads = threads or default_threads()

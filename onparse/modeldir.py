@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import shutil
 from dataclasses import asdict, dataclass, field
@@ -28,7 +29,7 @@ from pathlib import Path
 import torch
 
 from onparse.atomic import replacing_file, replacing_folder
-from onparse.hardware import one_line
+from onparse.hardware import free_memory, one_line
 from onparse.config import MEAN, ONLSTM, PCFG, GrammarConfig, Layer, ModelConfig, Reading, checked_layer, family_settings
 from onparse.language import ENGLISH
 from onparse.model import LanguageModel
@@ -80,6 +81,25 @@ def expected_shapes(config: ModelConfig | GrammarConfig) -> dict[str, tuple[int,
     """Each weight's shape for ``config``, found without allocating a model of that size."""
     with torch.device("meta"):
         return {name: tuple(tensor.shape) for name, tensor in new_model(config).state_dict().items()}
+
+
+def training_bytes(config: ModelConfig | GrammarConfig) -> int:
+    """About what training a model of ``config`` holds at once, in bytes: its weights with their gradients and Adam's
+    two averages (fp32), and a grammar's rule tables for an update of a few sentences (joint productions: one
+    entry per nonterminal and pair of symbols)."""
+    weights = sum(math.prod(shape) for shape in expected_shapes(config).values())
+    symbols = getattr(config, "nonterminals", 0) + getattr(config, "preterminals", 0)
+    rules = getattr(config, "nonterminals", 0) * symbols * (symbols if getattr(config, "productions", "") == "joint" else 2)
+    return 4 * (4 * weights + 8 * rules)
+
+
+def check_memory(config: ModelConfig | GrammarConfig) -> None:
+    """ValueError, before anything of that size is allocated, for a model whose training would not fit in the memory
+    this process may still take (``hardware.free_memory``)."""
+    need, free = training_bytes(config), free_memory()
+    if free is not None and need > free:
+        raise ValueError(f"training a model of these sizes needs about {need / 2**30:,.1f} GiB and this process may take "
+                         f"{free / 2**30:,.1f} GiB: choose smaller sizes")
 
 
 def save(path: Path, model: Model, vocab: Vocabulary, default_layer: Layer, card: dict | None = None,

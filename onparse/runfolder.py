@@ -18,6 +18,7 @@ checkpoints, signals, time limit).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -64,6 +65,7 @@ def trainer(config: TrainConfig, checkpoint: dict | None = None, work_dir: Path 
     """The run's Trainer: its objective chosen from the config (distillation where ``config.distill`` says so, else the
     family's own: ``TRAINING_SETUPS``), dev F1 per layer measured where ``config.dev_gold`` is given (for the record),
     resumed from ``checkpoint`` where one is given (RunFolderError when it does not fit)."""
+    modeldir.check_memory(config.model)  # refused before a size no memory here holds is allocated
     ranks = distributed.join(config.device)
     if config.distill:
         if ranks.world > 1:
@@ -130,11 +132,25 @@ def locked_run(out_dir: Path) -> Iterator[None]:
 
     An advisory lock (``fcntl.flock``) on ``out_dir/.lock``: the system
     releases it when the process ends, even on ``kill -9``, so a stale lock
-    never blocks a resume.
+    never blocks a resume. A run refused before it wrote anything leaves no
+    trace: a folder this call made, holding its lock alone, goes with it.
     """
     import fcntl
 
+    made = not out_dir.exists()
     out_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        with _held(out_dir, fcntl):
+            yield
+    finally:
+        if made and not run_contents(out_dir):
+            (out_dir / LOCK).unlink(missing_ok=True)
+            with contextlib.suppress(OSError):  # another process may have begun writing there since
+                out_dir.rmdir()
+
+
+@contextmanager
+def _held(out_dir: Path, fcntl) -> Iterator[None]:
     with open(out_dir / LOCK, "a+") as lock:
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)

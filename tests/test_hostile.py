@@ -5,6 +5,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -233,3 +234,18 @@ def test_bad_prediction_and_gold_files(tmp_path):
     result = CliRunner().invoke(main, ["eval", "--gold", str(binary_gold)])
     assert result.exit_code == 1 and "gold.mrg" in result.stderr
     no_traceback(result)
+
+
+def test_sizes_beyond_the_free_memory_are_refused_before_allocation_and_leave_no_folder(tmp_path, monkeypatch):
+    from onparse import modeldir
+    from onparse.config import GrammarConfig, ModelConfig
+
+    assert modeldir.training_bytes(GrammarConfig(nonterminals=4096, preterminals=8192, productions="joint")) > 2**40
+    assert modeldir.training_bytes(ModelConfig()) < 2**30
+    monkeypatch.setattr(modeldir, "free_memory", lambda: 2**30)  # 1 GiB left
+    examples = Path(__file__).resolve().parents[1] / "examples"
+    result = CliRunner().invoke(main, ["train", "--family", "pcfg", "--train", str(examples / "corpus.txt"), "--out",
+                                       str(tmp_path / "big"), "--nonterminals", "4096", "--preterminals", "8192"])
+    assert result.exit_code == 1 and "needs about" in result.stderr and "choose smaller sizes" in result.stderr
+    no_traceback(result)
+    assert not (tmp_path / "big").exists()  # refused before anything was written: no folder, no lock
