@@ -48,6 +48,7 @@ from onparse.trees import LABEL, bracketed, from_spans, map_leaves
 
 TREE, CONSTITUENTS = "onparse_tree", "onparse_constituents"  # onparse's own sentence attributes
 KEY = "onparse"  # doc.user_data[KEY]: {a sentence's first token: what was found in it}, plain data that serializes
+LENGTH = "onparse_tokens"  # doc.user_data[LENGTH]: the Doc's tokens when it was parsed
 
 
 @Language.factory("onparse", default_config={"model": None, "batch_size": 64, "device": "cpu", "layer": None})
@@ -107,8 +108,10 @@ class ConstituencyParser:
             for sent, kept, parse in zip(sentences, tokens, parses):
                 if parse is not None:
                     found = parse.constituent_spans()
+                    sent.doc.user_data[LENGTH] = len(sent.doc)
                     sent.doc.user_data.setdefault(KEY, {})[sent.start] = {
-                        "end": sent.end, "tokens": kept, "spans": [list(span) for span in found],
+                        "end": sent.end, "tokens": kept, "chars": [sent.doc[i].idx for i in kept],
+                        "spans": [list(span) for span in found],
                         "confidence": [round(parse.confidence(span), 4) for span in found]}
             yield from group
 
@@ -126,8 +129,15 @@ class _Node:
 def _sentence(span: Span) -> tuple[dict, list[_Node]] | None:
     """What was found in the sentence holding ``span``, and its tree's nodes in pre-order (one pass, no recursion:
     a right-branching tree of thousands of words is as easy as a short one)."""
-    for start, found in span.doc.user_data.get(KEY, {}).items():
+    doc = span.doc
+    if doc.user_data.get(LENGTH, len(doc)) != len(doc):
+        raise ValueError("onparse: this Doc's tokens changed after it was parsed (retokenized, or a span copied "
+                         "with as_doc): run the onparse component on it again")
+    for start, found in doc.user_data.get(KEY, {}).items():
         if start <= span.start and span.end <= found["end"]:
+            if not all(i < len(doc) and doc[i].idx == char for i, char in zip(found["tokens"], found.get("chars", []))):
+                raise ValueError("onparse: this Doc's tokens changed after it was parsed (retokenized, or a span copied "
+                                 "with as_doc): run the onparse component on it again")
             tree = from_spans(len(found["tokens"]), map(tuple, found["spans"]))
             nodes: list[_Node] = []
             pending: list[tuple[Tree | int, int | None]] = [(tree, None)]

@@ -237,3 +237,16 @@ def test_a_token_holding_a_line_break_is_refused_so_every_output_keeps_one_line(
         with pytest.raises(InputError, match="token 2 holds a line break"):
             parser.parse_tokens([["the", token]])
     assert parser.parse_tokens([["the", "cat\tsat"]])[0].bracket().count("\n") == 0
+
+
+def test_a_doc_retokenized_after_parsing_says_so_instead_of_an_index_error(nlp):
+    doc = nlp("The cat sat on the mat. Stocks fell.")
+    with doc.retokenize() as retokenizer:
+        retokenizer.merge(doc[0:2])
+    with pytest.raises(ValueError, match="tokens changed after it was parsed"):
+        list(doc.sents)[-1]._.parse_string
+    copied = nlp("The cat sat on the mat. Stocks fell.")
+    tail = list(copied.sents)[1].as_doc(copy_user_data=True)
+    with pytest.raises(ValueError, match="run the onparse component on it again"):
+        tail[:]._.constituents
+    assert nlp(tail.text)[:]._.parse_string  # parsed again, it answers
