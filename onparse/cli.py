@@ -247,9 +247,12 @@ def models(as_json) -> None:
 @click.option("--words", "word_rule", metavar="RULE",
               help="Which gold leaves are words: ptb, ctb, negra, unicode, or tags:TAG,TAG (the punctuation tags)  "
                    "[default: recognised from the treebank's tags, and named under the table].")
-@click.option("--encoding", type=Encoding(), default="UTF-8", show_default=True, help="The encoding of the gold (and --pred) files (NEGRA: latin-1).")
+@click.option("--encoding", type=Encoding(), default="UTF-8", show_default=True, help="The encoding of the gold files (NEGRA: latin-1).")
+@click.option("--pred-encoding", type=Encoding(), default="UTF-8", show_default=True,
+              help="The encoding of the --pred file (onparse writes UTF-8, whatever the gold's).")
 @model_options
-def evaluate(gold, pred, skip_unaligned, max_length, as_json, no_untrained, raw, word_rule, encoding, model, layer, **settings) -> None:
+def evaluate(gold, pred, skip_unaligned, max_length, as_json, no_untrained, raw, word_rule, encoding, pred_encoding, model, layer,
+             **settings) -> None:
     """Score the parser against gold trees with unlabeled F1 (ON-LSTM protocol).
 
     Prints every layer of the model beside left-branching, right-branching,
@@ -276,7 +279,7 @@ def evaluate(gold, pred, skip_unaligned, max_length, as_json, no_untrained, raw,
             if not sentences:
                 fail(f"{gold}: no gold sentences" + (f" of at most {max_length} words" if max_length else ""), 1)
             if pred:
-                result = score_predictions(pred, every_sentence, kept, encoding, skip_unaligned, reader.rule)
+                result = score_predictions(pred, every_sentence, kept, pred_encoding, skip_unaligned, reader.rule)
                 if result["unaligned"]:
                     first = result["unaligned"][0]
                     click.echo(f"onparse: {len(result['unaligned'])} of {result['aligned'] + len(result['unaligned'])} "

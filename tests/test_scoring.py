@@ -116,3 +116,20 @@ def test_label_recall_counts_only_the_spans_the_protocol_scores():
     whole_np = gold("(NP (NP (DT the) (NN cat)) (PP (IN on) (NP (DT the) (NN mat))))")
     right_branching = {(0, 5), (1, 5), (2, 5), (3, 5)}
     assert score([right_branching], [whole_np])["label_recall"] == pytest.approx({"NP": 50.0, "PP": 100.0})
+
+
+def test_predictions_are_read_as_utf8_whatever_the_golds_encoding(tmp_path):
+    import json as json_module
+
+    from click.testing import CliRunner
+
+    from onparse.cli import main
+
+    (tmp_path / "gold.penn").write_bytes("(S (NP (ART Die) (NN Mäuse)) (VVFIN laufen) ($. .))\n".encode("latin-1"))
+    (tmp_path / "pred.txt").write_text("(X (X Die Mäuse) laufen .)\n", encoding="utf-8")
+    common = ["eval", "--gold", str(tmp_path / "gold.penn"), "--encoding", "latin-1", "--pred", str(tmp_path / "pred.txt"), "--json"]
+    scored = CliRunner().invoke(main, common)
+    assert scored.exit_code == 0, scored.stderr
+    assert json_module.loads(scored.stdout)["sentences"] == 1
+    misread = CliRunner().invoke(main, [*common, "--pred-encoding", "latin-1"])
+    assert misread.exit_code != 0  # the same file read as latin-1 no longer holds the gold words
