@@ -245,7 +245,7 @@ def models(as_json) -> None:
 @click.option("--no-untrained", is_flag=True, help="Skip the untrained-model control (halves the time).")
 @click.option("--raw", is_flag=True, help="Score the raw-text path: each gold sentence typed back as text, tokenized and parsed as user input.")
 @click.option("--words", "word_rule", metavar="RULE",
-              help="Which gold leaves are words: ptb, ctb, negra, unicode, or tags:TAG,TAG (the punctuation tags)  "
+              help="Which gold leaves are words: ptb, ctb, negra, unicode, or tags:TAG,TAG (the punctuation tags; tags:$,;$. where a tag holds a comma)  "
                    "[default: recognised from the treebank's tags, and named under the table].")
 @click.option("--encoding", type=Encoding(), default="UTF-8", show_default=True, help="The encoding of the gold files (NEGRA: latin-1).")
 @click.option("--pred-encoding", type=Encoding(), default="UTF-8", show_default=True,

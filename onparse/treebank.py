@@ -364,11 +364,12 @@ def _bare_label(label: str) -> str:
 
 
 def named_rule(words: str) -> WordRule:
-    """A word rule by name (a key of ``RULES``) or by the treebank's punctuation tags (``"tags:PU,$,"``)."""
+    """A word rule by name (a key of ``RULES``) or by the treebank's punctuation tags (``"tags:PU,HYPH"``; where a
+    tag holds a comma, as NEGRA's ``$,`` does, the tags are separated by ``;``: ``"tags:$,;$.;$("``)."""
     if words in RULES:
         return RULES[words]
     if words.startswith("tags:") and words[5:].strip(","):
-        return punctuation_rule([tag for tag in words[5:].split(",") if tag])
+        return punctuation_rule([tag for tag in words[5:].split(";" if ";" in words else ",") if tag])
     raise TreebankError(f"unknown word rule {words!r}: one of {', '.join(RULES)}, or tags:TAG,TAG,...")
 
 

@@ -203,3 +203,10 @@ def test_files_whose_tags_call_for_different_word_rules_are_refused_unless_one_r
         list(read_gold(str(tmp_path / "*.mrg")))
     assert [len(s.words) for s in read_gold(str(tmp_path / "*.mrg"), RULES["unicode"])] == [3, 2]
     assert [len(s.words) for s in read_gold(str(tmp_path / "b.mrg"))] == [2]
+
+
+def test_punctuation_tags_holding_a_comma_are_named_with_semicolons():
+    from onparse.treebank import named_rule
+
+    assert named_rule("tags:$,;$.;$(").punctuation_tags == {"$,", "$.", "$("}
+    assert named_rule("tags:PU,HYPH").punctuation_tags == {"PU", "HYPH"}
