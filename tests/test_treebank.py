@@ -165,12 +165,13 @@ def test_eval_names_the_rule_and_scores_other_treebanks():
     from onparse.cli import main
 
     result = CliRunner().invoke(main, ["eval", "--gold", str(FIXTURES / "negra_style.penn"), "--encoding", "latin-1",
-                                       "--pred", str(FIXTURES / "negra_style.penn"), "--json"])
+                                       "--pred", str(FIXTURES / "negra_style.penn"), "--pred-encoding", "latin-1", "--json"])
     assert result.exit_code == 0, result.output
     figures = json.loads(result.output)
     assert figures["words"] == "negra" and "tag starting with $" in figures["protocol"] and figures["sentence_f1"] == 100.0
     refused = CliRunner().invoke(main, ["eval", "--gold", str(FIXTURES / "negra_style.penn"), "--encoding", "latin-1",
-                                        "--words", "ptb", "--pred", str(FIXTURES / "negra_style.penn")])
+                                        "--words", "ptb", "--pred", str(FIXTURES / "negra_style.penn"),
+                                        "--pred-encoding", "latin-1"])
     assert refused.exit_code == 1 and "leaves are words under the ptb rule" in refused.stderr
 
 
