@@ -11,12 +11,13 @@ from collections.abc import Callable, Sequence
 import torch
 from nltk import Tree
 
+from onparse.language import ENGLISH, written_without_spaces
 from onparse.builder import TreeBuilder
 from onparse.config import SPANS, Reading, readouts
 from onparse.modeldir import Model, ModelBundle, new_model
 from onparse.parse import Parser
-from onparse.scoring import PROTOCOL, baseline_scores, score
-from onparse.treebank import GoldSentence, WordRule, gold_sentence, read_gold, read_trees, tree_files
+from onparse.scoring import PROTOCOL, baseline_scores, is_sentence, score
+from onparse.treebank import GoldSentence, WordRule, gold_sentence, is_empty, read_gold, read_trees, tree_files
 from onparse.trees import Span, spans
 from onparse.vocabulary import Vocabulary
 
@@ -132,13 +133,16 @@ def character_spans(pieces: Sequence[str], text: str) -> list[tuple[int, int]]:
     return spans_found
 
 
-def typed_back(trees: Sequence) -> list[tuple[list[str], str]]:
-    """Each gold tree's tokens as a user would type them (``(`` not ``-LRB-``), and the sentence as text (nltk's detokenizer)."""
+def typed_back(trees: Sequence, language: str = ENGLISH) -> list[tuple[list[str], str]]:
+    """Each gold tree's tokens as a user would type them (``(`` not ``-LRB-``; no empty elements), and the sentence as
+    its language writes it: with spaces as nltk's detokenizer puts them, or, in a script written without spaces
+    (Chinese), run together, so the raw-text path segments it afresh rather than reading the treebank's words."""
     from nltk.tokenize.treebank import TreebankWordDetokenizer
 
     detokenizer = TreebankWordDetokenizer()
-    typed = [[_TYPED.get(token, token) for token, tag in tree.pos() if tag != "-NONE-"] for tree in trees]
-    return [(tokens, detokenizer.detokenize(tokens)) for tokens in typed]
+    typed = [[_TYPED.get(token, token) for token, tag in tree.pos() if not is_empty(tag)] for tree in trees]
+    join = "".join if written_without_spaces(language) else detokenizer.detokenize
+    return [(tokens, join(tokens)) for tokens in typed]
 
 
 def same_tokens(tokens: Sequence[str], typed: Sequence[str]) -> bool:
@@ -150,7 +154,7 @@ def read_typed_gold(path: str, rule: WordRule, encoding: str = "UTF-8", max_leng
                     ) -> tuple[list[GoldSentence], list[Tree]]:
     """Gold sentences and their trees (leaves with their tags, for typing them back), at most ``max_length`` words."""
     pairs = [(gold_sentence(tree, source, rule), tree) for file in tree_files(path) for tree, source in read_trees(file, encoding)]
-    pairs = [(s, t) for s, t in pairs if max_length is None or len(s.words) <= max_length]
+    pairs = [(s, t) for s, t in pairs if is_sentence(s) and (max_length is None or len(s.words) <= max_length)]
     return [s for s, _ in pairs], [t for _, t in pairs]
 
 
@@ -163,7 +167,7 @@ def evaluate_raw(parser: Parser, gold: Sequence[GoldSentence], trees: Sequence, 
     words whose characters lie inside it, so sentences whose tokens differ
     from the treebank's are still scored; how many differ is reported.
     """
-    typed = typed_back(trees)
+    typed = typed_back(trees, parser.language)
     texts = [text for _, text in typed]
     token_lists = [parser.tokenize(text) for text in texts]  # as the model's own language splits text
     matched = sum(same_tokens(tokens, typed_tokens) for tokens, (typed_tokens, _) in zip(token_lists, typed))

@@ -45,6 +45,14 @@ class Sentence:
         return [self.tokens[i] for i in self.words]
 
 
+# Languages whose script is written without spaces between words: their text is segmented, never split at spaces.
+UNSPACED = frozenset({"zh", "ja", "th", "lo", "km", "my", "bo"})
+
+
+def written_without_spaces(language: str) -> bool:
+    return language in UNSPACED
+
+
 class LanguageError(ValueError):
     """A language onparse cannot tokenize here (unknown code, or its tokenizer library missing)."""
 

@@ -48,6 +48,12 @@ EMPTY = "-NONE-"
 TRACE = re.compile(r"\*T\d+\*")
 
 
+def is_empty(tag: str) -> bool:
+    """Whether a leaf's tag marks an empty element (Penn's ``-NONE-``, NEGRA's and TIGER's traces): no text at all."""
+    bare = _bare_label(tag)
+    return bare == EMPTY or TRACE.fullmatch(bare) is not None
+
+
 @dataclass(frozen=True)
 class WordRule:
     """Which leaves of a treebank are words; the others (punctuation, empty elements) are left out of scoring.
@@ -65,9 +71,9 @@ class WordRule:
     punctuation_prefix: str = ""
 
     def is_word(self, tag: str, leaf: str) -> bool:
-        tag = _bare_label(tag)
-        if tag == EMPTY or TRACE.fullmatch(tag):  # empty elements are never words, in any treebank
+        if is_empty(tag):  # empty elements are never words, in any treebank
             return False
+        tag = _bare_label(tag)
         if self.word_tags is not None:
             return tag in self.word_tags
         if self.punctuation_tags or self.punctuation_prefix:

@@ -156,3 +156,18 @@ def test_models_of_another_language_neither_teach_nor_vote_nor_serve_a_pipeline(
         trainer(run, work_dir=tmp_path / "run")
     with pytest.raises(ValueError, match="reads 'de' text and this pipeline is 'en'"):
         spacy.blank("en").add_pipe("onparse", config={"model": str(german)})
+
+
+def test_the_raw_text_path_types_chinese_without_spaces_and_skips_trees_without_words(tmp_path):
+    from nltk import Tree
+
+    from onparse.evaluate import read_typed_gold, typed_back
+    from onparse.treebank import RULES
+
+    chinese = Tree.fromstring("(IP (NP (NR 北京)) (VP (VV 下雨)) (PU 。))")
+    assert typed_back([chinese], "zh") == [(["北京", "下雨", "。"], "北京下雨。")]  # jieba segments it afresh
+    assert typed_back([Tree.fromstring("(S (NP (NNS Dogs)) (VP (VBP bark) (-NONE- *T*)) (. .))")], "en")[0][1] == "Dogs bark."
+    gold = tmp_path / "gold.mrg"
+    gold.write_text("(S (-NONE- *T*))\n(S (NP (NNS Dogs)) (VP (VBP bark)) (. .))\n")
+    sentences, trees = read_typed_gold(str(gold), RULES["ptb"])
+    assert [s.words for s in sentences] == [("Dogs", "bark")] and len(trees) == 1
