@@ -808,6 +808,9 @@ def fit(train_paths, dev, dev_gold, out_dir, resume, hours, members, rounds, mem
                               device=device)
         with training_errors("fit", out_dir):
             plan.check()  # before the folder is made: a refused plan leaves nothing behind
+            from onparse.language import tokenizer
+
+            tokenizer(plan.language)  # a language that cannot be tokenized here is refused now, not in a stage
     main_rank = distributed.from_environment().main  # under torchrun, rank 0 alone holds the fit's folder
     with training_errors("fit", out_dir), runfolder.locked_run(out_dir) if main_rank else nullcontext():
         if resume and not (out_dir / recipe.RECORD).is_file():

@@ -483,3 +483,13 @@ def test_a_finished_fit_asked_for_more_students_makes_its_model_again_and_resume
     assert len(Parser.load(out / "model").members) == 4  # the new student votes
     changed = CliRunner().invoke(main, ["fit", "--out", str(out), "--resume", "--family", "pcfg", "--threads", "1"])
     assert changed.exit_code == 2 and "leave out --family" in changed.stderr
+
+
+def test_a_fit_in_a_language_that_cannot_be_tokenized_here_is_refused_before_its_folder_is_made(tmp_path):
+    import importlib.util
+
+    if importlib.util.find_spec("pythainlp"):
+        pytest.skip("PyThaiNLP is installed here")
+    refused = CliRunner().invoke(main, ["fit", "--train", str(EXAMPLES / "corpus.txt"), "--dev", str(EXAMPLES / "dev.txt"),
+                                        "--out", str(tmp_path / "thai"), "--language", "th"])
+    assert refused.exit_code == 1 and "PyThaiNLP" in refused.stderr and not (tmp_path / "thai").exists()
