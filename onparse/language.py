@@ -61,7 +61,18 @@ def tokenizer(language: str = ENGLISH) -> Callable[[str], list[str]]:
     """The function that splits one sentence of ``language`` (an ISO 639-1 code such as en, de, zh) into tokens, the
     text's characters composed first (NFC), so text typed in decomposed form splits and reads as composed text does."""
     split = _splitter(language)
-    return lambda text: split(unicodedata.normalize("NFC", text))
+    return lambda text: [kept for token in split(unicodedata.normalize("NFC", text)) if (kept := _visible(token))]
+
+
+def _visible(token: str) -> str:
+    """A token without the invisible format marks at its edges (zero-width space, soft hyphen, direction marks): a
+    mark alone is no token."""
+    start, end = 0, len(token)
+    while start < end and unicodedata.category(token[start]) == "Cf":
+        start += 1
+    while end > start and unicodedata.category(token[end - 1]) == "Cf":
+        end -= 1
+    return token[start:end]
 
 
 @lru_cache(maxsize=None)

@@ -171,3 +171,8 @@ def test_the_raw_text_path_types_chinese_without_spaces_and_skips_trees_without_
     gold.write_text("(S (-NONE- *T*))\n(S (NP (NNS Dogs)) (VP (VBP bark)) (. .))\n")
     sentences, trees = read_typed_gold(str(gold), RULES["ptb"])
     assert [s.words for s in sentences] == [("Dogs", "bark")] and len(trees) == 1
+
+
+def test_invisible_format_marks_are_no_tokens():
+    assert tokenizer("en")("The cat\u200b sat \u200f on the\u00ad mat.") == ["The", "cat", "sat", "on", "the", "mat", "."]
+    assert tokenizer("de")("Die \u200b Katze") == ["Die", "Katze"]
