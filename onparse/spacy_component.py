@@ -42,6 +42,7 @@ from spacy.language import Language
 from spacy.pipeline import Sentencizer
 from spacy.tokens import Doc, Span
 
+from onparse.config import ParseConfig
 from onparse.modeldir import SHIPPED_BY_LANGUAGE
 from onparse.parse import Parser
 from onparse.trees import LABEL, bracketed, from_spans, map_leaves
@@ -51,15 +52,17 @@ KEY = "onparse"  # doc.user_data[KEY]: {a sentence's first token: what was found
 LENGTH = "onparse_tokens"  # doc.user_data[LENGTH]: the Doc's tokens when it was parsed
 
 
-@Language.factory("onparse", default_config={"model": None, "batch_size": 64, "device": "cpu", "layer": None})
-def make_onparse(nlp: Language, name: str, model: str | None, batch_size: int, device: str, layer: Any) -> "ConstituencyParser":
+@Language.factory("onparse", default_config={"model": None, "batch_size": 64, "device": "cpu", "layer": None,
+                                             "max_words": ParseConfig.max_words})
+def make_onparse(nlp: Language, name: str, model: str | None, batch_size: int, device: str, layer: Any,
+                 max_words: int) -> "ConstituencyParser":
     """The component spaCy builds for ``nlp.add_pipe("onparse", config={...})``.
 
     ``spacy.blank("zh")`` splits Chinese into characters, and onparse's
     Chinese model reads words as jieba segments them: the pipeline's
     tokenizer is switched to spaCy's jieba segmenter, with a warning.
     """
-    component = ConstituencyParser(nlp.lang, model, batch_size=batch_size, device=device, layer=layer)
+    component = ConstituencyParser(nlp.lang, model, batch_size=batch_size, device=device, layer=layer, max_words=max_words)
     if component.parser.language == "zh" and getattr(nlp.tokenizer, "segmenter", None) == "char":
         from spacy.lang.zh import ChineseTokenizer, Segmenter
 

@@ -250,3 +250,11 @@ def test_a_doc_retokenized_after_parsing_says_so_instead_of_an_index_error(nlp):
     with pytest.raises(ValueError, match="run the onparse component on it again"):
         tail[:]._.constituents
     assert nlp(tail.text)[:]._.parse_string  # parsed again, it answers
+
+
+def test_the_spacy_component_takes_max_words_from_its_config(tiny_model_dir):
+    pipeline = spacy.blank("en")
+    pipeline.add_pipe("onparse", config={"model": str(tiny_model_dir), "max_words": 3})
+    doc = pipeline("the cat sat . a dog sat on the big mat .")
+    short, long = list(doc.sents)
+    assert short._.parse_string is not None and long._.parse_string is None  # over the limit: no tree, as documented
