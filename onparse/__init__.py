@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # the parser module imports torch: only when a parser is asked for
     from onparse.parse import Parser
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 
 def load(name_or_path: str | Path | None = None, **settings: Any) -> Parser:

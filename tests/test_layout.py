@@ -46,3 +46,11 @@ def test_no_module_branches_on_a_family_name_or_settings_class():
     assert not found, "\n".join(found)
     assert FAMILY_BRANCHES.search("if config.family == PCFG:") and FAMILY_BRANCHES.search("if plan.family(k) == GrammarConfig.family:")
     assert FAMILY_BRANCHES.search("return (GrammarConfig if family == PCFG else ModelConfig)(**values)")
+
+
+def test_the_changelog_the_package_and_the_citation_share_one_version():
+    import onparse
+
+    changelog = re.search(r"^## (\d+\.\d+\.\d+)", (ROOT / "CHANGELOG.md").read_text(), re.M).group(1)
+    citation = re.search(r"^version: (\S+)", (ROOT / "CITATION.cff").read_text(), re.M).group(1)
+    assert changelog == citation == onparse.__version__
