@@ -41,7 +41,7 @@ def main() -> None:
     """
 
 
-FORMAT_NAMES = ("bracket", "mrg", "json", "pretty")
+FORMAT_NAMES = ("bracket", "mrg", "json", "pretty", "svg")
 
 
 def load_parser(model: str | None, layer: int | None, threads: int | None = None, **settings):
@@ -99,7 +99,8 @@ def model_options(command):
 @click.option("--input", "-i", "input_path", metavar="FILE", help="Read sentences from FILE, one per line ('-': stdin).")
 @click.option("--output", "-o", "output_path", metavar="FILE", help="Write trees to FILE instead of stdout.")
 @click.option("--format", "-f", "fmt", type=click.Choice(FORMAT_NAMES), default="bracket", show_default=True,
-              help="bracket: one line; mrg: one line with preterminals (EVALB, nltk); json: one object a line; pretty: drawn.")
+              help="bracket: one line; mrg: one line with preterminals (EVALB, nltk); json: one object a line; pretty: drawn; "
+                   "svg: a picture (one SVG a line; one sentence > tree.svg opens in a browser).")
 @click.option("--no-punct", is_flag=True, help="Leave punctuation out of the printed tree.")
 @click.option("--tokenized", is_flag=True,
               help="Each line (or argument) is already tokens, split at whitespace and taken as given (PTB escapes such as -LRB- are brackets).")

@@ -96,4 +96,10 @@ def terminal_safe(text: str) -> str:
     return _TERMINAL_CONTROLS.sub(lambda match: match.group().encode("unicode_escape").decode("ascii"), text)
 
 
-FORMATS = {"bracket": bracket, "mrg": mrg, "json": json_line, "pretty": pretty}
+def svg(parse: Parse, punct: bool = True) -> str:
+    """The tree as an SVG picture on one line (nltk's ``TreePrettyPrinter``; a preterminal over each token keeps the
+    tokens in order), for a paper or a browser: ``onparse -f svg "..." > tree.svg``."""
+    return parse.svg(punct)
+
+
+FORMATS = {"bracket": bracket, "mrg": mrg, "json": json_line, "pretty": pretty, "svg": svg}

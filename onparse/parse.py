@@ -99,6 +99,17 @@ class Parse:
 
         return map_leaves(self.printed_tree(punct), preterminal)
 
+    def svg(self, punct: bool = True) -> str:
+        """The tree drawn as SVG (nltk's ``TreePrettyPrinter``) on one line: a word's preterminal is ``X``, a
+        punctuation mark's its Penn tag."""
+        from nltk.tree.prettyprinter import TreePrettyPrinter
+
+        return " ".join(TreePrettyPrinter(self.tagged_tree(punct)).svg().split())
+
+    def _repr_svg_(self) -> str:
+        """Jupyter shows a parse as its tree's picture."""
+        return self.svg()
+
     @property
     def nltk_tree(self) -> Tree:
         """The tree nltk's tools draw as it is (``parse.nltk_tree.pretty_print()``): a preterminal over each token."""

@@ -80,3 +80,24 @@ def test_a_sentence_of_punctuation_alone():
     assert FORMATS["bracket"](parse, False) == "(X )"
     assert FORMATS["mrg"](parse, True) == "(X (. !) (. ?))"
     assert parse.constituent_spans(True) == [(0, 2)] and parse.constituent_spans(False) == []
+
+
+def test_svg_is_a_picture_a_browser_reads_with_every_token_in_order(tiny_model_dir, tmp_path):
+    import xml.etree.ElementTree as ElementTree
+
+    from click.testing import CliRunner
+
+    from onparse.cli import main
+
+    sentence = "The cat & the dog sat on the mat."
+    written = CliRunner().invoke(main, ["--model", str(tiny_model_dir), "-f", "svg", "-o", str(tmp_path / "tree.svg"), sentence])
+    assert written.exit_code == 0, written.stderr
+    root = ElementTree.parse(tmp_path / "tree.svg").getroot()  # well-formed XML, & escaped
+    assert root.tag == "{http://www.w3.org/2000/svg}svg"
+    texts = [element.text for element in root.iter("{http://www.w3.org/2000/svg}text")]
+    tokens = ["The", "cat", "&", "the", "dog", "sat", "on", "the", "mat", "."]
+    assert texts[-len(tokens):] == tokens  # one text element per token, left to right, after the node labels
+    from onparse.parse import Parser
+
+    parse = Parser.load(tiny_model_dir).parse(sentence)
+    assert parse._repr_svg_() == (tmp_path / "tree.svg").read_text().strip()  # what Jupyter shows
