@@ -104,6 +104,7 @@ class ConstituencyParser:
             for doc in group:
                 if not doc.has_annotation("SENT_START"):  # no sentencizer or parser before it: spaCy's rule-based one
                     self.sentencizer(doc)
+                doc.user_data[LENGTH] = len(doc)  # parsed (what it can be), at this many tokens
             sentences = [sent for doc in group for sent in doc.sents]
             tokens = [[token.i for token in sent if not token.is_space] for sent in sentences]
             parses = self.parser.parse_stream([[sent.doc[i].text for i in kept] or None for sent, kept in zip(sentences, tokens)],
@@ -111,7 +112,6 @@ class ConstituencyParser:
             for sent, kept, parse in zip(sentences, tokens, parses):
                 if parse is not None:
                     found = parse.constituent_spans()
-                    sent.doc.user_data[LENGTH] = len(sent.doc)
                     sent.doc.user_data.setdefault(KEY, {})[sent.start] = {
                         "end": sent.end, "tokens": kept, "chars": [sent.doc[i].idx for i in kept],
                         "spans": [list(span) for span in found],
@@ -133,6 +133,8 @@ def _sentence(span: Span) -> tuple[dict, list[_Node]] | None:
     """What was found in the sentence holding ``span``, and its tree's nodes in pre-order (one pass, no recursion:
     a right-branching tree of thousands of words is as easy as a short one)."""
     doc = span.doc
+    if LENGTH not in doc.user_data:  # as benepar says: no parser ran on this Doc
+        raise ValueError('onparse: this Doc was never parsed: add the component with nlp.add_pipe("onparse")')
     if doc.user_data.get(LENGTH, len(doc)) != len(doc):
         raise ValueError("onparse: this Doc's tokens changed after it was parsed (retokenized, or a span copied "
                          "with as_doc): run the onparse component on it again")

@@ -200,10 +200,11 @@ def test_the_spacy_component_checks_its_config_and_reads_chinese_as_the_model_wa
 
 def test_spacy_spans_of_a_right_branching_tree_of_2000_words_answer_without_recursion(nlp):
     """Every walk of the component is iterative: a tree as deep as its sentence is long raises no RecursionError."""
-    from onparse.spacy_component import KEY
+    from onparse.spacy_component import KEY, LENGTH
 
     n = 2000
     doc = nlp.make_doc(" ".join(["word"] * n))
+    doc.user_data[LENGTH] = n
     doc.user_data[KEY] = {0: {"end": n, "tokens": list(range(n)), "spans": [[i, n] for i in range(n - 1)],
                               "confidence": [1.0] * (n - 1)}}
     whole, tail = doc[:], doc[n - 3 :]
@@ -258,3 +259,9 @@ def test_the_spacy_component_takes_max_words_from_its_config(tiny_model_dir):
     doc = pipeline("the cat sat . a dog sat on the big mat .")
     short, long = list(doc.sents)
     assert short._.parse_string is not None and long._.parse_string is None  # over the limit: no tree, as documented
+
+
+def test_a_doc_no_onparse_component_parsed_says_what_to_add(nlp):
+    unparsed = spacy.blank("en")("The cat sat.")
+    with pytest.raises(ValueError, match='never parsed: add the component with nlp.add_pipe\\("onparse"\\)'):
+        unparsed[:]._.parse_string
