@@ -22,7 +22,9 @@ _WORD_SYMBOLS = {"%", "&"}
 # Penn Treebank tags of punctuation tokens; other punctuation is tagged ":".
 _PUNCT_TAGS = {",": ",", ".": ".", "?": ".", "!": ".", "``": "``", "`": "``", "''": "''", "'": "''",
                "-LRB-": "-LRB-", "-RRB-": "-RRB-", "$": "$", "#": "#"}
-_CURRENCY = re.compile(r"[A-Z]{1,3}\$")  # US$, C$, NZ$: tagged $ like $ itself
+_CURRENCY = re.compile(r"[A-Z]{1,3}\$")
+# What joins or restyles emoji without being a letter: variation selectors, the zero-width joiner, tag characters
+_EMOJI_JOINERS = re.compile("[\ufe00-\ufe0f\u200d\U000e0020-\U000e007f\U000e0100-\U000e01ef]")  # US$, C$, NZ$: tagged $ like $ itself
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _tokenizer = TreebankWordTokenizer()
 
@@ -140,7 +142,8 @@ def is_punct(token: str) -> bool:
     ``«``, ``–``), by Unicode category, except the word symbols % and &."""
     if token in _WORD_SYMBOLS:
         return False
-    return (token in _BRACKET_TOKENS or all(unicodedata.category(ch)[0] in "PS" for ch in token)
+    marks = [ch for ch in token if not _EMOJI_JOINERS.fullmatch(ch)]  # an emoji's presentation selector or joiner
+    return (token in _BRACKET_TOKENS or (bool(marks) and all(unicodedata.category(ch)[0] in "PS" for ch in marks))
             or _CURRENCY.fullmatch(token) is not None)
 
 

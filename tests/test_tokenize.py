@@ -62,3 +62,10 @@ def test_negras_bracket_spellings_are_punctuation_as_penns_are():
     from onparse.tokenize import word_positions
 
     assert word_positions(["Die", "*LRB*", "Katze", "*RRB*", "-LRB-", "schläft"]) == [0, 2, 5]
+
+
+def test_an_emoji_is_punctuation_whatever_presentation_selector_or_joiner_it_carries():
+    from onparse.tokenize import is_punct
+
+    assert all(is_punct(token) for token in ["❤", "❤\ufe0f", "👍🏽", "👨\u200d👩\u200d👧", "🇩🇪"])
+    assert not any(is_punct(token) for token in ["a", "\ufe0f", "é", "%"])
