@@ -114,11 +114,11 @@ def replacing_folder(path: Path) -> Iterator[Path]:
         raise
 
 
-def same_file(a: str | Path | int, b: str | Path) -> bool:
-    """True when two paths (or an open file descriptor and a path) name one existing file (also through links or
-    other spellings)."""
+def same_file(a: str | Path | IO, b: str | Path) -> bool:
+    """True when two paths (or an open stream and a path) name one existing file (also through links or other
+    spellings); False for a stream without a file behind it."""
     try:
-        first = os.fstat(a) if isinstance(a, int) else os.stat(a)
+        first = os.fstat(a.fileno()) if hasattr(a, "fileno") else os.stat(a)
         return os.path.samestat(first, os.stat(b))
     except (OSError, ValueError):
         return False

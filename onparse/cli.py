@@ -138,7 +138,7 @@ def parse(sentences, input_path, output_path, fmt, no_punct, tokenized, shard, q
     to_file = output_path not in (None, "-")
     if to_file and input_path not in (None, "-") and same_file(input_path, output_path):
         fail(f"--output {output_path} is the input file: writing it would destroy the input")
-    if to_file and input_path in (None, "-") and not from_arguments and same_file(sys.stdin.fileno(), output_path):
+    if to_file and input_path in (None, "-") and not from_arguments and same_file(sys.stdin, output_path):
         fail(f"--output {output_path} is the file standard input reads: writing it would destroy the input")
     if to_file:
         from onparse.modeldir import ModelDirError, refuse_output_file

@@ -132,7 +132,7 @@ def test_many_evaluations_an_epoch_get_folders_of_their_own(tmp_path):
     corpus = tmp_path / "corpus.txt"
     corpus.write_text(CORPUS * 200)
     out = tmp_path / "run"
-    result = run("train", "--train", corpus, "--out", out, "--epochs", "1", "--evals-per-epoch", "150", *TINY)
+    result = run("train", "--train", corpus, "--out", out, "--epochs", "1", "--evals-per-epoch", "150", "--keep-evaluations", *TINY)
     assert result.exit_code == 0, result.output
     history = [json.loads(line) for line in (out / "history.jsonl").read_text().splitlines()]
     folders = [record["model_dir"] for record in history]
