@@ -29,6 +29,12 @@ from onparse.trees import build_tree, right_branching, spans
 from onparse.voting import average, best_tree, vote_matrix
 
 
+def reads_distances(layer: Layer) -> bool:
+    """Whether a member read at ``layer`` builds its tree from distances (an ON-LSTM's layer or mean), not from span
+    marginals (a grammar's ``SPANS``): what its rows in a parse's output hold."""
+    return layer != SPANS
+
+
 def tree_row(distances, layer: Layer):
     """The distances a tree is built from: one layer's (1-based) or the mean of all; layers on the first axis (numpy or torch)."""
     return distances.mean(0) if layer == MEAN else distances[layer - 1]

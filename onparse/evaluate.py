@@ -90,7 +90,7 @@ def evaluate_parser(parser: Parser, gold: Sequence[GoldSentence], untrained_seed
     if untrained_seed is not None:
         control = untrained_like(parser, untrained_seed)
         layer = control.builder.layers[0]
-        name = "untrained_pcfg" if layer == SPANS else f"untrained_layer_{layer}"
+        name = "untrained_" + UNTRAINED_NAMES.get(layer, f"layer_{layer}")
         baselines[name] = score_each(control, gold, advance)[str(layer)]
     layers = list(parser.builder.layers)
     if not parser.is_ensemble:
@@ -115,6 +115,10 @@ def dev_f1(gold_path: str, encoding: str = "UTF-8", reading: Reading = Reading()
         return {name: figures["sentence_f1"] for name, figures in score_each(parser, gold).items()}
 
     return measure
+
+
+# The untrained control's row by its readout (an ON-LSTM's by its layer)
+UNTRAINED_NAMES = {SPANS: "pcfg"}
 
 
 # What the Penn Treebank writes for characters a user types, so gold words can be typed back as text.

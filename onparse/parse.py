@@ -25,8 +25,8 @@ from onparse.batching import in_input_order, sorted_batches
 from onparse.config import ParseConfig
 from onparse.kernels import release_freed_memory
 from onparse.model import compute_dtype
-from onparse.builder import Built, TreeBuilder
-from onparse.config import SPANS, Layer, checked_layer, readouts
+from onparse.builder import Built, TreeBuilder, reads_distances
+from onparse.config import Layer, checked_layer, readouts
 from onparse.hardware import check_device
 from onparse.modeldir import ModelBundle
 from onparse.language import Sentence, tokenizer
@@ -162,8 +162,9 @@ class Parse:
             "word_positions": self.word_positions,
             "layers": list(self.builder.layers),
             "right_branching_voter": self.builder.right_branching_voter,
-            "distances": [None if layer == SPANS else rounded([row])[0] for row, layer in zip(self.tree_distances, self.builder.layers)],
-            "layer_distances": [None if layer == SPANS else rounded(member)
+            "distances": [rounded([row])[0] if reads_distances(layer) else None
+                          for row, layer in zip(self.tree_distances, self.builder.layers)],
+            "layer_distances": [rounded(member) if reads_distances(layer) else None
                                 for member, layer in zip(self.distances, self.builder.layers)],
             "spans": found,
             "confidence": [round(self.confidence(span), 4) for span in found],

@@ -53,7 +53,7 @@ from rich.console import Console
 
 from onparse import distributed, runfolder
 from onparse.atomic import replacing_file
-from onparse.config import (AUTO, BACKWARD, FORWARD, MEAN, PCFG, SPANS, DistillConfig, FitPlan, GrammarConfig, Layer, Reading,
+from onparse.config import (AUTO, BACKWARD, FORWARD, PCFG, SPANS, DistillConfig, FitPlan, GrammarConfig, Layer, Reading,
                             TrainConfig, member_config, member_schedule, training_defaults)
 from onparse.corpus import read_corpus, read_sentences
 from onparse.distill import student_defaults
@@ -268,7 +268,7 @@ def gold_layer(run: Path) -> Layer:
     """The layer (or mean) of best dev F1 at the point a run kept (its gold figures were measured there)."""
     figures = read_json(run / "model" / "card.json")["selected"]["dev_f1_per_layer"]
     best = max(figures, key=figures.get)
-    return best if best in (MEAN, SPANS) else int(best)
+    return int(best) if best.isdigit() else best  # a layer's number, or a readout's name (the mean, a grammar's spans)
 
 
 def run_stage(stage: Stage, plan: FitPlan, out: Path, deadline: float | None, console: Console) -> dict:

@@ -76,6 +76,7 @@ def wide_console() -> Console:
 
 
 READOUT_NAMES = {MEAN: "ON-LSTM mean of layers", SPANS: "PCFG (span marginals, MBR tree)"}
+MEMBER_READOUTS = {SPANS: "PCFG"}  # an ensemble member's readout as its row names it (a layer by its number)
 
 
 def model_rows(result: dict) -> list[tuple[str, dict]]:
@@ -83,7 +84,7 @@ def model_rows(result: dict) -> list[tuple[str, dict]]:
     if "per_layer" in result:
         return [(READOUT_NAMES.get(k, f"ON-LSTM layer {k}") + (" (chosen)" if k == result["chosen"] else ""), figures)
                 for k, figures in result["per_layer"].items()]
-    rows = [(f"member {k} ({'PCFG' if layer == SPANS else f'layer {layer}'})", figures)
+    rows = [(f"member {k} ({MEMBER_READOUTS.get(layer, f'layer {layer}')})", figures)
             for (k, figures), layer in zip(result["members"].items(), result["layers"])]
     for key, name in (("ensemble", "ensemble (tree averaging)"), ("ensemble_right_branching", "ensemble + right-branching voter")):
         rows.append((name + (" (chosen)" if result["chosen"] == key else ""), result[key]))

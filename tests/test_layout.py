@@ -37,6 +37,18 @@ FAMILY_BRANCHES = re.compile(r"(==|!=)\s*(PCFG|ONLSTM)\b|\b(PCFG|ONLSTM)\s*(==|!
                              r"isinstance\([^,]*\.model(\.config)?, *(GrammarConfig|ModelConfig)\)|n_layers == 0")
 
 
+READOUT_BRANCHES = re.compile(r"(==|!=)\s*SPANS\b|\bSPANS\s*(==|!=)|\bSPANS\s+(not\s+)?in\b|in \((MEAN, )?SPANS\)")
+
+
+def test_only_the_builder_and_the_settings_compare_a_readout():
+    """The builder owns what a readout makes of a member's output (``reads_distances``); config.py checks layers."""
+    found = [f"{path.name}:{number}: {line.strip()}" for path in sorted((ROOT / "onparse").glob("*.py"))
+             if path.name not in ("config.py", "builder.py")
+             for number, line in enumerate(path.read_text().splitlines(), 1) if READOUT_BRANCHES.search(line)]
+    assert not found, "\n".join(found)
+    assert READOUT_BRANCHES.search("None if layer == SPANS else x") and READOUT_BRANCHES.search("best in (MEAN, SPANS)")
+
+
 def test_no_module_branches_on_a_family_name_or_settings_class():
     """config.py, where the families' settings classes and the fit plan's per-family fields are declared, is the one
     place allowed to name a family in a comparison. (Readouts, ``SPANS``, are still compared in the builder, the
