@@ -189,13 +189,14 @@ def build(out: Path, models: list[Path | str], rule: str = "own", sentences: lis
           overwrite: bool = False, card: dict | None = None) -> dict:
     """Make an ensemble directory with its choices made: the one way ``onparse ensemble`` and the fit make one.
 
-    ``out`` is checked first (``check_target``), before minutes of choosing;
-    then ``choose`` gives the members kept and their layers, unless ``layers``
+    ``out`` is checked first (``check_target``) where choosing on text takes
+    minutes; then ``choose`` gives the members kept and their layers, unless ``layers``
     are given (chosen elsewhere, as the fit's gold-dev protocol does); then
     ``make_ensemble``. Choices made on text are recorded in the card
     (``chosen_on``). Returns the choices.
     """
-    check_target(out, models, copy, overwrite)
+    if sentences is not None and layers is None:  # refused now, before minutes of choosing (make_ensemble checks again)
+        check_target(out, models, copy, overwrite)
     chosen = ({"members": list(range(len(models))), "layers": layers} if layers is not None else
               choose(models, rule, sentences, settings, keep, fixed_layer))
     card = dict(card or {})

@@ -413,6 +413,8 @@ class EvaluationSaver:
 
     def __init__(self, running: Trainer, config: TrainConfig, out_dir: Path, command: str):
         self.running, self.config, self.out_dir, self.command = running, config, out_dir, command
+        kept = out_dir / "model" / "card.json"  # a resumed run's best point so far
+        self.best = modeldir.read_json(kept)["selected"]["model_dir"] if kept.is_file() else None
 
     def evaluation(self, event: Evaluation) -> None:
         if not self.running.ranks.main:
@@ -426,9 +428,10 @@ class EvaluationSaver:
         for folder in [event.record["model_dir"]] + (["model"] if event.best else []):
             modeldir.save(self.out_dir / folder, running.model, running.vocab, config.default_layer, card,
                           language=config.language, reading=config.reading)
+        if event.best:
+            self.best = event.record["model_dir"]
         if not config.keep_evaluations:
-            best = modeldir.read_json(self.out_dir / "model" / "card.json")["selected"]["model_dir"]
-            self.prune({UNTRAINED, event.record["model_dir"], best})
+            self.prune({UNTRAINED, event.record["model_dir"], self.best})
 
     def prune(self, keep: set[str]) -> None:
         """Remove the evaluations' model directories not in ``keep`` (``model/`` holds the best's copy): only folders
