@@ -8,6 +8,7 @@ Prints a table and writes the figures as JSON.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import random
@@ -135,6 +136,24 @@ def scoring_figures(ptb: Path, count: int) -> dict:
     return {"trees": count, "seconds": seconds, "goal_s": 30, "import_torch_s": wall([sys.executable, "-c", "import torch"])}
 
 
+LONG_SENTENCES = {"onlstm-wsj": [400, 2000], "onlstm-wsj-gpu-r4": [400, 2000], "pcfg-wsj": [400, 800], None: [100, 400]}
+
+
+def long_sentence_figures(ptb: Path, repeats: int = 1) -> dict:
+    """Seconds for one sentence of many words (section 22's words run together, else a word repeated), per model
+    (None: the default) at the lengths it is meant to take: the vote is cubic in length, a grammar's passes too."""
+    words = [w for s in read_gold(str(ptb / "22")) for w in s.sentence.word_tokens] if (ptb / "22").is_dir() else []
+    figures = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for model, lengths in LONG_SENTENCES.items():
+            for length in lengths:
+                text = Path(tmp) / f"{length}.txt"
+                text.write_text(" ".join(itertools.islice(itertools.cycle(words or ["word"]), length)) + "\n")
+                command = ONPARSE + ["--tokenized", "--max-words", str(length), "-i", str(text), "-o", os.devnull, "-q"]
+                figures[f"{model or 'default'} {length} words"] = wall(command + (["--model", model] if model else []), repeats)
+    return figures
+
+
 def main() -> None:
     options = argparse.ArgumentParser(description=__doc__)
     options.add_argument("--ptb", type=Path, default=Path("../shared/data/ptb/wsj"))
@@ -145,10 +164,11 @@ def main() -> None:
     options.add_argument("--lines", type=int, nargs="+", default=[1000, 100000])
     options.add_argument("--out", type=Path, default=Path("benchmarks/results.json"))
     options.add_argument("--scoring-trees", type=int, default=100_000, help="one-line gold trees scored against themselves")
-    options.add_argument("--only", choices=["startup", "scoring"], help="measure this part alone, print it, write nothing")
+    options.add_argument("--only", choices=["startup", "scoring", "long"], help="measure this part alone, print it, write nothing")
     args = options.parse_args()
     if args.only:
-        part = {"startup": startup_figures, "scoring": lambda: scoring_figures(args.ptb, args.scoring_trees)}[args.only]()
+        part = {"startup": startup_figures, "scoring": lambda: scoring_figures(args.ptb, args.scoring_trees),
+                "long": lambda: long_sentence_figures(args.ptb)}[args.only]()
         print(json.dumps(part, indent=2))
         return
 

@@ -53,7 +53,7 @@ def load_parser(model: str | None, layer: int | None, threads: int | None = None
     try:
         return Parser.load(model, layer, **settings)
     except InputError as err:
-        fail(f"{err} (--layer)")
+        fail(f"{err} (--{err.setting.replace('_', '-')})" if err.setting else str(err))
     except ModelDirError as err:
         fail(str(err))
 

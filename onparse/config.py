@@ -79,6 +79,7 @@ class ModelConfig:
     reads_either_way: ClassVar[bool] = True  # left to right or right to left; distillation rounds refine it
     training: ClassVar[dict] = {}  # TrainConfig settings in place of the class's defaults
     student_training: ClassVar[dict] = STUDENT_TRAINING  # a student's update and rate where a run sets none
+    longest_sentence: ClassVar[int] = 2000  # words: its distances are linear in length (8 s at 2,000 words, one core)
     vocab_size: int = 10000
     embedding_size: int = 400
     hidden_size: int = 1150
@@ -140,6 +141,7 @@ class GrammarConfig:
     reads_either_way: ClassVar[bool] = False  # its trees are over the words read left to right; it votes as trained
     training: ClassVar[dict] = GRAMMAR_TRAINING
     student_training: ClassVar[dict] = {name: GRAMMAR_TRAINING[name] for name in ("lr", "batch_size", "clip")}
+    longest_sentence: ClassVar[int] = 800  # words: inside and outside passes are cubic (70 s at 800 words, one core)
     vocab_size: int = 10000
     nonterminals: int = 30
     preterminals: int = 60
@@ -232,8 +234,8 @@ class Reading:
         return reading
 
 
-# The longest sentence any setting accepts: an ensemble's vote is a CYK pass,
-# cubic in length (2 s at 1,000 words, 16 s at 2,000), and no sentence is longer.
+# The longest sentence any setting accepts: an ensemble's vote is a CYK pass, cubic in length (a vote of four
+# ON-LSTMs: 37 s at 2,000 words, one core), and no sentence is longer; a family may allow less (``longest_sentence``).
 MAX_SENTENCE_WORDS = 2000
 # Bytes a line may hold for each word allowed: lines longer than that are refused as they are read.
 LINE_BYTES_PER_WORD = 100

@@ -46,7 +46,12 @@ WINDOW_WORDS = 4 * BATCH_WORDS
 
 
 class InputError(ValueError):
-    """A sentence or setting the parser will not take (empty, too long, no such layer)."""
+    """A sentence or setting the parser will not take (empty, too long, no such layer); ``setting``: the
+    ``ParseConfig`` field or ``layer`` it concerns, for a command line to name its option."""
+
+    def __init__(self, message: str, setting: str | None = None):
+        super().__init__(message)
+        self.setting = setting
 
 
 @dataclass
@@ -186,7 +191,7 @@ class Member:
         try:
             self.layer = checked_layer(chosen, bundle.model.config.n_layers)
         except ValueError as err:
-            raise InputError(f"{bundle.path or 'this model'}: {err}") from None
+            raise InputError(f"{bundle.path or 'this model'}: {err}", "layer") from None
         self.bundle = bundle
         model = bundle.model
         if dtype != torch.float32 and model.stores_matmul_weights:  # once in the matmul dtype, not cast on every batch
@@ -247,7 +252,11 @@ class Parser:
         choices = [readouts(bundle.model.config.n_layers) for bundle in bundles]
         if layer is not None and all(len(found) == 1 and layer not in found for found in choices):
             raise InputError(f"layer {layer!r}: this model has no layers to choose from (a grammar's trees come from its "
-                             "span marginals)")
+                             "span marginals)", "layer")
+        longest = min(bundle.model.config.longest_sentence for bundle in bundles)
+        if self.settings.max_words > longest:
+            raise InputError(f"max_words {self.settings.max_words} is over the {longest} words this model parses "
+                             "(a grammar's inside and outside passes are cubic in length: about 70 s at 800 words)", "max_words")
         self.members = [Member(bundle, layer, self.device, self.dtype) for bundle in bundles]
         self.builder = TreeBuilder(tuple(member.layer for member in self.members), right_branching_voter)
         languages = {bundle.language for bundle in bundles}

@@ -295,14 +295,15 @@ def inside_chart(rules: Rules, words: Tensor, span_scores: Tensor | None = None
 
 
 def marginals(rules: Rules, words: Tensor) -> Tensor:
-    """Every span's posterior (B x (n+1) x (n+1)) from an inside and an outside pass, both in log space.
+    """Every span's posterior (B x (n+1) x (n+1)) from an inside and an outside pass.
 
     The outside score of a span as a parent's left child sums, over every
     parent starting where it starts, the parent's outside score times its
     right sibling's projection r; as a right child, over every parent ending
     where it ends, times its left sibling's projection l. A child width at a
-    time, those sums are one stack over the parents' widths, then one
-    projection back through the rules (``project`` with the rules transposed).
+    time, each sum is one product of charts gathered at every (child, parent)
+    pair (``ScaledChart``), then one projection back through the rules
+    (``project`` with the rules transposed).
     """
     if rules.binary is not None:  # the gradient of log Z with respect to every span's score
         with torch.enable_grad():
@@ -313,19 +314,58 @@ def marginals(rules: Rules, words: Tensor) -> Tensor:
     batch, n = words.shape
     nonterminals = rules.nonterminals
     left_nt, right_nt = rules.left[..., :nonterminals], rules.right[..., :nonterminals]
-    outside = {n: rules.root.reshape(-1, 1, nonterminals).expand(batch, 1, nonterminals)}
+    # Log charts by (start, width) and by (end, width): a child's parents and siblings lie along their rows
+    parents_by_start, parents_by_end = Chart(batch, n, nonterminals), Chart(batch, n, nonterminals)
+    right_by_start, left_by_end = Chart(batch, n, nonterminals), Chart(batch, n, nonterminals)
+    for width in range(1, n):
+        right_by_start.by_start(width, right_from[width])
+        left_by_end.by_end(width, left_from[width])
+    outside = rules.root.reshape(-1, 1, nonterminals).expand(batch, 1, nonterminals)
     found = words.new_zeros((batch, n + 1, n + 1), dtype=torch.float32)
-    floor = torch.tensor(float("-inf"))
     for width in range(n, 1, -1):
         starts = n - width + 1
-        if width < n:
-            as_left = [F.pad(outside[parent][:, : n - parent + 1] + right_from[parent - width][:, width : width + n - parent + 1],
-                             (0, 0, 0, parent - width), value=floor) for parent in range(width + 1, n + 1)]
-            as_right = [F.pad(outside[parent][:, : n - parent + 1] + left_from[parent - width][:, : n - parent + 1],
-                              (0, 0, parent - width, 0), value=floor) for parent in range(width + 1, n + 1)]
-            outside[width] = torch.logaddexp(project(torch.logsumexp(torch.stack(as_left), 0), left_nt.transpose(-1, -2)),
-                                              project(torch.logsumexp(torch.stack(as_right), 0), right_nt.transpose(-1, -2)))
+        if width < n:  # parents of width + q, siblings of width q, for q = 1 .. n - width
+            as_left = parents_by_start.rows(0, width + 1, starts, n - width).times(right_by_start.rows(width, 1, starts, n - width))
+            as_right = parents_by_end.rows(width, width + 1, starts, n - width).times(left_by_end.rows(0, 1, starts, n - width))
+            outside = torch.logaddexp(project(as_left, left_nt.transpose(-1, -2)), project(as_right, right_nt.transpose(-1, -2)))
+        parents_by_start.by_start(width, outside)
+        parents_by_end.by_end(width, outside)
         first = torch.arange(starts)
-        found[:, first, first + width] = torch.exp(outside[width] + beta[width] - log_z[:, None, None]).sum(-1)
+        found[:, first, first + width] = torch.exp(outside + beta[width] - log_z[:, None, None]).sum(-1)
     return found
 
+
+class Chart:
+    """Log scores of spans (B x symbols each) in a (row, width) table, a row being the spans' start or end, none
+    where no span is. Each is kept as exp(score - its largest) in float64 beside that largest, so that sums of
+    products over many spans are products and sums instead of log-sum-exps (float64: a score 700 below its
+    largest still counts)."""
+
+    def __init__(self, batch: int, n: int, symbols: int):
+        self.values = torch.zeros(batch, n + 1, n + 1, symbols, dtype=torch.float64)
+        self.scales = torch.full((batch, n + 1, n + 1), float("-inf"), dtype=torch.float64)
+
+    def by_start(self, width: int, scores: Tensor) -> None:
+        self._put(slice(0, scores.size(1)), width, scores)
+
+    def by_end(self, width: int, scores: Tensor) -> None:
+        self._put(slice(width, width + scores.size(1)), width, scores)
+
+    def _put(self, rows: slice, width: int, scores: Tensor) -> None:
+        top = scores.amax(-1, keepdim=True).clamp_min(-1e30)
+        self.values[:, rows, width] = (scores - top).double().exp()
+        self.scales[:, rows, width] = top[..., 0].double()
+
+    def rows(self, row: int, width: int, count: int, widths: int) -> "Chart":
+        """Rows row .. row + count - 1, widths width .. width + widths - 1 of each: a view, nothing copied."""
+        part = Chart.__new__(Chart)
+        part.values = self.values[:, row : row + count, width : width + widths]
+        part.scales = self.scales[:, row : row + count, width : width + widths]
+        return part
+
+    def times(self, other: "Chart") -> Tensor:
+        """log sum over widths of exp(self + other), two views of one shape: B x rows x symbols, float32."""
+        scale = self.scales + other.scales
+        top = scale.amax(-1, keepdim=True).clamp_min(-1e30)
+        summed = torch.einsum("brwn,brwn,brw->brn", self.values, other.values, (scale - top).exp())
+        return (torch.log(summed + 1e-300) + top).float()

@@ -250,3 +250,20 @@ def test_a_layer_asked_of_a_lone_grammar_is_refused_and_an_ensembles_onlstms_tak
     assert Parser.load(tmp_path / "grammar", layer=SPANS).builder.layers == (SPANS,)
     both = Parser([modeldir.load(tiny_model_dir), modeldir.load(tmp_path / "grammar")], layer=1)
     assert both.builder.layers == (1, SPANS)
+
+
+def test_a_parser_with_a_grammar_takes_sentences_no_longer_than_a_grammar_parses_in_about_a_minute(corpus, tmp_path,
+                                                                                                   tiny_model_dir):
+    from onparse.config import GrammarConfig, ModelConfig
+    from onparse.parse import InputError
+
+    trainer = make_trainer(grammar_config(corpus, epochs=1))
+    modeldir.save(tmp_path / "grammar", trainer.model, trainer.vocab, SPANS)
+    grammar, onlstm = modeldir.load(tmp_path / "grammar"), modeldir.load(tiny_model_dir)
+    limit = GrammarConfig.longest_sentence
+    assert limit < ModelConfig.longest_sentence
+    assert Parser(onlstm, max_words=ModelConfig.longest_sentence).settings.max_words == ModelConfig.longest_sentence
+    assert Parser([onlstm, grammar], max_words=limit).settings.max_words == limit
+    with pytest.raises(InputError, match=f"over the {limit} words") as refused:
+        Parser([onlstm, grammar], max_words=limit + 1)
+    assert refused.value.setting == "max_words"
