@@ -7,7 +7,9 @@ terminal, /dev/null, a pipe) are written directly: there is nothing to protect.
 
 from __future__ import annotations
 
+import glob
 import os
+import re
 import shutil
 import signal
 import stat
@@ -51,7 +53,8 @@ def replacing_file(path: Path, encoding: str = "utf-8") -> Iterator[IO[str]]:
             yield direct
         return
     mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else 0o666 & ~_umask()
-    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part")
+    remove_abandoned(target)
+    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=_temporary_prefix(target), suffix=".part")
     try:
         with _terminated_on_sigterm():
             with os.fdopen(handle, "w", encoding=encoding) as file:
@@ -61,6 +64,35 @@ def replacing_file(path: Path, encoding: str = "utf-8") -> Iterator[IO[str]]:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def _temporary_prefix(target: Path) -> str:
+    """Where a temporary copy of ``target`` is written: beside it, hidden, named by the process writing it."""
+    return f".{target.name}.{os.getpid()}."
+
+
+def remove_abandoned(target: Path) -> None:
+    """Remove the temporary copies of ``target`` that processes no longer running left behind (``kill -9``, a
+    power cut): ``.NAME.PID.*.part``, and ``.old`` where ``target`` itself stands again."""
+    pattern = re.compile(re.escape(f".{target.name}.") + r"(\d+)\.[^/]*\.(part|old)")
+    for entry in target.parent.glob(f".{glob.escape(target.name)}.*"):
+        found = pattern.fullmatch(entry.name)
+        if not found or _running(int(found[1])) or found[2] == "old" and not target.exists():
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True  # another user's process: theirs to clean up
+    return True
 
 
 def _umask() -> int:
@@ -97,7 +129,8 @@ def replacing_folder(path: Path) -> Iterator[Path]:
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     mode = stat.S_IMODE(path.stat().st_mode) if path.is_dir() else 0o777 & ~_umask()
-    temporary = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part"))
+    remove_abandoned(path)
+    temporary = Path(tempfile.mkdtemp(dir=path.parent, prefix=_temporary_prefix(path), suffix=".part"))
     try:
         with _terminated_on_sigterm():
             yield temporary

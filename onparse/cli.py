@@ -18,7 +18,8 @@ from typing import NoReturn
 import click
 
 from onparse import __version__
-from onparse.commandline import (LATENT_HELP, PRODUCTIONS_HELP, THREADS_HELP, Encoding, LayerType, ParseByDefault, Positive, ShardType,
+from onparse.commandline import (LATENT_HELP, PRODUCTIONS_HELP, THREADS_HELP, Encoding, LanguageCode, LayerType, ParseByDefault,
+                                 Positive, ShardType,
                                  Threads, check_device, fail, import_nltk_quickly, require_stdout, set_threads, typed_command)
 from onparse.config import (AUTO, BACKWARD, DTYPE_CHOICES, FAMILIES, FORWARD, GRAMMAR_TRAINING, LAYER_RULES,
                              LINE_BYTES_PER_WORD, MAX_SENTENCE_WORDS, MEMBER_MODEL, DistillConfig, FitPlan,
@@ -405,7 +406,7 @@ def run_options(command):
               f"a grammar {GRAMMAR_TRAINING['lr']:g}].")
 @click.option("--layer", type=LayerType(), help="The layer its model directories parse with  [default: 2, the paper's, "
               "or the top of a smaller model; a grammar: spans].")
-@click.option("--language", default=TrainConfig.language, show_default=True, metavar="CODE",
+@click.option("--language", type=LanguageCode(), default=TrainConfig.language, show_default=True,
               help="The text's language (en, de, zh, ...): how text files are tokenized, recorded in the model.")
 @click.option("--punctuation/--no-punctuation", default=Reading.punctuation, show_default=True,
               help="Whether the model reads the punctuation tokens too (trees and scores stay over the words).")
@@ -716,7 +717,7 @@ def quantize(model, out_dir, gold, encoding, device, threads) -> None:
 @KEEP_EVALUATIONS
 @click.option("--select-by-gold", is_flag=True,
               help="Choose checkpoints and the voter on --dev-gold (the original ON-LSTM protocol: not unsupervised; the card says so).")
-@click.option("--language", default=default(FitPlan, "language"), show_default=True, metavar="CODE",
+@click.option("--language", type=LanguageCode(), default=default(FitPlan, "language"), show_default=True,
               help="The text's language (en, de, zh, ...): how text files are tokenized, recorded in every model.")
 @click.option("--encoding", type=Encoding(), default=default(FitPlan, "encoding"), show_default=True,
               help="The encoding of the --train, --dev and --dev-gold files.")
@@ -809,9 +810,6 @@ def fit(train_paths, dev, dev_gold, out_dir, resume, hours, members, rounds, mem
                               device=device)
         with training_errors("fit", out_dir):
             plan.check()  # before the folder is made: a refused plan leaves nothing behind
-            from onparse.language import tokenizer
-
-            tokenizer(plan.language)  # a language that cannot be tokenized here is refused now, not in a stage
     main_rank = distributed.from_environment().main  # under torchrun, rank 0 alone holds the fit's folder
     with training_errors("fit", out_dir), runfolder.locked_run(out_dir) if main_rank else nullcontext():
         if resume and not (out_dir / recipe.RECORD).is_file():

@@ -106,6 +106,21 @@ class Encoding(click.ParamType):
         return value
 
 
+class LanguageCode(click.ParamType):
+    """A language code this machine can tokenize text of (en, de, zh, xx, ...): refused as a bad option otherwise."""
+
+    name = "CODE"
+
+    def convert(self, value, param, ctx):
+        from onparse.language import LanguageError, tokenizer
+
+        try:
+            tokenizer(value)
+        except LanguageError as err:
+            self.fail(str(err), param, ctx)
+        return value
+
+
 class ShardType(click.ParamType):
     """K/N: the K-th (from 1) of N parts of an input file."""
 

@@ -14,7 +14,7 @@ from itertools import chain, islice
 from pathlib import Path
 
 from onparse.config import Reading
-from onparse.language import ENGLISH, Sentence, tokenizer
+from onparse.language import ENGLISH, Sentence, tokenizer, unspaced_script, written_without_spaces
 from onparse.reading import model_tokens
 from onparse.treebank import read_gold, text_lines, tree_files
 
@@ -26,15 +26,24 @@ ID_FIELD = re.compile(r"\s*[\w.:-]*\d[\w.:-]*\t(?:[a-z]{3}\t)?")
 ID_SAMPLE = 100  # lines that decide whether a file's lines carry ids
 
 
+def is_comment(line: str) -> bool:
+    return line.startswith(COMMENT)
+
+
+def id_end(line: str) -> int:
+    """Where the sentence of a line that starts with an id (``ID_FIELD``) starts; 0 for a line without one."""
+    found = ID_FIELD.match(line)
+    return found.end() if found else 0
+
+
 def sentence_lines(lines: Iterable[str]) -> Iterator[str]:
     """The sentences of a text file, one a line: comment lines skipped, and each line's id left out where the
     file's first lines all start with one (a tab after the id)."""
-    content = (line for line in lines if line.strip() and not line.startswith(COMMENT))
+    content = (line for line in lines if line.strip() and not is_comment(line))
     first = list(islice(content, ID_SAMPLE))
-    ids = bool(first) and all(ID_FIELD.match(line) for line in first)
+    ids = bool(first) and all(id_end(line) for line in first)
     for line in chain(first, content):
-        found = ID_FIELD.match(line) if ids else None
-        yield line[found.end():] if found else line
+        yield line[id_end(line):] if ids else line
 
 
 BRACKETED = re.compile(r"\s*\(.*\(.*\)\s*$")  # a line that opens and closes as a bracketed tree does, with a node inside
@@ -46,6 +55,21 @@ def refuse_trees_as_text(file: Path, lines: list[str]) -> None:
     if len(lines) >= 2 and all(BRACKETED.match(line) for line in lines):
         raise ValueError(f"{file} holds bracketed trees, one a line: name it .mrg (or .penn) to read their leaves, "
                          "or give its sentences as text")
+
+
+UNSPACED_PIECE = 12  # characters between spaces, on average, past which text is taken for unsegmented
+
+
+def refuse_unspaced_text(file: Path, lines: list[str], language: str) -> None:
+    """ValueError for text mostly in a script written without spaces (Thai, Chinese, ...) and not split into words by
+    hand (more than ``UNSPACED_PIECE`` characters between spaces on average) given a language split at spaces (xx,
+    en, ...): each line would be a word or two."""
+    pieces = sum(len(line.split()) for line in lines)
+    long_pieces = pieces and sum(map(len, lines)) > UNSPACED_PIECE * pieces
+    script = None if written_without_spaces(language) or not long_pieces else unspaced_script("".join(lines))
+    if script:
+        raise ValueError(f"{file} looks written without spaces between words, as {script!r} is, but --language {language} "
+                         f"splits at spaces: give --language {script} (or text split into words with spaces)")
 
 
 def read_sentences(paths: list[str], language: str = ENGLISH, encoding: str = "UTF-8") -> list[Sentence]:
@@ -61,6 +85,7 @@ def read_sentences(paths: list[str], language: str = ENGLISH, encoding: str = "U
             lines = sentence_lines(line for _, line in text_lines(file, encoding))
             first = list(islice(lines, ID_SAMPLE))
             refuse_trees_as_text(file, first)
+            refuse_unspaced_text(file, first, language)
             sentences.extend(Sentence.of_tokens(split(line)) for line in chain(first, lines))
     return [sentence for sentence in sentences if sentence.words]
 

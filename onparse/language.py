@@ -53,6 +53,22 @@ def written_without_spaces(language: str) -> bool:
     return language in UNSPACED
 
 
+# Scripts written without spaces between words (by the first word of their characters' Unicode names) and the
+# language each most likely writes
+UNSPACED_SCRIPTS = {"THAI": "th", "LAO": "lo", "KHMER": "km", "MYANMAR": "my", "TIBETAN": "bo", "CJK": "zh",
+                    "HIRAGANA": "ja", "KATAKANA": "ja"}
+
+
+def unspaced_script(text: str) -> str | None:
+    """The language code of the script without spaces most of ``text``'s letters are written in (th, zh, ja, ...);
+    None where most are not (Japanese wins over Chinese where any kana is written)."""
+    scripts = [UNSPACED_SCRIPTS.get(unicodedata.name(ch, "").split(" ")[0]) for ch in text if ch.isalpha()]
+    found = [code for code in scripts if code]
+    if not found or len(found) * 2 <= len(scripts):
+        return None
+    return "ja" if "ja" in found else max(set(found), key=found.count)
+
+
 class LanguageError(ValueError):
     """A language onparse cannot tokenize here (unknown code, or its tokenizer library missing)."""
 

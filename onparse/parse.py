@@ -23,6 +23,7 @@ from nltk import Tree
 from onparse import modeldir
 from onparse.batching import in_input_order, sorted_batches
 from onparse.config import ParseConfig
+from onparse.corpus import id_end, is_comment
 from onparse.kernels import release_freed_memory
 from onparse.model import compute_dtype
 from onparse.builder import Built, TreeBuilder, reads_distances
@@ -410,7 +411,10 @@ class Parser:
 
         Each line is tokenized as the model's language is, or split at
         whitespace with ``tokenized``. A blank line gives None (with
-        ``blank_lines``; otherwise it is an empty sentence, refused); a line
+        ``blank_lines``; otherwise it is an empty sentence, refused), and so,
+        as in training text (``onparse.corpus``), does a ``%%`` comment line;
+        where the first sentence line starts with an id (``17<TAB>``), each
+        line's id is left out. A line
         over the byte limit, not UTF-8 or over the word limit gives None and
         is passed to ``invalid`` with its position (from 0) and the reason.
         ``window`` is as in ``parse_stream``.
@@ -421,6 +425,7 @@ class Parser:
             invalid(position, reason)
 
         def token_lists() -> Iterator[list[str] | None]:
+            ids = None  # whether the lines start with ids: as the first sentence line does (one may be parsed at once)
             for position, raw in enumerate(lines):
                 if isinstance(raw, TooLong):
                     refused(position, f"{raw}, more than a sentence of --max-words {self.settings.max_words} can be")
@@ -432,6 +437,13 @@ class Parser:
                     refused(position, "not UTF-8 text")
                     yield None
                     continue
+                if blank_lines and is_comment(line):
+                    yield None
+                    continue
+                if blank_lines and ids is None and line.strip():
+                    ids = bool(id_end(line))
+                if ids:
+                    line = line[id_end(line):]
                 tokens = line.split() if tokenized else self.tokenize(line)
                 yield tokens if tokens or not blank_lines else None
 

@@ -162,10 +162,14 @@ def punct_tag(token: str) -> str:
     return _PUNCT_TAGS.get(token, ":")
 
 
+# Full-width forms of ASCII (U+FF01-U+FF5E, as East Asian text writes Latin letters, digits and signs) as ASCII
+FULL_WIDTH = {code: code - 0xFEE0 for code in range(0xFF01, 0xFF5F)}
+
+
 def normalize(word: str) -> str:
     """The spelling the model was trained on: composed characters (NFC: ``u`` and a combining diaeresis are ``ü``),
-    lowercase, each number written as N."""
-    return _NUMBER.sub("N", unicodedata.normalize("NFC", word).lower())
+    full-width letters, digits and signs as ASCII (``ＷＴＯ`` is ``wto``), lowercase, each number written as N."""
+    return _NUMBER.sub("N", unicodedata.normalize("NFC", word).translate(FULL_WIDTH).lower())
 
 
 # Punctuation spelt many ways, as a model reading punctuation sees it: every quote one quote, every bracket one bracket.

@@ -6,6 +6,8 @@ from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
+from onparse.tokenize import FULL_WIDTH
+
 UNK = "<unk>"
 EOS = "<eos>"
 
@@ -15,10 +17,15 @@ class Vocabulary:
 
     def __init__(self, words: list[str]):
         self.words = list(words)
-        self.index = {w: i for i, w in enumerate(self.words)}
-        if len(self.index) != len(self.words):
-            twice = next(w for i, w in enumerate(self.words) if self.index[w] != i)
+        rows = {w: i for i, w in enumerate(self.words)}
+        if len(rows) != len(self.words):
+            twice = next(w for i, w in enumerate(self.words) if rows[w] != i)
             raise ValueError(f"the word {twice!r} is listed twice (each word has one row)")
+        # Words as normalize() now spells them: a list written before full-width forms were folded (ｗｔｏ) is read
+        # as ASCII too, the first (more frequent) row winning where both spellings were listed
+        self.index: dict[str, int] = {}
+        for i, w in enumerate(self.words):
+            self.index.setdefault(w.translate(FULL_WIDTH), i)
         if UNK not in self.index or EOS not in self.index:
             raise ValueError(f"a vocabulary needs {UNK} and {EOS}")
         self.unk_id = self.index[UNK]

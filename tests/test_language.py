@@ -176,3 +176,25 @@ def test_the_raw_text_path_types_chinese_without_spaces_and_skips_trees_without_
 def test_invisible_format_marks_are_no_tokens():
     assert tokenizer("en")("The cat\u200b sat \u200f on the\u00ad mat.") == ["The", "cat", "sat", "on", "the", "mat", "."]
     assert tokenizer("de")("Die \u200b Katze") == ["Die", "Katze"]
+
+
+def test_text_written_without_spaces_is_refused_under_a_language_split_at_spaces_and_taken_once_split(tmp_path):
+    thai = tmp_path / "thai.txt"
+    thai.write_text("แมวนั่งบนเสื่อในบ้านของฉัน\nสุนัขเห่าเสียงดังมากในตอนเช้า\n")
+    with pytest.raises(ValueError, match="without spaces between words, as 'th' is, but --language xx .*--language th"):
+        read_sentences([str(thai)], "xx")
+    split = tmp_path / "split.txt"
+    split.write_text("แมว นั่ง บน เสื่อ ใน บ้าน ของ ฉัน\nสุนัข เห่า เสียง ดัง มาก\n")
+    assert words([str(split)], "xx")[1] == ["สุนัข", "เห่า", "เสียง", "ดัง", "มาก"]
+    chinese = tmp_path / "zh.txt"
+    chinese.write_text("猫坐在垫子上面睡觉了很久很久。\n")
+    with pytest.raises(ValueError, match="as 'zh' is"):
+        read_sentences([str(chinese)], "en")
+
+
+def test_a_language_no_tokenizer_here_knows_is_a_bad_option_before_any_folder(tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("the cat sat\n" * 10)
+    for command in (["train", "--train", str(corpus)], ["fit", "--train", str(corpus), "--dev", str(corpus)]):
+        result = CliRunner().invoke(main, command + ["--language", "qq", "--out", str(tmp_path / "run")])
+        assert result.exit_code == 2 and "not a language code" in result.output and not (tmp_path / "run").exists()

@@ -155,3 +155,24 @@ def test_ensemble_folders_get_the_usual_modes(tmp_path, overwrite):
         os.umask(previous)
     assert (tmp_path / "e").stat().st_mode & 0o777 == (0o750 if overwrite else 0o755)
     assert json.loads((tmp_path / "e" / "config.json").read_text())["ensemble"]["members"] == ["members/a"]
+
+
+def test_copies_a_killed_writer_left_are_removed_by_the_next_write_and_a_running_writers_are_kept(tmp_path):
+    import subprocess
+
+    from onparse.atomic import replacing_file, replacing_folder
+
+    gone = subprocess.Popen(["true"])
+    gone.wait()  # a process id no process holds now
+    target, folder = tmp_path / "trees.txt", tmp_path / "model"
+    abandoned = [tmp_path / f".trees.txt.{gone.pid}.x1y2.part", tmp_path / f".model.{gone.pid}.z3.part"]
+    abandoned[0].write_text("half")
+    abandoned[1].mkdir()
+    running = tmp_path / f".trees.txt.{os.getpid()}.w9.part"
+    running.write_text("being written")
+    with replacing_file(target) as out:
+        out.write("(X a b)\n")
+    with replacing_folder(folder) as inside:
+        (inside / "config.json").write_text("{}")
+    assert not any(path.exists() for path in abandoned) and running.exists()
+    assert target.read_text() == "(X a b)\n" and (folder / "config.json").exists()

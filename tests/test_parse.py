@@ -92,3 +92,14 @@ def test_parse_sents_streams_an_endless_iterable(tiny_model_dir):
     endless = itertools.cycle(["the cat sat on the mat", "a dog sat"])
     first = list(itertools.islice(Parser.load(tiny_model_dir).parse_sents(endless), 5))
     assert [len(p.tokens) for p in first] == [6, 3, 6, 3, 6]
+
+
+def test_lines_are_read_as_training_text_is_read_comments_skipped_and_ids_left_out(tiny_model_dir):
+    """NEGRA's .sent file: a %% header, then "   17:<TAB>sentence"; the output keeps one line per line."""
+    parser = Parser(load(tiny_model_dir))
+    lines = [b"%% NEGRA", b"    1:\tthe cat sat", b"", b"    2:\ta dog ran"]
+    parsed = list(parser.parse_lines(lines, tokenized=True))
+    assert parsed[0] is None and parsed[2] is None
+    assert [parse.tokens for parse in (parsed[1], parsed[3])] == [["the", "cat", "sat"], ["a", "dog", "ran"]]
+    plain = list(parser.parse_lines([b"17 cats sleep", b"2:\tstays whole"], tokenized=True))
+    assert [parse.tokens for parse in plain] == [["17", "cats", "sleep"], ["2:", "stays", "whole"]]

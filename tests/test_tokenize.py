@@ -69,3 +69,12 @@ def test_an_emoji_is_punctuation_whatever_presentation_selector_or_joiner_it_car
 
     assert all(is_punct(token) for token in ["❤", "❤\ufe0f", "👍🏽", "👨\u200d👩\u200d👧", "🇩🇪"])
     assert not any(is_punct(token) for token in ["a", "\ufe0f", "é", "%"])
+
+
+def test_full_width_letters_read_as_ascii_and_an_older_word_list_finds_them():
+    from onparse.vocabulary import Vocabulary
+
+    assert normalize("ＷＴＯ") == normalize("WTO") == "wto" and normalize("５０％") == "N%"
+    older = Vocabulary(["<eos>", "<unk>", "ｗｔｏ", "a", "ａ"])  # written before folding: both spellings of "a" listed
+    assert older.ids([normalize("ＷＴＯ"), normalize("WTO"), normalize("ａ")]) == [2, 2, 3]
+    assert "wto" in older and "ｂ" not in older
