@@ -238,6 +238,33 @@ def read_record(out: Path) -> dict:
     return record
 
 
+def check_stages_done(plan: FitPlan, out: Path, record: dict) -> None:
+    """RunFolderError where the plan (a ``fit.json`` edited by hand) makes a training stage that is done something
+    other than what it was trained as: its family, shape or reading."""
+    done = {entry["name"] for entry in record["stages"]}
+    for stage in stages(plan, out, record):
+        trained = out / stage.name / "config.json"
+        if stage.config is None or stage.name not in done or not trained.is_file():
+            continue
+        changed = stage_change(TrainConfig.from_dict(read_json(trained)), stage.config)
+        if changed:
+            raise runfolder.RunFolderError(f"{out / RECORD}: its plan makes stage {stage.name} {changed}: a plan cannot "
+                                           "change a stage that is done (put the plan back, or start a new fit)")
+
+
+def stage_change(was: TrainConfig, now: TrainConfig) -> str:
+    """What ``now`` makes of a stage trained as ``was`` (its family, a size, its reading); empty where they agree."""
+    if was.family != now.family:
+        return f"of the {now.family} family, but it was trained as {was.family}"
+    sizes = [f"{name} {value} (trained with {getattr(was.model, name)})" for name, value in asdict(now.model).items()
+             if getattr(was.model, name) != value]
+    if sizes:
+        return "of " + ", ".join(sizes)
+    if was.reading != now.reading:
+        return f"read as {now.model.describe_reading(now.reading)} (trained as {was.model.describe_reading(was.reading)})"
+    return ""
+
+
 def count_killed_call(record: dict, out: Path) -> None:
     """A call killed mid-stage (kill -9, a machine's end) left its stage ``in_flight``: its minutes count, from the
     stage's start to the last file the stage wrote, as a stopped call's do."""
@@ -342,6 +369,7 @@ def fit(plan: FitPlan | None, out: Path, resume: bool = False, hours: float | No
         record = read_record(out)
         count_killed_call(record, out)
         plan = FitPlan.from_dict(record["plan"])
+        check_stages_done(plan, out, record)
     else:
         plan.check()
         plan = with_member_epochs(plan)

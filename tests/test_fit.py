@@ -1,6 +1,7 @@
 """onparse fit: the whole recipe at tiny sizes, end to end, resumed at every stage boundary and mid-stage."""
 
 import json
+import re
 import os
 import time
 from dataclasses import replace
@@ -15,6 +16,7 @@ from onparse.formats import bracket
 from onparse.parse import Parser
 from onparse.config import FitPlan
 from onparse.recipe import TimeUp, fit, stages
+from onparse.runfolder import RunFolderError
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -483,6 +485,12 @@ def test_a_finished_fit_asked_for_more_students_makes_its_model_again_and_resume
     assert len(Parser.load(out / "model").members) == 4  # the new student votes
     changed = CliRunner().invoke(main, ["fit", "--out", str(out), "--resume", "--family", "pcfg", "--threads", "1"])
     assert changed.exit_code == 2 and "leave out --family" in changed.stderr
+    record = json.loads((out / "fit.json").read_text())
+    for edit, said in ((("families", ["onlstm", "pcfg"]), "member-2 of the pcfg family, but it was trained as onlstm"),
+                       (("member_variants", {"hidden_size": [32]}), "member-1 of hidden_size 32 (trained with 24)")):
+        (out / "fit.json").write_text(json.dumps({**record, "plan": {**record["plan"], edit[0]: edit[1]}}))
+        with pytest.raises(RunFolderError, match=re.escape(said)):
+            fit(None, out, resume=True)
 
 
 def test_a_fit_in_a_language_that_cannot_be_tokenized_here_is_refused_before_its_folder_is_made(tmp_path):
@@ -492,4 +500,4 @@ def test_a_fit_in_a_language_that_cannot_be_tokenized_here_is_refused_before_its
         pytest.skip("PyThaiNLP is installed here")
     refused = CliRunner().invoke(main, ["fit", "--train", str(EXAMPLES / "corpus.txt"), "--dev", str(EXAMPLES / "dev.txt"),
                                         "--out", str(tmp_path / "thai"), "--language", "th"])
-    assert refused.exit_code == 1 and "PyThaiNLP" in refused.stderr and not (tmp_path / "thai").exists()
+    assert refused.exit_code == 2 and "PyThaiNLP" in refused.stderr and not (tmp_path / "thai").exists()
