@@ -2,7 +2,7 @@ PYTHON ?= python3
 PTB ?= ../shared/data/ptb/wsj
 RUN ?= runs/wsj-paper
 
-.PHONY: install test test-fast bench train eval-dev clean
+.PHONY: install test test-fast docs bench train eval-dev clean
 
 install:  ## CPU build of torch (a wheel on disk here), then onparse and pytest
 	$(PYTHON) -m pip install -q torch==2.13.0
@@ -13,6 +13,9 @@ test:  ## everything; data-backed checks skip when $(PTB) is absent
 
 test-fast:
 	$(PYTHON) -m pytest -q -m "not data"
+
+docs:  ## the documentation site into site/ (MkDocs, strict: a broken link or reference fails)
+	$(PYTHON) -m mkdocs build --strict
 
 bench:  ## parse-speed benchmark: prints a table, writes benchmarks/results.json
 	$(PYTHON) benchmarks/bench.py --ptb $(PTB) --out benchmarks/results.json
@@ -25,4 +28,4 @@ eval-dev:  ## section 22 and WSJ10 (sections 00-22) with the shipped model
 	onparse eval --gold '$(PTB)/[0-2][0-9]' --max-length 10
 
 clean:
-	rm -rf build *.egg-info .pytest_cache
+	rm -rf build site *.egg-info .pytest_cache

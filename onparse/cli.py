@@ -766,7 +766,7 @@ def fit(train_paths, dev, dev_gold, out_dir, resume, hours, members, rounds, mem
       onparse fit --out runs/fit --resume
       onparse fit --train corpus.txt --dev dev.txt --out runs/mixed --members 6 \\
           --hidden-size 600 --hidden-size 1150 --embedding-size 200 --embedding-size 400 --chunk-size 5 --chunk-size 10 --chunk-size 20
-      onparse fit --train '../shared/data/ptb/wsj/[01][0-9]' --train ../shared/data/ptb/wsj/20 \\
+      onparse fit --train '../shared/data/ptb/wsj/[01]?' --train ../shared/data/ptb/wsj/20 \\
           --dev ../shared/data/ptb/wsj/22 --dev-gold ../shared/data/ptb/wsj/22 --out runs/fit-wsj
       onparse fit --train corpus.txt --dev dev.txt --out runs/both --members 4 --family onlstm --family pcfg --rounds 0
       onparse fit --train corpus.txt --dev dev.txt --out runs/climb --members 4 --family onlstm --family pcfg \\

@@ -471,9 +471,9 @@ class Parser:
         run in length-sorted batches, so memory stays flat over an endless
         iterable.
 
-        >>> texts = ["The cat sat on the mat.", ["Stocks", "fell", "."]]
-        >>> [str(parse.text_tree) for parse in onparse.load().parse_sents(texts)]
-        ['(X (X (X The cat) sat) (X on (X the mat)) .)', '(X Stocks fell .)']
+            >>> texts = ["The cat sat on the mat.", ["Stocks", "fell", "."]]
+            >>> [str(parse.text_tree) for parse in onparse.load().parse_sents(texts)]
+            ['(X (X (X The cat) sat) (X on (X the mat)) .)', '(X Stocks fell .)']
         """
         if isinstance(sentences, str):
             raise TypeError("parse_sents takes an iterable of sentences: parse(text) parses one")

@@ -253,16 +253,12 @@ def check_stages_done(plan: FitPlan, out: Path, record: dict) -> None:
 
 
 def stage_change(was: TrainConfig, now: TrainConfig) -> str:
-    """What ``now`` makes of a stage trained as ``was`` (its family, a size, its reading); empty where they agree."""
-    if was.family != now.family:
-        return f"of the {now.family} family, but it was trained as {was.family}"
-    sizes = [f"{name} {value} (trained with {getattr(was.model, name)})" for name, value in asdict(now.model).items()
-             if getattr(was.model, name) != value]
-    if sizes:
-        return "of " + ", ".join(sizes)
-    if was.reading != now.reading:
-        return f"read as {now.model.describe_reading(now.reading)} (trained as {was.model.describe_reading(was.reading)})"
-    return ""
+    """What ``now`` makes of a stage trained as ``was``: the first of its family, its sizes and its reading that
+    differs; empty where they agree."""
+    settings = {"family": (was.family, now.family),
+                **{name: (getattr(was.model, name, None), value) for name, value in asdict(now.model).items()},
+                "reading": (was.model.describe_reading(was.reading), now.model.describe_reading(now.reading))}
+    return next((f"of {name} {new} (trained with {old})" for name, (old, new) in settings.items() if old != new), "")
 
 
 def count_killed_call(record: dict, out: Path) -> None:

@@ -1,4 +1,5 @@
-"""The README's console examples and examples/library.py run, and print what they show."""
+"""The console and Python examples of the README and the documentation, and examples/library.py, run and print what
+they show; the documentation site builds in strict mode."""
 
 import shlex
 import subprocess
@@ -10,6 +11,11 @@ from click.testing import CliRunner
 from onparse.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
+PAGES = ["README.md", "docs/guide.md", "docs/train.md", "docs/models.md"]  # where a user copies examples from
+
+
+def examples_text() -> str:
+    return "\n".join((ROOT / page).read_text() for page in PAGES)
 
 
 def console_examples(markdown: str) -> list[tuple[list[str], list[str]]]:
@@ -26,9 +32,9 @@ def console_examples(markdown: str) -> list[tuple[list[str], list[str]]]:
     return found
 
 
-def test_the_readme_console_examples_print_what_they_show():
-    examples = console_examples((ROOT / "README.md").read_text())
-    assert examples
+def test_the_console_examples_print_what_they_show():
+    examples = console_examples(examples_text())
+    assert len(examples) >= 3
     for arguments, shown in examples:
         result = CliRunner().invoke(main, arguments)
         assert result.exit_code == 0, result.output
@@ -80,10 +86,25 @@ def python_blocks(markdown: str) -> list[str]:
     return blocks
 
 
-def test_the_readme_python_examples_run_and_print_trees():
-    blocks = python_blocks((ROOT / "README.md").read_text())
-    assert len(blocks) >= 2
+def test_the_python_examples_run_and_print_trees():
+    blocks = python_blocks(examples_text())
+    assert len(blocks) >= 4
     for block in blocks:
         done = subprocess.run([sys.executable, "-c", block], cwd=ROOT, capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, (block, done.stderr[-2000:])
         assert done.stdout.startswith("(X "), block
+
+
+def test_the_documentation_site_builds_in_strict_mode(tmp_path):
+    """A broken link, reference or docstring cross-reference fails the build (mkdocs.yml: strict)."""
+    import pytest
+
+    pytest.importorskip("mkdocs")
+    pytest.importorskip("mkdocs_click")
+    pytest.importorskip("mkdocstrings")
+    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    cli = (tmp_path / "site" / "cli" / "index.html").read_text()
+    assert all(f"onparse {command}" in cli for command in ("fit", "train", "eval", "distill", "ensemble", "quantize"))
+    assert "parse_sents" in (tmp_path / "site" / "api" / "index.html").read_text()

@@ -486,7 +486,7 @@ def test_a_finished_fit_asked_for_more_students_makes_its_model_again_and_resume
     changed = CliRunner().invoke(main, ["fit", "--out", str(out), "--resume", "--family", "pcfg", "--threads", "1"])
     assert changed.exit_code == 2 and "leave out --family" in changed.stderr
     record = json.loads((out / "fit.json").read_text())
-    for edit, said in ((("families", ["onlstm", "pcfg"]), "member-2 of the pcfg family, but it was trained as onlstm"),
+    for edit, said in ((("families", ["onlstm", "pcfg"]), "member-2 of family pcfg (trained with onlstm)"),
                        (("member_variants", {"hidden_size": [32]}), "member-1 of hidden_size 32 (trained with 24)")):
         (out / "fit.json").write_text(json.dumps({**record, "plan": {**record["plan"], edit[0]: edit[1]}}))
         with pytest.raises(RunFolderError, match=re.escape(said)):

@@ -1,4 +1,5 @@
-"""The README's module table is the package's layering: each module imports only modules above it, none in a circle."""
+"""The architecture page's module table is the package's layering: each module imports only modules above it, none in a
+circle."""
 
 import ast
 import re
@@ -19,9 +20,9 @@ def imports(module: Path, modules: set[str]) -> set[str]:
     return (found & modules) - {module.stem}
 
 
-def test_every_module_imports_only_those_above_it_in_the_readmes_table():
+def test_every_module_imports_only_those_above_it_in_the_architecture_pages_table():
     modules = {path.stem for path in (ROOT / "onparse").glob("*.py")} - {"__init__", "__main__"}
-    table = re.findall(r"^\| `onparse/(\w+)\.py` \|", (ROOT / "README.md").read_text(), re.M)
+    table = re.findall(r"^\| `onparse/(\w+)\.py` \|", (ROOT / "docs" / "architecture.md").read_text(), re.M)
     assert sorted(table) == sorted(modules), "the table lists every module once"
     above = {name: set(table[:k]) for k, name in enumerate(table)}
     for name in table:
