@@ -203,7 +203,7 @@ def family_settings(family: str) -> type[ModelConfig] | type[GrammarConfig]:
 
 # A fit's direction rule: members 1 and 2 read forward and backward, the others in the direction whose member had the
 # lower dev perplexity. A sentence's probability is the same read either way, so the direction a model fits better is
-# the one its inductive bias suits: on CTB, NEGRA and WSJ it is also the one whose trees score better (docs/training.md).
+# the one its inductive bias suits: on CTB, NEGRA and WSJ it is also the one whose trees score better (experiments/notebook.md).
 AUTO = "auto"
 
 
@@ -407,7 +407,7 @@ class FitPlan:
     dev: str
     dev_gold: str | None = None  # scored at every stage; chooses nothing unless select_by_gold
     members: int = 4
-    rounds: int = 0  # distillation rounds reproduced their teacher in every language measured (docs/training.md)
+    rounds: int = 0  # distillation rounds reproduced their teacher in every language measured (experiments/notebook.md)
     member_model: ModelConfig = field(default_factory=lambda: ModelConfig(**asdict(MEMBER_MODEL)))
     # members cycle through these sizes, e.g. {"hidden_size": [600, 1150], "chunk_size": [5, 10, 20]} (absent: member_model's)
     member_variants: dict[str, list[int]] = field(default_factory=dict)

@@ -69,7 +69,7 @@ from onparse.treebank import read_gold
 # Tokens a member reads: one epoch of WSJ 00-20 (about 0.95 M) parsed best of the schedules measured; a smaller corpus is read more often.
 MEMBER_TOKENS = 1_000_000
 # Words a grammar member reads: five epochs of WSJ 00-20's or CTB 29's sentences of 2-40 words, fifteen of NEGRA's;
-# the members measured were within half a point of their best by then (docs/training.md, issue 33)
+# the members measured were within half a point of their best by then (experiments/notebook.md, issue 33)
 GRAMMAR_TOKENS = 4_000_000
 RECORD = "fit.json"
 FINAL = "model"  # the last stage: the fit's parser, made again whenever a stage before it is added
