@@ -11,11 +11,15 @@ across Docs.
 What is found is kept in ``doc.user_data`` as plain numbers (token offsets
 and vote shares), so Docs serialize (``to_bytes``, ``DocBin``, pickling,
 ``nlp.pipe(n_process=...)``) as any Doc does; the span attributes read it:
-``parse_string``, ``constituents``, ``children``, ``parent`` and ``labels``
-as benepar users know them (onparse's trees are unlabeled: ``labels`` is
-empty), ``confidence`` (the share of an ensemble's voters whose trees hold
-the span), and on each sentence ``onparse_tree`` (an nltk Tree) and
-``onparse_constituents`` (Spans, the whole sentence first).
+``parse_string``, ``constituents`` (every node in pre-order, single tokens
+included), ``children``, ``parent`` and ``labels`` as benepar users know
+them (onparse's trees are unlabeled: ``labels`` is empty; a token answers
+``labels``, ``parse_string`` and ``parent`` too), ``confidence`` (the share
+of an ensemble's voters whose trees hold the span), and on each sentence
+``onparse_tree`` (an nltk Tree) and ``onparse_constituents`` (the spans of
+two or more words, the whole sentence first). A span that is no constituent
+raises ``NonConstituentException``, as benepar's does; a sentence that could
+not be parsed (only spaces, or over the word limit) answers None.
 
     >>> import spacy
     >>> nlp = spacy.blank("en")
@@ -27,6 +31,8 @@ the span), and on each sentence ``onparse_tree`` (an nltk Tree) and
     ['The cat sat on the mat.', 'The cat sat', 'The cat', 'on the mat', 'the mat']
     >>> [child.text for child in list(doc.sents)[0]._.children], doc[4:6]._.parent.text
     (['The cat sat', 'on the mat', '.'], 'on the mat')
+    >>> [span.text for span in doc[3:6]._.constituents], doc[1]._.parent.text
+    (['on the mat', 'on', 'the mat', 'the', 'mat'], 'The cat')
 """
 
 from __future__ import annotations
@@ -40,7 +46,7 @@ from typing import Any
 from nltk import Tree
 from spacy.language import Language
 from spacy.pipeline import Sentencizer
-from spacy.tokens import Doc, Span
+from spacy.tokens import Doc, Span, Token
 
 from onparse.config import ParseConfig
 from onparse.modeldir import SHIPPED_BY_LANGUAGE
@@ -94,6 +100,9 @@ class ConstituencyParser:
         for name, getter in GETTERS.items():
             if not Span.has_extension(name):
                 Span.set_extension(name, getter=getter)
+        for name in TOKEN_ATTRIBUTES:  # a token answers as the one-token span it is
+            if not Token.has_extension(name):
+                Token.set_extension(name, getter=lambda token, of_span=GETTERS[name]: of_span(token.doc[token.i : token.i + 1]))
 
     def __call__(self, doc: Doc) -> Doc:
         return next(self.pipe([doc]))
@@ -117,6 +126,10 @@ class ConstituencyParser:
                         "spans": [list(span) for span in found],
                         "confidence": [round(parse.confidence(span), 4) for span in found]}
             yield from group
+
+
+class NonConstituentException(ValueError):
+    """A span asked for what only a constituent of its sentence's tree has (benepar raises one of this name)."""
 
 
 @dataclass
@@ -176,7 +189,8 @@ def _edges(span: Span) -> tuple[int, int]:
 
 def _node(span: Span) -> tuple[dict, list[_Node], int] | None:
     """The sentence's record, its nodes and the index of the one that is exactly ``span`` (a constituent, or a
-    single token); the highest such node, as a single token under a unary parent is the parent's span."""
+    single token; the highest such node); None where the sentence was not parsed; NonConstituentException where
+    no node is ``span``."""
     found = _sentence(span)
     if found is None:
         return None
@@ -186,33 +200,42 @@ def _node(span: Span) -> tuple[dict, list[_Node], int] | None:
     for index, node in enumerate(nodes):
         if (tokens[node.start], tokens[node.end - 1] + 1) == wanted:
             return record, nodes, index
-    return None
+    raise NonConstituentException(f"onparse: {span.text!r} (tokens {span.start} to {span.end - 1}) is no constituent "
+                                  "of its sentence's tree")
 
 
-def _tree(span: Span) -> Tree | None:
-    """The tree of a constituent; of a span of whole sentences (``doc[:]``), their trees under one root."""
-    found = _node(span)
-    if found is not None and isinstance(found[1][found[2]].node, Tree):
-        record, nodes, index = found
-        return map_leaves(nodes[index].node, lambda position: span.doc[record["tokens"][position]].text)
+def _tree(span: Span) -> Tree | str | None:
+    """The tree of a constituent (a single token's: its text); of a span of whole sentences (``doc[:]``), their
+    trees under one root."""
     sentences = [sent for sent in span.sents] if span.doc.has_annotation("SENT_START") else []
-    if len(sentences) < 2 or (sentences[0].start, sentences[-1].end) != (span.start, span.end):
+    if len(sentences) > 1 and (sentences[0].start, sentences[-1].end) == (span.start, span.end):
+        trees = [_tree(sent) for sent in sentences]
+        return Tree(LABEL, trees) if all(tree is not None for tree in trees) else None
+    found = _node(span)
+    if found is None:
         return None
-    trees = [_tree(sent) for sent in sentences]
-    return Tree(LABEL, trees) if all(tree is not None for tree in trees) else None
+    record, nodes, index = found
+    node = nodes[index].node
+    word = lambda position: span.doc[record["tokens"][position]].text  # noqa: E731
+    return map_leaves(node, word) if isinstance(node, Tree) else word(node)
+
+
+def _sentence_tree(span: Span) -> Tree | None:
+    tree = _tree(span)
+    return tree if isinstance(tree, Tree) else None
 
 
 def _parse_string(span: Span) -> str | None:
-    """The bracketed tree of a constituent (or of whole sentences: their trees under one root)."""
+    """The bracketed tree of a constituent (a single token's: its text; of whole sentences: their trees under one root)."""
     tree = _tree(span)
-    return None if tree is None else bracketed(tree)
+    return tree if tree is None or isinstance(tree, str) else bracketed(tree)
 
 
-def _constituents(span: Span) -> list[Span] | None:
-    """The constituents within ``span`` in pre-order, ``span`` first: its node and those after it in the pre-order
-    list until the first that lies outside it."""
+def _nodes_within(span: Span, tokens_too: bool) -> list[Span] | None:
+    """The nodes within ``span`` in pre-order, ``span`` first: its node and those after it in the pre-order list
+    until the first that lies outside it; single tokens among them with ``tokens_too``."""
     found = _node(span)
-    if found is None or not isinstance(found[1][found[2]].node, Tree):
+    if found is None:
         return None
     record, nodes, index = found
     top = nodes[index]
@@ -220,7 +243,7 @@ def _constituents(span: Span) -> list[Span] | None:
     for node in nodes[index:]:
         if node is not top and not top.start <= node.start < top.end:
             break
-        if isinstance(node.node, Tree):
+        if tokens_too or isinstance(node.node, Tree):
             inside.append(_as_span(span.doc, record["tokens"], node))
     return inside
 
@@ -243,16 +266,19 @@ def _parent(span: Span) -> Span | None:
 
 
 def _confidence(span: Span) -> float | None:
-    found = _sentence(span)
+    """The share of the voters whose trees hold the constituent ``span`` (a single token: every tree holds it)."""
+    found = _node(span)
     if found is None:
         return None
-    record, _ = found
+    record, _, _ = found
     for (start, end), share in zip(record["spans"], record["confidence"]):
         if (record["tokens"][start], record["tokens"][end - 1] + 1) == _edges(span):
             return share
-    return None
+    return 1.0
 
 
-GETTERS = {TREE: _tree, CONSTITUENTS: _constituents, "parse_string": _parse_string, "constituents": _constituents,
+GETTERS = {TREE: _sentence_tree, CONSTITUENTS: lambda span: _nodes_within(span, tokens_too=False),
+           "parse_string": _parse_string, "constituents": lambda span: _nodes_within(span, tokens_too=True),
            "children": _children, "parent": _parent, "labels": lambda span: () if _node(span) else None,
            "confidence": _confidence}
+TOKEN_ATTRIBUTES = ("labels", "parse_string", "parent")  # benepar's attributes of a token

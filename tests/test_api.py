@@ -170,6 +170,8 @@ def test_spacy_parses_across_processes(tiny_model_dir):
 
 
 def test_spacy_spans_answer_as_benepars_do(nlp, tiny_model_dir):
+    from onparse.spacy_component import NonConstituentException
+
     doc = nlp("The cat sat on the mat.")
     sent = next(doc.sents)
     expected = Parser.load(tiny_model_dir).parse("The cat sat on the mat.").text_tree
@@ -182,8 +184,14 @@ def test_spacy_spans_answer_as_benepars_do(nlp, tiny_model_dir):
     assert sent._.parent is None and [t.text for c in sent._.children for t in c] == [t.text for t in sent]
     leaf = doc[1:2]
     assert leaf._.parent is not None and leaf in leaf._.parent._.children and leaf._.children == []
-    if doc[0:2] not in constituents:
-        assert doc[0:2]._.parse_string is None
+    assert all(child in constituents for span in constituents for child in span._.children)  # single tokens too
+    assert [len(span) for span in constituents].count(1) == len(doc) and leaf._.constituents == [leaf]
+    assert (doc[1]._.parent, doc[1]._.parse_string, doc[1]._.labels) == (leaf._.parent, "cat", ())
+    assert sent._.onparse_constituents == [span for span in constituents if len(span) > 1]
+    outside = next(doc[i : i + 2] for i in range(len(doc) - 1) if doc[i : i + 2] not in constituents)
+    for attribute in ("parse_string", "constituents", "children", "parent", "labels", "confidence"):
+        with pytest.raises(NonConstituentException, match="is no constituent"):
+            outside._.get(attribute)
 
 
 def test_the_spacy_component_checks_its_config_and_reads_chinese_as_the_model_was_trained():
@@ -208,7 +216,8 @@ def test_spacy_spans_of_a_right_branching_tree_of_2000_words_answer_without_recu
     doc.user_data[KEY] = {0: {"end": n, "tokens": list(range(n)), "spans": [[i, n] for i in range(n - 1)],
                               "confidence": [1.0] * (n - 1)}}
     whole, tail = doc[:], doc[n - 3 :]
-    assert [len(span) for span in whole._.constituents] == list(range(n, 1, -1))
+    assert [len(span) for span in whole._.constituents if len(span) > 1] == list(range(n, 1, -1))
+    assert len(whole._.constituents) == 2 * n - 1  # and every single token
     assert [c.start for c in tail._.children] == [n - 3, n - 2] and tail._.parent == doc[n - 4 :]
     assert doc[n - 1 : n]._.parent == doc[n - 2 :] and whole._.parent is None
     assert whole._.parse_string.count("(X") == n - 1 and tail._.confidence == 1.0
