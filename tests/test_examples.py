@@ -108,3 +108,12 @@ def test_the_documentation_site_builds_in_strict_mode(tmp_path):
     cli = (tmp_path / "site" / "cli" / "index.html").read_text()
     assert all(f"onparse {command}" in cli for command in ("fit", "train", "eval", "distill", "ensemble", "quantize"))
     assert "parse_sents" in (tmp_path / "site" / "api" / "index.html").read_text()
+
+
+def test_the_readme_is_short_and_a_newcomers_path_comes_first():
+    """Install, parse, Python and a new language within the first 120 lines of fewer than 300; the rest is the site's."""
+    lines = (ROOT / "README.md").read_text().splitlines()
+    headings = {line: number for number, line in enumerate(lines, 1) if line.startswith("## ")}
+    assert len(lines) < 300
+    for heading in ("## Install", "## Parse", "## From Python, nltk and spaCy", "## A parser for a new language, from raw text"):
+        assert headings[heading] < 120, heading

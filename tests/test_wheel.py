@@ -55,8 +55,8 @@ def test_the_installed_wheel_parses_from_outside_the_repository(wheel, tmp_path)
     german = run("-m", "onparse", "--model", "onlstm-negra", "Die Katze schläft.")
     assert german.returncode == 0 and "Katze" in german.stdout, german.stderr
     readme = (ROOT / "README.md").read_text()
-    named = set(re.findall(r"--model (onlstm-[\w-]+)", readme))  # every model the README tells a user to load by name
-    assert {"onlstm-ctb", "onlstm-negra"} <= named
+    named = set(re.findall(r"--model ((?:onlstm|pcfg)-[\w-]+)", readme))  # every model the README tells a user to load by name
+    assert {"onlstm-ctb", "onlstm-negra", "pcfg-wsj"} <= named
     listed = run("-m", "onparse", "models")
     for name in named:
         assert name in listed.stdout, listed.stdout
