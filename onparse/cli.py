@@ -350,6 +350,10 @@ KEEP_EVALUATIONS = click.option("--keep-evaluations", is_flag=True,
                                 help="Keep every evaluation's model directory (epoch-EE.FF), not only the best's and the last's.")
 
 
+TOKENIZED_TEXT = click.option("--tokenized", is_flag=True, help="Text files are already split into tokens at spaces (a "
+                              "treebank's leaves, a tokenizer you ran): taken as given, not tokenized again as --language.")
+
+
 def run_options(command):
     """Options of the commands that train into a run folder (train, distill)."""
     for option in reversed([
@@ -367,6 +371,7 @@ def run_options(command):
         KEEP_EVALUATIONS,
         click.option("--encoding", type=Encoding(), default=TrainConfig.encoding, show_default=True,
                      help="The encoding of the --train, --dev and --dev-gold files (NEGRA: latin-1)."),
+        TOKENIZED_TEXT,
         click.option("--seed", type=int, default=TrainConfig.seed, show_default=True),
         click.option("--dtype", type=click.Choice(DTYPE_CHOICES), default=TrainConfig.dtype, show_default=True,
                      help="Matmul precision: auto is bf16 where the device computes it natively (AVX-512 BF16, AMX, a GPU), fp32 elsewhere."),
@@ -721,6 +726,7 @@ def quantize(model, out_dir, gold, encoding, device, threads) -> None:
               help="The text's language (en, de, zh, ...): how text files are tokenized, recorded in every model.")
 @click.option("--encoding", type=Encoding(), default=default(FitPlan, "encoding"), show_default=True,
               help="The encoding of the --train, --dev and --dev-gold files.")
+@TOKENIZED_TEXT
 @click.option("--punctuation/--no-punctuation", default=default(FitPlan, "punctuation"), show_default=True,
               help="Whether every model reads the punctuation tokens too (trees and scores stay over the words).")
 @click.option("--direction", "directions", type=click.Choice([FORWARD, BACKWARD, AUTO]), multiple=True,
@@ -752,8 +758,8 @@ def quantize(model, out_dir, gold, encoding, device, threads) -> None:
 def fit(train_paths, dev, dev_gold, out_dir, resume, hours, members, rounds, member_epochs, embedding_sizes, hidden_sizes,
         n_layers, chunk_sizes, vocab_size, sentences, scratch_passes, student_directions, grammar_students,
         student_nonterminals, student_preterminals, generations, stop_agreement, evals_per_epoch,
-        right_branching_voter, right_branching_votes, layer_rule, layer, vote_layer, keep_evaluations, select_by_gold, language, encoding, punctuation, directions, families, nonterminals,
-        preterminals, symbol_size, productions, latent_size, grammar_epochs, grammar_batch_size, seed, dtype, device, threads,
+        right_branching_voter, right_branching_votes, layer_rule, layer, vote_layer, keep_evaluations, select_by_gold, language,
+        encoding, tokenized, punctuation, directions, families, nonterminals, preterminals, symbol_size, productions, latent_size, grammar_epochs, grammar_batch_size, seed, dtype, device, threads,
         quiet) -> None:
     """Train a full parser on raw text, no gold trees: members, ensembles, distillation rounds, a student from scratch.
 
@@ -804,6 +810,7 @@ def fit(train_paths, dev, dev_gold, out_dir, resume, hours, members, rounds, mem
                               right_branching_voter=right_branching_weight(right_branching_voter, right_branching_votes),
                               layer_rule=layer_rule, layer=layer,
                               vote_layer=vote_layer, keep_evaluations=keep_evaluations, select_by_gold=select_by_gold, seed=seed, language=language, encoding=encoding,
+                              tokenized=tokenized,
                               punctuation=punctuation, directions=list(directions), families=list(families),
                               member_grammar=grammar,
                               grammar_epochs=grammar_epochs, grammar_batch_size=grammar_batch_size, dtype=dtype,

@@ -312,6 +312,7 @@ class TrainConfig:
     language: str = "en"  # how text files are tokenized (onparse.language), written into the model directories
     reading: Reading = field(default_factory=Reading)  # what the model reads of each sentence, written into the model directories
     encoding: str = "UTF-8"  # of the train, dev and dev-gold files
+    tokenized: bool = False  # text files already split into tokens at spaces: taken as given, not tokenized again
     distill: DistillConfig | None = None
     select_by: str | None = None  # a key of SELECTIONS; default dev_ppl, or teacher_agreement for distillation
     keep_evaluations: bool = False  # every evaluation's model directory, not only the best's and the last's
@@ -341,8 +342,9 @@ class TrainConfig:
             if not isinstance(getattr(self, name), str):
                 raise ValueError(f"{name} must be a string, not {getattr(self, name)!r:.40}")
         check_encoding(self.encoding)
-        if type(self.keep_evaluations) is not bool:
-            raise ValueError(f"keep_evaluations must be true or false, not {self.keep_evaluations!r:.40}")
+        for name in ("keep_evaluations", "tokenized"):
+            if type(getattr(self, name)) is not bool:
+                raise ValueError(f"{name} must be true or false, not {getattr(self, name)!r:.40}")
         if self.select_by is not None and self.select_by not in SELECTIONS:
             raise ValueError(f"select_by must be one of {', '.join(SELECTIONS)}, not {self.select_by!r:.40}")
         if type(self.model) is not family_settings(self.family):
@@ -433,6 +435,7 @@ class FitPlan:
     device: str = "cpu"
     language: str = "en"  # how the text is tokenized (onparse.language)
     encoding: str = "UTF-8"  # of the train, dev and dev-gold files
+    tokenized: bool = False  # text files already split into tokens at spaces: taken as given, not tokenized again
     punctuation: bool = False  # whether every model reads the punctuation tokens too (onparse.reading)
     directions: list[str] = field(default_factory=lambda: [FORWARD])  # members read in these directions in turn, cycling; or [AUTO]
     families: list[str] = field(default_factory=lambda: [ONLSTM])  # member k is of the k-th family, cycling
@@ -491,6 +494,9 @@ class FitPlan:
                      "finetune_passes", "scratch_passes", "seed", "grammar_students", "generations"):
             if type(getattr(self, name)) is not int:
                 raise ValueError(f"{name} must be a whole number, not {getattr(self, name)!r:.40}")
+        for name in ("punctuation", "keep_evaluations", "select_by_gold", "tokenized"):
+            if type(getattr(self, name)) is not bool:
+                raise ValueError(f"{name} must be true or false, not {getattr(self, name)!r:.40}")
         if self.member_epochs is not None and type(self.member_epochs) is not int:
             raise ValueError(f"member_epochs must be a whole number, not {self.member_epochs!r:.40}")
         if not isinstance(self.member_model, ModelConfig) or not isinstance(self.member_variants, dict) or not isinstance(self.directions, list):

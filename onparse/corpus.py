@@ -72,10 +72,12 @@ def refuse_unspaced_text(file: Path, lines: list[str], language: str) -> None:
                          f"splits at spaces: give --language {script} (or text split into words with spaces)")
 
 
-def read_sentences(paths: list[str], language: str = ENGLISH, encoding: str = "UTF-8") -> list[Sentence]:
+def read_sentences(paths: list[str], language: str = ENGLISH, encoding: str = "UTF-8", tokenized: bool = False
+                   ) -> list[Sentence]:
     """Sentences with at least one word, punctuation kept, from trees (.mrg, .penn: the treebank's leaves, its words
-    by its own rule) or plain text (one sentence a line, ``sentence_lines``, tokenized as ``language``), in ``encoding``."""
-    split = tokenizer(language)
+    by its own rule) or plain text (one sentence a line, ``sentence_lines``, tokenized as ``language``, or split at
+    spaces where ``tokenized``), in ``encoding``."""
+    split = str.split if tokenized else tokenizer(language)
     sentences: list[Sentence] = []
     for path in paths:
         for file in tree_files(path):
@@ -85,12 +87,13 @@ def read_sentences(paths: list[str], language: str = ENGLISH, encoding: str = "U
             lines = sentence_lines(line for _, line in text_lines(file, encoding))
             first = list(islice(lines, ID_SAMPLE))
             refuse_trees_as_text(file, first)
-            refuse_unspaced_text(file, first, language)
+            if not tokenized:
+                refuse_unspaced_text(file, first, language)
             sentences.extend(Sentence.of_tokens(split(line)) for line in chain(first, lines))
     return [sentence for sentence in sentences if sentence.words]
 
 
 def read_corpus(paths: list[str], language: str = ENGLISH, encoding: str = "UTF-8",
-                reading: Reading = Reading()) -> list[list[str]]:
+                reading: Reading = Reading(), tokenized: bool = False) -> list[list[str]]:
     """``read_sentences`` as the model reads them (``reading.model_tokens``): its tokens, normalized, in its order."""
-    return [model_tokens(reading, sentence) for sentence in read_sentences(paths, language, encoding)]
+    return [model_tokens(reading, sentence) for sentence in read_sentences(paths, language, encoding, tokenized)]

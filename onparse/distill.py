@@ -198,7 +198,7 @@ def teacher_trees(config: TrainConfig, work_dir: Path | None) -> tuple[list[Sent
             found = [json.loads(line) for line in lines[1:]]
             return ([Sentence(tuple(f["tokens"]), tuple(f["words"])) for f in found],
                     [[tuple(s) for s in f["spans"]] for f in found])
-    sentences = read_sentences(config.train, config.language, config.encoding)
+    sentences = read_sentences(config.train, config.language, config.encoding, config.tokenized)
     random.Random(seed).shuffle(sentences)
     sentences = sentences[: spec.sentences]
     found = teacher_spans(spec.teacher, sentences, {"device": config.device, "dtype": config.dtype})
@@ -273,7 +273,7 @@ def distillation_setup(config: TrainConfig, checkpoint: dict | None, work_dir: P
     measures, dev_figures = {}, None
     if config.dev:
         settings = {"device": config.device, "dtype": config.dtype}
-        dev_sentences = read_sentences([config.dev], config.language, config.encoding)
+        dev_sentences = read_sentences([config.dev], config.language, config.encoding, config.tokenized)
         measures["teacher_agreement"] = agreement(spec.teacher, dev_sentences, config.default_layer, settings, config.reading)
         dev_figures = DEV_FIGURES[config.family](config, dev_sentences, vocab, device)
     return Setup(model, vocab, objective, dev_figures, measures)

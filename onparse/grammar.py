@@ -106,7 +106,7 @@ def grammar_perplexity(sentences: list[list[int]], words_per_batch: int) -> DevF
 def grammar_setup(config: TrainConfig, checkpoint: dict | None = None, ranks: distributed.Ranks = distributed.Ranks()) -> Setup:
     """A grammar from random weights and its vocabulary from the corpus (the checkpoint's, resuming)."""
     device = torch.device(config.device)
-    sentences = read_corpus(config.train, config.language, config.encoding, config.reading)
+    sentences = read_corpus(config.train, config.language, config.encoding, config.reading, config.tokenized)
     if not sentences:
         raise ValueError("the training corpus holds no sentences")
     vocab = Vocabulary(checkpoint["vocab"]) if checkpoint else Vocabulary.build(sentences, config.model.vocab_size)
@@ -115,7 +115,7 @@ def grammar_setup(config: TrainConfig, checkpoint: dict | None = None, ranks: di
         raise ValueError(f"the training corpus holds no sentence of 2 to {MAX_TRAINING_WORDS} words")
     dev = None
     if config.dev:
-        dev_sentences = read_corpus([config.dev], config.language, config.encoding, config.reading)
+        dev_sentences = read_corpus([config.dev], config.language, config.encoding, config.reading, config.tokenized)
         dev = grammar_perplexity([vocab.ids(sentence) for sentence in dev_sentences], config.batch_size)
     torch.manual_seed(config.seed)
     model = NeuralPCFG(replace(config.model, vocab_size=len(vocab))).to(device)

@@ -101,7 +101,7 @@ def stages(plan: FitPlan, out: Path, record: dict | None = None) -> list[Stage]:
     has done so far) settles what depends on earlier stages (the AUTO direction rule)."""
     better = better_direction(record, plan)
     select = "dev_f1" if plan.select_by_gold else None
-    common = dict(train=plan.train, dev=plan.dev, dev_gold=plan.dev_gold, default_layer=plan.layer, language=plan.language, encoding=plan.encoding,
+    common = dict(train=plan.train, dev=plan.dev, dev_gold=plan.dev_gold, default_layer=plan.layer, language=plan.language, encoding=plan.encoding, tokenized=plan.tokenized,
                   dtype=plan.dtype, device=plan.device, evals_per_epoch=plan.evals_per_epoch, select_by=select,
                   keep_evaluations=plan.keep_evaluations)
     found = [Stage(f"member-{k}", member_stage_config(plan, k, plan.reading(k, better), common))
@@ -203,7 +203,7 @@ def with_member_epochs(plan: FitPlan) -> FitPlan:
     grammar's: GRAMMAR_TOKENS of its training sentences, two to MAX_TRAINING_WORDS words)."""
     if plan.member_epochs is not None and (plan.grammar_epochs is not None or GrammarConfig.family not in plan.families):
         return plan
-    sentences = read_corpus(plan.train, plan.language, plan.encoding, plan.reading(1))
+    sentences = read_corpus(plan.train, plan.language, plan.encoding, plan.reading(1), plan.tokenized)
     tokens = sum(len(words) + 1 for words in sentences)
     grammar_tokens = sum(len(words) for words in sentences if 2 <= len(words) <= MAX_TRAINING_WORDS)
     return replace(plan, member_epochs=plan.member_epochs or max(1, round(MEMBER_TOKENS / max(tokens, 1))),
@@ -308,7 +308,7 @@ def ensemble_stage(stage: Stage, plan: FitPlan, out: Path) -> dict:
     final = stage.name == FINAL  # the fit's model stands alone; the ensembles between name their members in place
     members = [out / name for name in stage.members]
     gold_layers = [gold_layer(member) for member in members] if plan.select_by_gold else None  # the original protocol
-    sentences = read_sentences([plan.dev], plan.language, plan.encoding) if plan.layer_rule in ("agreement", "consistency") else None
+    sentences = read_sentences([plan.dev], plan.language, plan.encoding, plan.tokenized) if plan.layer_rule in ("agreement", "consistency") else None
     chosen = build(path, members, plan.layer_rule, sentences, settings, fixed_layer=plan.fixed_layer, layers=gold_layers,
                    right_branching_voter=plan.right_branching_voter, copy=final, overwrite=True)
     del chosen["members"]  # every member votes
@@ -321,7 +321,7 @@ def ensemble_stage(stage: Stage, plan: FitPlan, out: Path) -> dict:
         entry.update(voter_chosen_on_gold=plan.select_by_gold, dev_gold=gold,
                      dev_f1=gold["with_voter" if entry["right_branching_voter"] else "without_voter"])
     if stage.teacher:  # the climb's gold-free figure: how far this vote moved from the trees its students learnt
-        dev_sentences = read_sentences([plan.dev], plan.language, plan.encoding)
+        dev_sentences = read_sentences([plan.dev], plan.language, plan.encoding, plan.tokenized)
         entry["teacher_agreement"] = round(tree_agreement(path, out / stage.teacher, dev_sentences, settings), 2)
     return entry
 

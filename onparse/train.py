@@ -229,7 +229,7 @@ def dev_stream(config: TrainConfig, vocab: Vocabulary, device: torch.device) -> 
     """The dev corpus cut into DEV_STREAMS columns for perplexity; ValueError before training when it is too short."""
     if not config.dev:
         return None
-    dev = stream(read_corpus([config.dev], config.language, config.encoding, config.reading), vocab)
+    dev = stream(read_corpus([config.dev], config.language, config.encoding, config.reading, config.tokenized), vocab)
     if dev.numel() < 2 * DEV_STREAMS:
         raise ValueError(f"the dev corpus {config.dev} holds {dev.numel()} words with their <eos>: "
                          f"at least {2 * DEV_STREAMS} are needed")
@@ -242,7 +242,7 @@ def language_model_setup(config: TrainConfig, checkpoint: dict | None = None, ra
     Under torchrun each rank trains on its own columns of the batch: contiguous shards of the token stream.
     """
     device = torch.device(config.device)
-    sentences = read_corpus(config.train, config.language, config.encoding, config.reading)
+    sentences = read_corpus(config.train, config.language, config.encoding, config.reading, config.tokenized)
     if not sentences:
         raise ValueError("the training corpus holds no sentences")
     vocab = Vocabulary(checkpoint["vocab"]) if checkpoint else Vocabulary.build(sentences, config.model.vocab_size)

@@ -198,3 +198,16 @@ def test_a_language_no_tokenizer_here_knows_is_a_bad_option_before_any_folder(tm
     for command in (["train", "--train", str(corpus)], ["fit", "--train", str(corpus), "--dev", str(corpus)]):
         result = CliRunner().invoke(main, command + ["--language", "qq", "--out", str(tmp_path / "run")])
         assert result.exit_code == 2 and "not a language code" in result.output and not (tmp_path / "run").exists()
+
+
+def test_training_text_already_split_into_tokens_is_taken_as_given(tmp_path):
+    from onparse.config import FitPlan, TrainConfig
+
+    text = tmp_path / "tokens.txt"
+    text.write_text("Stocks don't fall ,\nแมวนั่งบนเสื่อในบ้านของฉันเอง ตอนเช้า\n")
+    assert [s.tokens for s in read_sentences([str(text)], "en", tokenized=True)] == [
+        ("Stocks", "don't", "fall", ","), ("แมวนั่งบนเสื่อในบ้านของฉันเอง", "ตอนเช้า")]
+    assert read_sentences([str(text)][:1], "en")[0].tokens == ("Stocks", "do", "n't", "fall", ",")
+    for settings in (TrainConfig(tokenized="yes"), FitPlan(train=[str(text)], dev=str(text), tokenized=1)):
+        with pytest.raises(ValueError, match="tokenized must be true or false"):
+            settings.check()
