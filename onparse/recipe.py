@@ -429,9 +429,16 @@ def climb_summary(record: dict) -> str:
             f"voting alone (no gold trees); {ended}.")
 
 
+def folder_bytes(folder: Path) -> int:
+    """The bytes of the files under ``folder`` (links not followed)."""
+    return sum(path.lstat().st_size for path in folder.rglob("*") if path.is_file() and not path.is_symlink())
+
+
 def write_card(model: Path, record: dict) -> None:
-    """The fit's model card: its plan, every stage with its time and figures, and how each choice was made."""
-    card = {**read_json(model / "card.json"), "fit": record}
+    """The fit's model card: its plan, every stage with its time and figures, how each choice was made, and the disk
+    the fit's folder takes."""
+    disk = folder_bytes(model.parent)
+    card = {**read_json(model / "card.json"), "fit": record, "disk_bytes": disk}
     write_json(model / "card.json", card)
     plan = record["plan"]
     gold_rule = ("checkpoints, each member's layer and the right-branching voter chosen on gold dev trees (the original "
@@ -468,6 +475,8 @@ def write_card(model: Path, record: dict) -> None:
         lines.append(f"| {entry['name']} | {entry.get('reads', '-')} | {entry.get('train_minutes', 0):.1f} | {entry['wall_minutes']:.1f} | {point or '-'} | "
                      f"{'-' if gold is None else f'{gold:.1f}'} |")
     lines += ["", f"Total: {sum(e['wall_minutes'] for e in record['stages']):.0f} wall minutes over {len(record['stages'])} stages "
-              "(every call's: a stage's stopped calls, and a killed call's up to the stage's last write, included).", ""]
+              "(every call's: a stage's stopped calls, and a killed call's up to the stage's last write, included).", "",
+              f"Disk: {disk / 1e6:,.1f} MB in {model.parent.name}/ when the fit ended (its run folders, checkpoints and this "
+              f"model; this model alone {folder_bytes(model) / 1e6:,.1f} MB).", ""]
     with replacing_file(model / "card.md") as file:
         file.write("\n".join(lines))

@@ -53,6 +53,10 @@ def test_a_tiny_fit_runs_every_stage_and_leaves_a_parser_that_stands_alone(fitte
     assert config["members"] == ["members/scratch", "members/round-1-1", "members/round-1-2"]  # copied: no link out
     card = (out / "model" / "card.md").read_text()
     assert all(f"| {name} |" in card for name in STAGES) and "no gold trees" in card
+    from onparse.recipe import folder_bytes
+
+    disk = json.loads((out / "model" / "card.json").read_text())["disk_bytes"]
+    assert 0 < folder_bytes(out / "model") < disk <= folder_bytes(out) and f"Disk: {disk / 1e6:,.1f} MB in tiny/" in card
     rules = [entry["model_selection"] for entry in record["stages"] if "model_selection" in entry]
     assert rules[:2] == [rules[0]] * 2 and "lowest dev perplexity" in rules[0]
     assert all("agree best with the teacher" in rule for rule in rules[2:]) and all("no gold trees" in r for r in rules)
