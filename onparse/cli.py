@@ -477,12 +477,13 @@ def run_training(out_dir: Path, resume: bool, overwrite: bool, epochs: int | Non
     from onparse.train import selection_rule
 
     set_threads(threads)
-    with training_errors(command, out_dir), runfolder.opened(out_dir, resume, overwrite, new_config, epochs) as config:
+    ranks = distributed.from_environment()  # the launch's processes, decided here once and passed down
+    with training_errors(command, out_dir), runfolder.opened(out_dir, resume, overwrite, new_config, epochs, ranks) as config:
         check_device(config.device)
         run = runfolder.train(config, out_dir, resume=resume, max_minutes=max_minutes, console=show_messages(quiet),
-                              command=typed_command())
+                              command=typed_command(), ranks=ranks)
         distributed.leave()  # on an error, the process's exit ends the launch: torchrun stops the other ranks
-    if not distributed.from_environment().main:
+    if not ranks.main:
         return
     done = f"trained {run.epoch} epochs, {run.tokens_seen:,} tokens, {run.train_seconds / 60:.1f} min"
     if run.history:
@@ -817,14 +818,16 @@ def fit(train_paths, dev, dev_gold, out_dir, resume, hours, members, rounds, mem
                               device=device)
         with training_errors("fit", out_dir):
             plan.check()  # before the folder is made: a refused plan leaves nothing behind
-    main_rank = distributed.from_environment().main  # under torchrun, rank 0 alone holds the fit's folder
+    ranks = distributed.from_environment()  # the launch's processes, decided here once and passed down
+    main_rank = ranks.main  # under torchrun, rank 0 alone holds the fit's folder
     with training_errors("fit", out_dir), runfolder.locked_run(out_dir) if main_rank else nullcontext():
         if resume and not (out_dir / recipe.RECORD).is_file():
             fail(f"{out_dir}: no {recipe.RECORD} to resume from")
         if main_rank and not resume and runfolder.run_contents(out_dir):
             fail(f"{out_dir} already holds a fit: continue it with --resume, or choose another --out")
         check_device(device if plan else recipe.read_record(out_dir)["plan"]["device"])
-        recipe.fit(plan, out_dir, resume=resume, hours=hours, console=show_messages(quiet), command=typed_command())
+        recipe.fit(plan, out_dir, resume=resume, hours=hours, console=show_messages(quiet), command=typed_command(),
+                   ranks=ranks)
     if main_rank:
         click.echo(f"fit done: the parser is {out_dir / 'model'} (its card.md lists every stage)")
 

@@ -36,15 +36,17 @@ class Ranks:
 
 
 def from_environment() -> Ranks:
-    """The ranks torchrun announces in the environment (one rank without torchrun)."""
+    """The ranks torchrun announces in the environment (one rank without torchrun): read once, by the command that
+    starts the work, and passed down from there."""
     return Ranks(int(os.environ.get("RANK", 0)), int(os.environ.get("WORLD_SIZE", 1)))
 
 
-def join(device: str) -> Ranks:
-    """Join the process group of a torchrun launch (gloo on the CPU, nccl on GPUs, one GPU per local rank)."""
+def join(device: str, ranks: Ranks) -> Ranks:
+    """Join the process group of a launch of ``ranks.world`` processes (gloo on the CPU, nccl on GPUs, one GPU per
+    local rank); a world of one joins nothing."""
+    if ranks.world == 1:
+        return Ranks()
     if not dist.is_initialized():
-        if from_environment().world == 1:
-            return Ranks()
         if torch.device(device).type == "cuda":
             torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", 0)))
         dist.init_process_group("nccl" if torch.device(device).type == "cuda" else "gloo")
@@ -64,11 +66,11 @@ def leave() -> None:
         dist.destroy_process_group()
 
 
-def go_alone() -> None:
-    """End the launch's process group: from here each process runs as a world of one (``fit``: rank 0 goes on
+def go_alone() -> Ranks:
+    """End the launch's process group; the ranks to pass on from here: a world of one (``fit``: rank 0 goes on
     alone after the members, the others end)."""
     leave()
-    os.environ.update(RANK="0", WORLD_SIZE="1", LOCAL_WORLD_SIZE="1")
+    return Ranks()
 
 
 def own_columns(batch_size: int, ranks: Ranks) -> slice:

@@ -294,11 +294,12 @@ def gold_layer(run: Path) -> Layer:
     return int(best) if best.isdigit() else best  # a layer's number, or a readout's name (the mean, a grammar's spans)
 
 
-def run_stage(stage: Stage, plan: FitPlan, out: Path, deadline: float | None, console: Console) -> dict:
+def run_stage(stage: Stage, plan: FitPlan, out: Path, deadline: float | None, console: Console,
+              ranks: distributed.Ranks) -> dict:
     """Run one stage to its end and return what the record keeps of it; TimeUp when the deadline comes first."""
     if stage.config is None:
         return ensemble_stage(stage, plan, out)
-    return training_stage(stage, plan, out, deadline, console)
+    return training_stage(stage, plan, out, deadline, console, ranks)
 
 
 def ensemble_stage(stage: Stage, plan: FitPlan, out: Path) -> dict:
@@ -326,13 +327,15 @@ def ensemble_stage(stage: Stage, plan: FitPlan, out: Path) -> dict:
     return entry
 
 
-def training_stage(stage: Stage, plan: FitPlan, out: Path, deadline: float | None, console: Console) -> dict:
+def training_stage(stage: Stage, plan: FitPlan, out: Path, deadline: float | None, console: Console,
+                   ranks: distributed.Ranks) -> dict:
     """Train (or resume) a stage's run folder to the end of its schedule; its model/ is the point its rule kept."""
     path = out / stage.name
     resume = (path / "checkpoint.pt").is_file()  # else stopped before its first checkpoint: start it again
     remaining = None if deadline is None else (deadline - time.monotonic()) / 60  # past: stop after one step
-    with runfolder.opened(path, resume, True, lambda: stage.config):
-        run = runfolder.train(stage.config, path, resume=resume, max_minutes=remaining, console=console, title=stage.name)
+    with runfolder.opened(path, resume, True, lambda: stage.config, ranks=ranks):
+        run = runfolder.train(stage.config, path, resume=resume, max_minutes=remaining, console=console, title=stage.name,
+                              ranks=ranks)
     if run.epoch < stage.config.epochs:
         raise TimeUp(stage.name)
     distributed.wait_for_all()  # every rank reads what rank 0 kept, so later stages agree
@@ -347,18 +350,18 @@ def training_stage(stage: Stage, plan: FitPlan, out: Path, deadline: float | Non
 
 
 def fit(plan: FitPlan | None, out: Path, resume: bool = False, hours: float | None = None, console: Console | None = None,
-        command: str = "", stage_done: Callable[[str], None] | None = None) -> dict:
+        command: str = "", stage_done: Callable[[str], None] | None = None,
+        ranks: distributed.Ranks = distributed.Ranks()) -> dict:
     """Run (or resume, with the plan recorded in ``out``) the recipe into ``out``; returns the record. ``out/model`` is the parser.
 
     ``hours`` limits this call: the stage in flight checkpoints and TimeUp is
     raised; ``resume`` continues. ``stage_done`` is told each stage's name as
     it is recorded.
 
-    Under torchrun every process trains the members together (DDP); then
-    rank 0 goes on alone with the ensembles and the distillation stages, and
-    the other processes end.
+    Under torchrun (``ranks``: the launch's, as its command read them) every
+    process trains the members together (DDP); then rank 0 goes on alone with
+    the ensembles and the distillation stages, and the other processes end.
     """
-    ranks = distributed.from_environment()
     console = (console or Console(stderr=True)) if ranks.main else Console(quiet=True)
     deadline = time.monotonic() + 3600 * hours if hours else None
     if resume:
@@ -384,10 +387,10 @@ def fit(plan: FitPlan | None, out: Path, resume: bool = False, hours: float | No
             continue
         stage, number = todo[0], len(settled) - len(todo) + 1
         if ranks.world > 1 and (stage.config is None or stage.config.distill is not None):  # the members are done
-            distributed.go_alone()
             if not ranks.main:
+                distributed.go_alone()
                 return record
-            ranks = distributed.Ranks()
+            ranks = distributed.go_alone()
         if ranks.main:
             log.info(f"stage {number}/{len(settled)}: {stage.name}" + (f" (ensemble of {', '.join(stage.members)})" if stage.members else ""))
         started = time.monotonic()
@@ -396,7 +399,7 @@ def fit(plan: FitPlan | None, out: Path, resume: bool = False, hours: float | No
         if ranks.main:
             write_record(out, record)
         try:
-            entry = {"name": stage.name, **run_stage(stage, plan, out, deadline, console)}
+            entry = {"name": stage.name, **run_stage(stage, plan, out, deadline, console, ranks)}
         except BaseException:  # stopped mid-stage (time limit, signal, error): its minutes count when the stage ends
             record["unfinished"][stage.name] = earlier + (time.monotonic() - started) / 60
             del record["in_flight"]

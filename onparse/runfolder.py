@@ -61,12 +61,13 @@ FEW_UPDATES = 50  # a run of fewer updates is said to learn little before it sta
 TRAINING_SETUPS = {ModelConfig.family: language_model_setup, GrammarConfig.family: grammar_setup}
 
 
-def trainer(config: TrainConfig, checkpoint: dict | None = None, work_dir: Path | None = None) -> Trainer:
+def trainer(config: TrainConfig, checkpoint: dict | None = None, work_dir: Path | None = None,
+            ranks: distributed.Ranks = distributed.Ranks()) -> Trainer:
     """The run's Trainer: its objective chosen from the config (distillation where ``config.distill`` says so, else the
     family's own: ``TRAINING_SETUPS``), dev F1 per layer measured where ``config.dev_gold`` is given (for the record),
     resumed from ``checkpoint`` where one is given (RunFolderError when it does not fit)."""
     modeldir.check_memory(config.model)  # refused before a size no memory here holds is allocated
-    ranks = distributed.join(config.device)
+    ranks = distributed.join(config.device, ranks)
     if config.distill:
         if ranks.world > 1:
             raise ValueError("distillation trains in one process: run onparse distill without torchrun")
@@ -199,7 +200,7 @@ def check_inputs(config: TrainConfig, out_dir: Path) -> None:
 
 @contextmanager
 def opened(out_dir: Path, resume: bool, overwrite: bool, new_config: Callable[[], TrainConfig],
-           epochs: int | None = None) -> Iterator[TrainConfig]:
+           epochs: int | None = None, ranks: distributed.Ranks = distributed.Ranks()) -> Iterator[TrainConfig]:
     """The run folder held (``locked_run``) and the run's config: its own to resume (checked with its checkpoint),
     or ``new_config()`` to start afresh.
 
@@ -210,7 +211,7 @@ def opened(out_dir: Path, resume: bool, overwrite: bool, new_config: Callable[[]
     nothing deleted and nothing written. Under torchrun, rank 0 alone holds
     and prepares the folder.
     """
-    main = distributed.from_environment().main
+    main = ranks.main
     if main and not resume and run_contents(out_dir):
         modeldir.refuse_to_replace(out_dir, is_run_folder, "a training run")
         if not overwrite:
@@ -275,9 +276,11 @@ def train(
     console: Console | None = None,
     title: str = "train",
     command: str = "",
+    ranks: distributed.Ranks = distributed.Ranks(),
 ) -> RunState:
     """Train (or resume) a model into ``out_dir``; ``out_dir/model`` is the best point by the run's selection rule.
-    ``command``, the command line as typed, goes into every card the run writes.
+    ``command``, the command line as typed, goes into every card the run writes; ``ranks``, the processes of a
+    torchrun launch as its command read them (one by default).
 
     On SIGINT or SIGTERM the run writes a checkpoint after the update in
     flight and raises ``Interrupted``; resuming continues exactly from there.
@@ -293,9 +296,9 @@ def train(
     (the cosine schedule then stretches to the new end). The run is done when
     ``run.epoch == config.epochs``; a time limit returns earlier.
     """
-    if distributed.from_environment().main:  # the other ranks of a torchrun launch write nothing
+    if ranks.main:  # the other ranks of a torchrun launch write nothing
         out_dir.mkdir(parents=True, exist_ok=True)
-    running = trainer(config, read_checkpoint(out_dir) if resume else None, out_dir)
+    running = trainer(config, read_checkpoint(out_dir) if resume else None, out_dir, ranks)
     ranks, layer, run = running.ranks, config.default_layer, running.run
     console = (console or Console(stderr=True)) if ranks.main else Console(quiet=True)  # the progress bar's
     say = log.info if ranks.main else log.debug  # what a run reports goes to logging: one clean line each

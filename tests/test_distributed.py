@@ -27,7 +27,7 @@ def first_update(rank: int, world: int, port: int, out: str, config: TrainConfig
     """One rank of a launch: one update, rank 0 saves the weights, the words counted and its objective."""
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank), WORLD_SIZE=str(world))
     torch.set_num_threads(1)
-    trainer = make_trainer(config)
+    trainer = make_trainer(config, ranks=distributed.Ranks(rank, world))  # as the command passes what it read
     next(trainer.steps())
     if rank == 0:
         torch.save({"model": trainer.model.state_dict(), "tokens": trainer.run.tokens_seen,
@@ -106,7 +106,7 @@ def test_the_carried_state_is_gathered_whole_and_scattered_back():
 
 
 def test_one_process_needs_no_process_group():
-    assert distributed.join("cpu") == distributed.Ranks() and not torch.distributed.is_initialized()
+    assert distributed.join("cpu", distributed.Ranks()) == distributed.Ranks() and not torch.distributed.is_initialized()
     trainer = make_trainer(replace(CONFIG, epochs=1))
     assert trainer.replica is trainer.model
 
