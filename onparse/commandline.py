@@ -12,7 +12,7 @@ from typing import NoReturn
 
 import click
 
-from onparse.config import check_encoding, checked_layer
+from onparse.config import check_encoding, checked_layer, layer_from_key
 from onparse.hardware import one_line
 
 
@@ -88,7 +88,7 @@ class LayerType(click.ParamType):
 
     def convert(self, value, param, ctx):
         try:
-            return checked_layer(int(value) if isinstance(value, str) and value.isascii() and value.isdigit() else value)
+            return layer_from_key(value) if isinstance(value, str) else checked_layer(value)
         except ValueError as err:
             self.fail(str(err), param, ctx)
 

@@ -53,6 +53,16 @@ def checked_layer(value: object, n_layers: int | None = None) -> Layer:
     return value
 
 
+def layer_key(layer: Layer) -> str:
+    """A layer as records and cards key it (JSON keys are strings): "2", "mean", "spans"; ``layer_from_key`` reads it back."""
+    return str(layer)
+
+
+def layer_from_key(key: str) -> Layer:
+    """The layer a record's key names (``layer_key``): a number for a layer's, the name for a readout's."""
+    return checked_layer(int(key) if key.isascii() and key.isdigit() else key)
+
+
 def readouts(n_layers: int) -> list[Layer]:
     """Every layer a model's trees may be read from: each layer and their mean, or a grammar's span marginals."""
     return [*range(1, n_layers + 1), MEAN] if n_layers else [SPANS]

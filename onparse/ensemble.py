@@ -22,7 +22,7 @@ from pathlib import Path
 from onparse import modeldir
 from onparse.atomic import replacing_folder
 from onparse.builder import TreeBuilder
-from onparse.config import LAYER_RULES, ONLSTM, Layer, readouts
+from onparse.config import LAYER_RULES, ONLSTM, Layer, layer_key, readouts
 from onparse.language import Sentence
 from onparse.parse import Parser
 from onparse.scoring import score
@@ -103,8 +103,8 @@ def most_consistent(own_trees: list[dict[Layer, list[set]]], sentences: list[Sen
     for layer in shared:
         table = pairwise_agreement([trees[layer] for trees in own_trees], sentences)
         pairs = [table[a][b] for a in range(len(table)) for b in range(a + 1, len(table))]
-        consistency[str(layer)] = round(sum(pairs) / len(pairs), 2) if pairs else 100.0
-    return max(shared, key=lambda layer: consistency[str(layer)]), consistency
+        consistency[layer_key(layer)] = round(sum(pairs) / len(pairs), 2) if pairs else 100.0
+    return max(shared, key=lambda layer: consistency[layer_key(layer)]), consistency
 
 
 def most_central(trees: list[list[set]], sentences: list[Sentence], keep: int) -> tuple[list[int], list[float]]:
@@ -139,8 +139,8 @@ def agreeing_layers(distances: list[list], candidates: list[list[Layer]], own_tr
             vote = TreeBuilder(tuple(layers[k] for k in others))
             reference = [GoldSentence(tuple(sentence.word_tokens), frozenset(spans(vote.build([distances[k][i] for k in others]).tree)),
                                       (), "the other members' vote") for i, sentence in enumerate(sentences)]
-            agreement[m] = {str(layer): round(score(trees, reference)["sentence_f1"], 2) for layer, trees in own_trees[m].items()}
-            layers[m] = max(candidates[m], key=lambda layer: agreement[m][str(layer)])  # ties: the first candidate
+            agreement[m] = {layer_key(layer): round(score(trees, reference)["sentence_f1"], 2) for layer, trees in own_trees[m].items()}
+            layers[m] = max(candidates[m], key=lambda layer: agreement[m][layer_key(layer)])  # ties: the first candidate
     return layers, agreement
 
 

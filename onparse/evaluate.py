@@ -13,7 +13,7 @@ from nltk import Tree
 
 from onparse.language import ENGLISH, written_without_spaces
 from onparse.builder import TreeBuilder
-from onparse.config import SPANS, Reading, readouts
+from onparse.config import SPANS, Reading, layer_key, readouts
 from onparse.modeldir import Model, ModelBundle, new_model
 from onparse.parse import Parser
 from onparse.scoring import PROTOCOL, baseline_scores, is_sentence, score
@@ -29,7 +29,7 @@ def named_builders(parser: Parser) -> dict[str, TreeBuilder]:
     marginals); for an ensemble each member alone, the vote, and the vote with a right-branching voter (its own
     votes, or one)."""
     if not parser.is_ensemble:
-        return {str(layer): TreeBuilder((layer,)) for layer in readouts(parser.members[0].n_layers)}
+        return {layer_key(layer): TreeBuilder((layer,)) for layer in readouts(parser.members[0].n_layers)}
     layers = parser.builder.layers
     return {"ensemble": TreeBuilder(layers), "ensemble_right_branching": TreeBuilder(layers, parser.right_branching_voter or 1.0)}
 
@@ -91,7 +91,7 @@ def evaluate_parser(parser: Parser, gold: Sequence[GoldSentence], untrained_seed
         control = untrained_like(parser, untrained_seed)
         layer = control.builder.layers[0]
         name = "untrained_" + UNTRAINED_NAMES.get(layer, f"layer_{layer}")
-        baselines[name] = score_each(control, gold, advance)[str(layer)]
+        baselines[name] = score_each(control, gold, advance)[layer_key(layer)]
     layers = list(parser.builder.layers)
     if not parser.is_ensemble:
         chosen = str(layers[0])

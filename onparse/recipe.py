@@ -54,7 +54,7 @@ from rich.console import Console
 from onparse import distributed, runfolder
 from onparse.atomic import replacing_file
 from onparse.config import (AUTO, BACKWARD, FORWARD, PCFG, SPANS, DistillConfig, FitPlan, GrammarConfig, Layer, Reading,
-                            TrainConfig, member_config, member_schedule, training_defaults)
+                            TrainConfig, layer_from_key, layer_key, member_config, member_schedule, training_defaults)
 from onparse.corpus import read_corpus, read_sentences
 from onparse.distill import student_defaults
 from onparse.ensemble import build, make_ensemble, tree_agreement
@@ -290,8 +290,7 @@ def gold_figures(path: Path, gold_path: str, settings: dict, encoding: str = "UT
 def gold_layer(run: Path) -> Layer:
     """The layer (or mean) of best dev F1 at the point a run kept (its gold figures were measured there)."""
     figures = read_json(run / "model" / "card.json")["selected"]["dev_f1_per_layer"]
-    best = max(figures, key=figures.get)
-    return int(best) if best.isdigit() else best  # a layer's number, or a readout's name (the mean, a grammar's spans)
+    return layer_from_key(max(figures, key=figures.get))
 
 
 def run_stage(stage: Stage, plan: FitPlan, out: Path, deadline: float | None, console: Console,
@@ -342,7 +341,7 @@ def training_stage(stage: Stage, plan: FitPlan, out: Path, deadline: float | Non
     selected = read_json(path / "model" / "card.json")["selected"]
     kept = {key: selected[key] for key in ("epoch", "dev_ppl", "teacher_agreement") if key in selected}
     layer = stage.config.default_layer  # the layer its trees are taken at: a grammar's span marginals, an ON-LSTM's plan.layer
-    figures = {"dev_f1": round(selected["dev_f1_per_layer"][str(layer)], 2)} if "dev_f1_per_layer" in selected else {}
+    figures = {"dev_f1": round(selected["dev_f1_per_layer"][layer_key(layer)], 2)} if "dev_f1_per_layer" in selected else {}
     reading = stage.config.reading
     reads = stage.config.model.describe_reading(reading)
     return {"train_minutes": round(run.train_seconds / 60, 2), "tokens_seen": run.tokens_seen, "selected": kept,

@@ -29,7 +29,7 @@ from torch import nn
 
 from onparse import distributed
 from onparse.hardware import one_line
-from onparse.config import SELECTIONS, TrainConfig, checked_layer
+from onparse.config import SELECTIONS, TrainConfig, checked_layer, layer_key
 from onparse.model import LanguageModel, State, compute_dtype
 from onparse import corpus
 from onparse.corpus import read_corpus
@@ -375,7 +375,7 @@ class Trainer:
 def selection_value(record: dict, config: TrainConfig) -> float | None:
     """The figure of an evaluation that the run's selection rule compares; None without a dev corpus."""
     if config.selection == "dev_f1":
-        return record["dev_f1_per_layer"][str(config.default_layer)]
+        return record["dev_f1_per_layer"][layer_key(config.default_layer)]
     return record.get(config.selection)
 
 

@@ -61,3 +61,12 @@ def test_auto_precision_takes_bf16_only_where_the_cpu_computes_it_natively(monke
     assert compute_dtype("bf16", "cpu") == torch.bfloat16 and compute_dtype("fp32", "cpu") == torch.float32
     assert TrainConfig().dtype == FitPlan(train=[], dev="").dtype == "auto"
 
+
+
+def test_a_layer_keyed_in_a_record_reads_back_as_the_layer_it_was():
+    from onparse.config import MEAN, SPANS, layer_from_key, layer_key
+
+    for layer in (1, 3, MEAN, SPANS):
+        assert layer_from_key(layer_key(layer)) == layer and isinstance(layer_key(layer), str)
+    with pytest.raises(ValueError):
+        layer_from_key("third")
