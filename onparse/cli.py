@@ -18,12 +18,12 @@ from typing import NoReturn
 import click
 
 from onparse import __version__
-from onparse.commandline import (LATENT_HELP, PRODUCTIONS_HELP, THREADS_HELP, Encoding, LanguageCode, LayerType, ParseByDefault,
+from onparse.commandline import (THREADS_HELP, options_of, Encoding, LanguageCode, LayerType, ParseByDefault,
                                  Positive, ShardType,
                                  Threads, check_device, fail, import_nltk_quickly, require_stdout, set_threads, typed_command)
 from onparse.config import (AUTO, BACKWARD, DTYPE_CHOICES, FAMILIES, FORWARD, GRAMMAR_TRAINING, LAYER_RULES,
                              LINE_BYTES_PER_WORD, MAX_SENTENCE_WORDS, MEMBER_MODEL, DistillConfig, FitPlan,
-                             PRODUCTIONS, GrammarConfig, ModelConfig, ParseConfig, Reading, TrainConfig, default,
+                             GrammarConfig, ModelConfig, ParseConfig, Reading, TrainConfig, default,
                              family_settings, training_defaults)
 
 
@@ -43,6 +43,7 @@ def main() -> None:
 
 
 FORMAT_NAMES = ("bracket", "mrg", "json", "pretty", "svg")
+GRAMMAR_SIZES = ("nonterminals", "preterminals", "symbol_size", "productions", "latent_size")  # a grammar's options
 
 
 def load_parser(model: str | None, layer: int | None, threads: int | None = None, **settings):
@@ -391,18 +392,8 @@ def run_options(command):
               f"{GRAMMAR_TRAINING['epochs']}; with --resume, the run's own].")
 @click.option("--evals-per-epoch", type=Positive, default=TrainConfig.evals_per_epoch, show_default=True,
               help="Dev evaluations (perplexity, F1, a saved model) per epoch, evenly spread.")
-@click.option("--embedding-size", type=Positive, default=ModelConfig.embedding_size, show_default=True)
-@click.option("--hidden-size", type=Positive, default=ModelConfig.hidden_size, show_default=True)
-@click.option("--layers", "n_layers", type=Positive, default=ModelConfig.n_layers, show_default=True)
-@click.option("--chunk-size", type=Positive, default=ModelConfig.chunk_size, show_default=True)
-@click.option("--nonterminals", type=Positive, default=GrammarConfig.nonterminals, show_default=True, help="A grammar's nonterminal symbols.")
-@click.option("--preterminals", type=Positive, default=GrammarConfig.preterminals, show_default=True, help="A grammar's preterminal symbols.")
-@click.option("--symbol-size", type=Positive, default=GrammarConfig.symbol_size, show_default=True,
-              help="A grammar's symbol embeddings and rule networks.")
-@click.option("--productions", type=click.Choice(PRODUCTIONS), default=GrammarConfig.productions, show_default=True,
-              help=PRODUCTIONS_HELP)
-@click.option("--latent-size", type=click.IntRange(0, 4096), default=GrammarConfig.latent_size, show_default=True,
-              help=LATENT_HELP)
+@options_of(ModelConfig, "embedding_size", "hidden_size", "n_layers", "chunk_size")
+@options_of(GrammarConfig, *GRAMMAR_SIZES)
 @click.option("--vocab-size", type=click.IntRange(min=3), default=ModelConfig.vocab_size, show_default=True)
 @click.option("--batch-size", type=Positive, help=f"Streams of an update  [default: {TrainConfig.batch_size}; a grammar: "
               f"words of an update, {GRAMMAR_TRAINING['batch_size']}].")
@@ -738,14 +729,7 @@ def quantize(model, out_dir, gold, encoding, device, threads) -> None:
 @click.option("--family", "families", type=click.Choice(FAMILIES), multiple=True, default=default(FitPlan, "families"),
               show_default=True, help="Repeat to mix the members, as --chunk-size: member k is of the k-th family, cycling "
                                       "(pcfg: a neural PCFG, trained on the words' likelihood; it votes as it is in every round).")
-@click.option("--nonterminals", type=Positive, default=GrammarConfig.nonterminals, show_default=True, help="A grammar member's nonterminals.")
-@click.option("--preterminals", type=Positive, default=GrammarConfig.preterminals, show_default=True, help="A grammar member's preterminals.")
-@click.option("--symbol-size", type=Positive, default=GrammarConfig.symbol_size, show_default=True,
-              help="A grammar member's symbol embeddings and rule networks.")
-@click.option("--productions", type=click.Choice(PRODUCTIONS), default=GrammarConfig.productions, show_default=True,
-              help=PRODUCTIONS_HELP)
-@click.option("--latent-size", type=click.IntRange(0, 4096), default=GrammarConfig.latent_size, show_default=True,
-              help=LATENT_HELP)
+@options_of(GrammarConfig, *GRAMMAR_SIZES)
 @click.option("--grammar-epochs", type=Positive, help="Epochs of each grammar member  [default: enough to read about four "
               "million words of sentences of 2-40 words, at least one].")
 @click.option("--grammar-batch-size", type=Positive, default=default(FitPlan, "grammar_batch_size"), show_default=True,

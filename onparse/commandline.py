@@ -8,6 +8,8 @@ import difflib
 import os
 import shlex
 import sys
+from collections.abc import Callable
+from dataclasses import fields
 from typing import NoReturn
 
 import click
@@ -135,10 +137,23 @@ class ShardType(click.ParamType):
         self.fail(f"{value!r} is not K/N with 1 <= K <= N (for example 3/8)", param, ctx)
 
 
-PRODUCTIONS_HELP = ("A grammar's binary rules: independent (p(A -> B C) as a left and a right choice, cheap for many "
-                    "symbols) or joint (one table, Kim et al.'s neural PCFG: more expressive for few symbols, slower).")
-LATENT_HELP = ("A compound grammar's sentence vector (Kim, Dyer & Rush, 2019: 64): each sentence gets its own root and "
-               "production rules; 0, one grammar for every sentence. Independent productions only.")
+def options_of(settings: type, *names: str) -> Callable[[Callable], Callable]:
+    """The command-line options of fields of a settings dataclass, generated from each field (``config.setting``):
+    ``--name`` from its name (or its ``option``), its default, its type (``choices``, or a whole number from its
+    ``minimum``, 1 unless said, to its ``maximum``) and its help, so that a setting is declared once."""
+    declared = {f.name: f for f in fields(settings)}
+
+    def decorate(command: Callable) -> Callable:
+        for name in reversed(names):
+            found = declared[name]
+            meta = found.metadata
+            kind = (click.Choice(meta["choices"]) if "choices" in meta
+                    else click.IntRange(meta.get("minimum", 1), meta.get("maximum")))
+            command = click.option(meta.get("option", "--" + name.replace("_", "-")), name, type=kind,
+                                   default=found.default, show_default=True, help=meta["help"])(command)
+        return command
+    return decorate
+
 THREADS_HELP = ("CPU threads for torch (default: one per core, or the cores other running work leaves free: "
                 "beside another torch job, spinning threads slow both 5-10x; docs/speed.md).")
 

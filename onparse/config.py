@@ -7,7 +7,7 @@ can show these defaults in ``--help`` without loading either.
 from __future__ import annotations
 
 from dataclasses import MISSING, asdict, dataclass, field, fields, replace
-from typing import ClassVar
+from typing import Any, ClassVar
 
 # Matmul precisions by their user-facing names, and the torch dtype each names.
 COMPUTE_DTYPES = {"fp32": "float32", "bf16": "bfloat16"}
@@ -77,6 +77,12 @@ GRAMMAR_TRAINING = {"lr": 1e-3, "clip": 3.0, "batch_size": 600, "epochs": 10, "d
 # fine-tuning settings. A grammar student takes its own training's (GRAMMAR_TRAINING).
 STUDENT_TRAINING = {"lr": 5e-4, "batch_size": 32}
 
+def setting(default: Any, help: str, **option: Any) -> Any:
+    """A settings field whose command-line option is generated from it (``commandline.options_of``): its help,
+    and where given its option name (``option``), ``choices``, ``minimum`` (default 1 for numbers) and ``maximum``."""
+    return field(default=default, metadata={"help": help, **option})
+
+
 # Sizes past these are no model any machine here could hold: refused before anything of that size is allocated.
 LARGEST_SIZES = {"vocab_size": 10_000_000, "embedding_size": 65_536, "hidden_size": 65_536, "n_layers": 64, "chunk_size": 65_536}
 
@@ -91,10 +97,10 @@ class ModelConfig:
     student_training: ClassVar[dict] = STUDENT_TRAINING  # a student's update and rate where a run sets none
     longest_sentence: ClassVar[int] = 2000  # words: its distances are linear in length (8 s at 2,000 words, one core)
     vocab_size: int = 10000
-    embedding_size: int = 400
-    hidden_size: int = 1150
-    n_layers: int = 3
-    chunk_size: int = 10
+    embedding_size: int = setting(400, "An ON-LSTM's word embeddings.")
+    hidden_size: int = setting(1150, "An ON-LSTM's hidden state per layer (a multiple of the chunk size).")
+    n_layers: int = setting(3, "An ON-LSTM's layers.", option="--layers")
+    chunk_size: int = setting(10, "Hidden units per master-gate level (hidden/chunk levels).")
     dropout: float = 0.3  # on the last layer's output
     dropouth: float = 0.2  # between layers
     dropouti: float = 0.3  # on the embeddings
@@ -153,11 +159,15 @@ class GrammarConfig:
     student_training: ClassVar[dict] = {name: GRAMMAR_TRAINING[name] for name in ("lr", "batch_size", "clip")}
     longest_sentence: ClassVar[int] = 800  # words: inside and outside passes are cubic (70 s at 800 words, one core)
     vocab_size: int = 10000
-    nonterminals: int = 30
-    preterminals: int = 60
-    symbol_size: int = 256  # symbol embeddings and the rule networks' width
-    productions: str = INDEPENDENT  # p(A -> B C) as p(B ↙ A) p(C ↘ A), or JOINT: one table (onparse.pcfg)
-    latent_size: int = 0  # a compound grammar's sentence vector (Kim, Dyer & Rush, 2019: 64); 0: one grammar for all
+    nonterminals: int = setting(30, "A grammar's nonterminal symbols.")
+    preterminals: int = setting(60, "A grammar's preterminal symbols.")
+    symbol_size: int = setting(256, "A grammar's symbol embeddings and rule networks.")
+    productions: str = setting(INDEPENDENT, "A grammar's binary rules: independent (p(A -> B C) as a left and a right "
+                               "choice, cheap for many symbols) or joint (one table, Kim et al.'s neural PCFG: more "
+                               "expressive for few symbols, slower).", choices=(INDEPENDENT, JOINT))
+    latent_size: int = setting(0, "A compound grammar's sentence vector (Kim, Dyer & Rush, 2019: 64): each sentence gets "
+                               "its own root and production rules; 0, one grammar for every sentence. Independent "
+                               "productions only.", minimum=0, maximum=4096)
 
     n_layers = 0  # a grammar has no layers: its trees come from its span marginals (SPANS)
 
