@@ -18,13 +18,12 @@ from typing import NoReturn
 import click
 
 from onparse import __version__
-from onparse.commandline import (THREADS_HELP, options_of, Encoding, LanguageCode, LayerType, ParseByDefault,
-                                 Positive, ShardType,
-                                 Threads, check_device, fail, import_nltk_quickly, require_stdout, set_threads, typed_command)
-from onparse.config import (AUTO, BACKWARD, DTYPE_CHOICES, FAMILIES, FORWARD, GRAMMAR_TRAINING, LAYER_RULES,
-                             LINE_BYTES_PER_WORD, MAX_SENTENCE_WORDS, MEMBER_MODEL, DistillConfig, FitPlan,
-                             GrammarConfig, ModelConfig, ParseConfig, Reading, TrainConfig, default,
-                             family_settings, training_defaults)
+from onparse.commandline import (THREADS_HELP, Encoding, LanguageCode, LayerType, ParseByDefault, Positive, ShardType, Threads,
+                                 check_device, fail, import_nltk_quickly, options_of, require_stdout, set_threads,
+                                 typed_command)
+from onparse.config import (BACKWARD, DTYPE_CHOICES, FAMILIES, FORWARD, GRAMMAR_TRAINING, LAYER_RULES, LINE_BYTES_PER_WORD,
+                            MAX_SENTENCE_WORDS, MEMBER_MODEL, DistillConfig, FitPlan, GrammarConfig, ModelConfig,
+                            ParseConfig, Reading, TrainConfig, default, family_settings, training_defaults)
 
 
 @click.group(cls=ParseByDefault, context_settings={"help_option_names": ["-h", "--help"]})
@@ -347,14 +346,6 @@ def show_messages(quiet: bool):
     return Console(stderr=True, quiet=quiet)
 
 
-KEEP_EVALUATIONS = click.option("--keep-evaluations", is_flag=True,
-                                help="Keep every evaluation's model directory (epoch-EE.FF), not only the best's and the last's.")
-
-
-TOKENIZED_TEXT = click.option("--tokenized", is_flag=True, help="Text files are already split into tokens at spaces (a "
-                              "treebank's leaves, a tokenizer you ran): taken as given, not tokenized again as --language.")
-
-
 def run_options(command):
     """Options of the commands that train into a run folder (train, distill)."""
     for option in reversed([
@@ -369,10 +360,10 @@ def run_options(command):
         click.option("--resume", is_flag=True, help="Continue the run in --out from its checkpoint, with its own settings."),
         click.option("--overwrite", is_flag=True, help="Start afresh in an --out that already holds a run, deleting it."),
         click.option("--max-minutes", type=click.FloatRange(min=0, min_open=True), help="Stop (with a checkpoint) after this much wall time."),
-        KEEP_EVALUATIONS,
+        options_of(TrainConfig, "keep_evaluations"),
         click.option("--encoding", type=Encoding(), default=TrainConfig.encoding, show_default=True,
                      help="The encoding of the --train, --dev and --dev-gold files (NEGRA: latin-1)."),
-        TOKENIZED_TEXT,
+        options_of(TrainConfig, "tokenized"),
         click.option("--seed", type=int, default=TrainConfig.seed, show_default=True),
         click.option("--dtype", type=click.Choice(DTYPE_CHOICES), default=TrainConfig.dtype, show_default=True,
                      help="Matmul precision: auto is bf16 where the device computes it natively (AVX-512 BF16, AMX, a GPU), fp32 elsewhere."),
@@ -667,11 +658,7 @@ def quantize(model, out_dir, gold, encoding, device, threads) -> None:
               help="Fit folder: a run folder or ensemble per stage, fit.json, and model/ (the parser).")
 @click.option("--resume", is_flag=True, help="Continue the fit in --out where it stopped, with its own settings.")
 @click.option("--hours", type=click.FloatRange(min=0, min_open=True), help="Stop (recorded, resumable) after this much wall time.")
-@click.option("--members", type=Positive, default=default(FitPlan, "members"), show_default=True,
-              help="Members trained from random weights (language models, or grammars: --family).")
-@click.option("--rounds", type=click.IntRange(min=0), default=default(FitPlan, "rounds"), show_default=True,
-              help="Distillation rounds (each student learns the last ensemble).")
-@click.option("--member-epochs", type=Positive, help="Epochs of each member  [default: enough to read about a million tokens, at least one].")
+@options_of(FitPlan, "members", "rounds", "member_epochs")
 @click.option("--embedding-size", "embedding_sizes", type=Positive, multiple=True, default=[MEMBER_MODEL.embedding_size],
               show_default=True, help="Repeat to vary the members, as --chunk-size.")
 @click.option("--hidden-size", "hidden_sizes", type=Positive, multiple=True, default=[MEMBER_MODEL.hidden_size], show_default=True,
@@ -681,71 +668,20 @@ def quantize(model, out_dir, gold, encoding, device, threads) -> None:
               help="Repeat to vary the members: member k takes the k-th size, cycling (students keep their start's; "
                    "the student from scratch takes the first).")
 @click.option("--vocab-size", type=click.IntRange(min=3), default=MEMBER_MODEL.vocab_size, show_default=True)
-@click.option("--sentences", type=Positive, default=default(FitPlan, "sentences"), show_default=True,
-              help="Training sentences each teacher parses.")
-@click.option("--scratch-passes", type=Positive, default=default(FitPlan, "scratch_passes"), show_default=True,
-              help="Passes of the student from scratch.")
-@click.option("--student-direction", "student_directions", type=click.Choice([FORWARD, BACKWARD]), multiple=True,
-              help="The student from scratch reads in this direction  [default: the first voting ON-LSTM's]; repeat for "
-                   "one student per direction, each voting (together they see both sides of every gap).")
-@click.option("--grammar-students", type=click.IntRange(min=0), default=default(FitPlan, "grammar_students"), show_default=True,
-              help="Grammars from scratch that learn the last ensemble's trees beside the ON-LSTM students (the first "
-                   "grammar member's shape and vocabulary, --scratch-passes passes, seeds counting up from --seed); each votes.")
+@options_of(FitPlan, "sentences", "scratch_passes", "student_directions", "grammar_students")
 @click.option("--student-nonterminals", type=Positive, help="The grammar students' nonterminals  [default: the grammar members'].")
 @click.option("--student-preterminals", type=Positive, help="The grammar students' preterminals  [default: the grammar members'].")
-@click.option("--generations", type=click.IntRange(min=0), default=default(FitPlan, "generations"), show_default=True,
-              help="Self-training: each generation's students (as the first ones, new seeds) learn the vote of the "
-                   "generation before and vote alone; the last generation is the model.")
-@click.option("--stop-agreement", type=click.FloatRange(0, 100), default=default(FitPlan, "stop_agreement"), show_default=True,
-              help="End the generations after one whose vote agrees with its teacher's trees on --dev at this sentence "
-                   "F1 or more (no gold trees).")
-@click.option("--evals-per-epoch", type=Positive, default=default(FitPlan, "evals_per_epoch"), show_default=True)
+@options_of(FitPlan, "generations", "stop_agreement", "evals_per_epoch")
 @right_branching_options("in every ensemble")
-@click.option("--layer-rule", type=click.Choice(LAYER_RULES), default=default(FitPlan, "layer_rule"), show_default=True,
-              help="own: each member's own layer (--layer); agreement: each ensemble gives each member the layer "
-                   "agreeing best with the others' vote on --dev; "
-                   "consistency: the one layer whose trees agree best between the members on --dev, for all; "
-                   "fixed: --vote-layer for all.")
-@click.option("--layer", type=LayerType(), default=default(FitPlan, "layer"), show_default=True,
-              help="The layer students learn their teacher's trees at.")
-@click.option("--vote-layer", type=LayerType(),
-              help="With --layer-rule fixed: every member's layer in every vote (default: --layer). Another layer than the "
-                   "learnt one keeps students' trees apart.")
-@KEEP_EVALUATIONS
-@click.option("--select-by-gold", is_flag=True,
-              help="Choose checkpoints and the voter on --dev-gold (the original ON-LSTM protocol: not unsupervised; the card says so).")
-@click.option("--language", type=LanguageCode(), default=default(FitPlan, "language"), show_default=True,
-              help="The text's language (en, de, zh, ...): how text files are tokenized, recorded in every model.")
-@click.option("--encoding", type=Encoding(), default=default(FitPlan, "encoding"), show_default=True,
-              help="The encoding of the --train, --dev and --dev-gold files.")
-@TOKENIZED_TEXT
-@click.option("--punctuation/--no-punctuation", default=default(FitPlan, "punctuation"), show_default=True,
-              help="Whether every model reads the punctuation tokens too (trees and scores stay over the words).")
-@click.option("--direction", "directions", type=click.Choice([FORWARD, BACKWARD, AUTO]), multiple=True,
-              default=default(FitPlan, "directions"), show_default=True,
-              help="Repeat to vary the members, as --chunk-size: member k reads in the k-th direction, cycling. auto: "
-                   "members 1 and 2 read forward and backward, the rest in the direction of the two that fits the dev "
-                   "text better (lower perplexity).")
-@click.option("--family", "families", type=click.Choice(FAMILIES), multiple=True, default=default(FitPlan, "families"),
-              show_default=True, help="Repeat to mix the members, as --chunk-size: member k is of the k-th family, cycling "
-                                      "(pcfg: a neural PCFG, trained on the words' likelihood; it votes as it is in every round).")
+@options_of(FitPlan, "layer_rule", "layer", "vote_layer", "keep_evaluations", "select_by_gold", "language", "encoding",
+            "tokenized", "punctuation", "directions", "families")
 @options_of(GrammarConfig, *GRAMMAR_SIZES)
-@click.option("--grammar-epochs", type=Positive, help="Epochs of each grammar member  [default: enough to read about four "
-              "million words of sentences of 2-40 words, at least one].")
-@click.option("--grammar-batch-size", type=Positive, default=default(FitPlan, "grammar_batch_size"), show_default=True,
-              help="Words of a grammar member's update (German 64 x 128 grammars did better at 200).")
-@click.option("--seed", type=int, default=default(FitPlan, "seed"), show_default=True)
-@click.option("--dtype", type=click.Choice(DTYPE_CHOICES), default=default(FitPlan, "dtype"), show_default=True,
-              help="Matmul precision: auto is bf16 where the device computes it natively (AVX-512 BF16, AMX, a GPU), fp32 elsewhere.")
-@click.option("--device", default=default(FitPlan, "device"), show_default=True, help="torch device, e.g. cuda.")
+@options_of(FitPlan, "grammar_epochs", "grammar_batch_size", "seed", "dtype", "device")
 @click.option("--threads", type=Threads, help=THREADS_HELP)
 @QUIET
-def fit(train_paths, dev, dev_gold, out_dir, resume, hours, members, rounds, member_epochs, embedding_sizes, hidden_sizes,
-        n_layers, chunk_sizes, vocab_size, sentences, scratch_passes, student_directions, grammar_students,
-        student_nonterminals, student_preterminals, generations, stop_agreement, evals_per_epoch,
-        right_branching_voter, right_branching_votes, layer_rule, layer, vote_layer, keep_evaluations, select_by_gold, language,
-        encoding, tokenized, punctuation, directions, families, nonterminals, preterminals, symbol_size, productions, latent_size, grammar_epochs, grammar_batch_size, seed, dtype, device, threads,
-        quiet) -> None:
+def fit(train_paths, dev, dev_gold, out_dir, resume, hours, embedding_sizes, hidden_sizes, n_layers, chunk_sizes, vocab_size,
+        student_nonterminals, student_preterminals, right_branching_voter, right_branching_votes, nonterminals,
+        preterminals, symbol_size, productions, latent_size, threads, quiet, **settings) -> None:
     """Train a full parser on raw text, no gold trees: members, ensembles, distillation rounds, a student from scratch.
 
     Each stage is recorded in OUT/fit.json as it ends; an interrupted or
@@ -785,21 +721,11 @@ def fit(train_paths, dev, dev_gold, out_dir, resume, hours, members, rounds, mem
                                 symbol_size=symbol_size, productions=productions, latent_size=latent_size)
         student_grammar = replace(grammar, nonterminals=student_nonterminals or nonterminals,
                                   preterminals=student_preterminals or preterminals)
-        plan = FitPlan(train=list(train_paths), dev=dev, dev_gold=dev_gold, members=members, rounds=rounds,
-                              member_variants={name: list(values) for name, values in sizes.items() if len(values) > 1},
-                              member_model=model, member_epochs=member_epochs, sentences=sentences,
-                              scratch_passes=scratch_passes, student_directions=list(student_directions),
-                              grammar_students=grammar_students, evals_per_epoch=evals_per_epoch,
-                              student_grammar=student_grammar if student_grammar != grammar else None,
-                              generations=generations, stop_agreement=stop_agreement,
-                              right_branching_voter=right_branching_weight(right_branching_voter, right_branching_votes),
-                              layer_rule=layer_rule, layer=layer,
-                              vote_layer=vote_layer, keep_evaluations=keep_evaluations, select_by_gold=select_by_gold, seed=seed, language=language, encoding=encoding,
-                              tokenized=tokenized,
-                              punctuation=punctuation, directions=list(directions), families=list(families),
-                              member_grammar=grammar,
-                              grammar_epochs=grammar_epochs, grammar_batch_size=grammar_batch_size, dtype=dtype,
-                              device=device)
+        plan = FitPlan(train=list(train_paths), dev=dev, dev_gold=dev_gold, member_model=model, member_grammar=grammar,
+                       member_variants={name: list(values) for name, values in sizes.items() if len(values) > 1},
+                       student_grammar=student_grammar if student_grammar != grammar else None,
+                       right_branching_voter=right_branching_weight(right_branching_voter, right_branching_votes),
+                       **{name: list(value) if isinstance(value, tuple) else value for name, value in settings.items()})
         with training_errors("fit", out_dir):
             plan.check()  # before the folder is made: a refused plan leaves nothing behind
     ranks = distributed.from_environment()  # the launch's processes, decided here once and passed down
@@ -809,7 +735,7 @@ def fit(train_paths, dev, dev_gold, out_dir, resume, hours, members, rounds, mem
             fail(f"{out_dir}: no {recipe.RECORD} to resume from")
         if main_rank and not resume and runfolder.run_contents(out_dir):
             fail(f"{out_dir} already holds a fit: continue it with --resume, or choose another --out")
-        check_device(device if plan else recipe.read_record(out_dir)["plan"]["device"])
+        check_device(plan.device if plan else recipe.read_record(out_dir)["plan"]["device"])
         recipe.fit(plan, out_dir, resume=resume, hours=hours, console=show_messages(quiet), command=typed_command(),
                    ranks=ranks)
     if main_rank:

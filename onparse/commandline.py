@@ -9,7 +9,7 @@ import os
 import shlex
 import sys
 from collections.abc import Callable
-from dataclasses import fields
+from dataclasses import MISSING, fields
 from typing import NoReturn
 
 import click
@@ -123,6 +123,9 @@ class LanguageCode(click.ParamType):
         return value
 
 
+OPTION_TYPES = {"layer": lambda: LayerType(), "language": lambda: LanguageCode(), "encoding": lambda: Encoding()}
+
+
 class ShardType(click.ParamType):
     """K/N: the K-th (from 1) of N parts of an input file."""
 
@@ -139,20 +142,38 @@ class ShardType(click.ParamType):
 
 def options_of(settings: type, *names: str) -> Callable[[Callable], Callable]:
     """The command-line options of fields of a settings dataclass, generated from each field (``config.setting``):
-    ``--name`` from its name (or its ``option``), its default, its type (``choices``, or a whole number from its
-    ``minimum``, 1 unless said, to its ``maximum``) and its help, so that a setting is declared once."""
+    ``--name`` from its name (or its ``option``), its default and its help, and its type from what the field
+    says: ``choices`` (repeated where the default is a list), a flag for a bool (``negatable``: with its --no- form),
+    a layer, a language, an encoding, or a number from its ``minimum`` (1 unless said) to its ``maximum``; so that a
+    setting is declared once."""
     declared = {f.name: f for f in fields(settings)}
 
     def decorate(command: Callable) -> Callable:
         for name in reversed(names):
             found = declared[name]
             meta = found.metadata
-            kind = (click.Choice(meta["choices"]) if "choices" in meta
-                    else click.IntRange(meta.get("minimum", 1), meta.get("maximum")))
-            command = click.option(meta.get("option", "--" + name.replace("_", "-")), name, type=kind,
-                                   default=found.default, show_default=True, help=meta["help"])(command)
+            value = found.default_factory() if found.default is MISSING else found.default
+            flag = "--" + name.replace("_", "-")
+            declared_as = [meta.get("option", flag), name]
+            extra: dict = {}
+            kind = meta.get("kind", type(value))
+            if isinstance(value, bool):
+                declared_as = [f"{declared_as[0]}/--no-{declared_as[0][2:]}" if meta.get("negatable") else declared_as[0], name]
+                extra.update({} if meta.get("negatable") else {"is_flag": True})
+            elif "choices" in meta:
+                extra.update(type=click.Choice(meta["choices"]), multiple=isinstance(value, list))
+            elif kind in OPTION_TYPES:
+                extra["type"] = OPTION_TYPES[kind]()
+            elif kind is float:
+                extra["type"] = click.FloatRange(meta.get("minimum", 1), meta.get("maximum"))
+            elif kind is int:
+                bounds = (meta.get("minimum", 1), meta.get("maximum"))
+                extra["type"] = int if bounds == (None, None) else click.IntRange(*bounds)
+            command = click.option(*declared_as, default=value, show_default=value is not None, help=meta["help"],
+                                   **extra)(command)
         return command
     return decorate
+
 
 THREADS_HELP = ("CPU threads for torch (default: one per core, or the cores other running work leaves free: "
                 "beside another torch job, spinning threads slow both 5-10x; docs/speed.md).")

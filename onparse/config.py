@@ -79,8 +79,13 @@ STUDENT_TRAINING = {"lr": 5e-4, "batch_size": 32}
 
 def setting(default: Any, help: str, **option: Any) -> Any:
     """A settings field whose command-line option is generated from it (``commandline.options_of``): its help,
-    and where given its option name (``option``), ``choices``, ``minimum`` (default 1 for numbers) and ``maximum``."""
-    return field(default=default, metadata={"help": help, **option})
+    and where given its option name (``option``), ``choices`` (a list default: the option repeats), ``minimum``
+    (default 1 for numbers; None: any), ``maximum``, ``kind`` (what a None default stands for: int, str, "layer",
+    "language", "encoding") and ``negatable`` (a flag with a --no- form)."""
+    metadata = {"help": help, **option}
+    if isinstance(default, list):
+        return field(default_factory=lambda: list(default), metadata=metadata)
+    return field(default=default, metadata=metadata)
 
 
 # Sizes past these are no model any machine here could hold: refused before anything of that size is allocated.
@@ -332,10 +337,12 @@ class TrainConfig:
     language: str = "en"  # how text files are tokenized (onparse.language), written into the model directories
     reading: Reading = field(default_factory=Reading)  # what the model reads of each sentence, written into the model directories
     encoding: str = "UTF-8"  # of the train, dev and dev-gold files
-    tokenized: bool = False  # text files already split into tokens at spaces: taken as given, not tokenized again
+    tokenized: bool = setting(False, "Text files are already split into tokens at spaces (a treebank's leaves, a "
+                              "tokenizer you ran): taken as given, not tokenized again as --language.")
     distill: DistillConfig | None = None
     select_by: str | None = None  # a key of SELECTIONS; default dev_ppl, or teacher_agreement for distillation
-    keep_evaluations: bool = False  # every evaluation's model directory, not only the best's and the last's
+    keep_evaluations: bool = setting(False, "Keep every evaluation's model directory (epoch-EE.FF), not only the best's "
+                                     "and the last's.")
 
     def check(self) -> None:
         """ValueError naming the first setting of a wrong type or out of range (a damaged or hand-edited config.json)."""
@@ -404,6 +411,12 @@ def training_defaults(family: str) -> dict:
     return dict(family_settings(family).training)
 
 
+def setting_of(settings: type, name: str) -> Any:
+    """A field declared as ``settings``'s field ``name`` is (its default and its option), for a class that passes it on."""
+    found = {f.name: f for f in fields(settings)}[name]
+    return field(default=found.default, metadata=found.metadata)
+
+
 def default(settings: type, name: str) -> object:
     """The default of field ``name`` of a settings dataclass: what the command line shows and uses, written once here."""
     found = {f.name: f for f in fields(settings)}[name]
@@ -428,50 +441,70 @@ class FitPlan:
     train: list[str]
     dev: str
     dev_gold: str | None = None  # scored at every stage; chooses nothing unless select_by_gold
-    members: int = 4
-    rounds: int = 0  # distillation rounds reproduced their teacher in every language measured (experiments/notebook.md)
+    members: int = setting(4, "Members trained from random weights (language models, or grammars: --family).")
+    # distillation rounds reproduced their teacher in every language measured (experiments/notebook.md)
+    rounds: int = setting(0, "Distillation rounds (each student learns the last ensemble).", minimum=0)
     member_model: ModelConfig = field(default_factory=lambda: ModelConfig(**asdict(MEMBER_MODEL)))
     # members cycle through these sizes, e.g. {"hidden_size": [600, 1150], "chunk_size": [5, 10, 20]} (absent: member_model's)
     member_variants: dict[str, list[int]] = field(default_factory=dict)
-    member_epochs: int | None = None  # None: as many as make about MEMBER_TOKENS tokens (at least one)
-    evals_per_epoch: int = 4
+    member_epochs: int | None = setting(None, "Epochs of each member  [default: enough to read about a million tokens, "
+                                        "at least one].", kind=int)  # None: about MEMBER_TOKENS tokens
+    evals_per_epoch: int = setting(4, "Dev evaluations (perplexity, agreement, a saved model) per epoch of each run.")
     batch_size: int = 64  # language-model streams of the members
-    sentences: int = DistillConfig.sentences  # training sentences each teacher parses
+    sentences: int = setting(DistillConfig.sentences, "Training sentences each teacher parses.")
     student_batch_size: int = STUDENT_TRAINING["batch_size"]  # sentences per distillation update
     finetune_passes: int = 1
     finetune_lr: float = STUDENT_TRAINING["lr"]
-    scratch_passes: int = 2
+    scratch_passes: int = setting(2, "Passes of the student from scratch.")
     scratch_lr: float = 2e-3
     rank_weight: float = DistillConfig.rank_weight
     margin: float = DistillConfig.margin
-    layer: Layer = MEAN  # the layer students learn their teacher's trees at, and every model's layer under the fixed rule
-    layer_rule: str = "agreement"  # "agreement": each ensemble picks its members' layers by agreement on dev text; "fixed"
-    vote_layer: Layer | None = None  # under the fixed rule, every member's layer in every ensemble (None: ``layer``)
+    layer: Layer = setting(MEAN, "The layer students learn their teacher's trees at.", kind="layer")
+    layer_rule: str = setting("agreement", "own: each member's own layer (--layer); agreement: each ensemble gives each "
+                              "member the layer agreeing best with the others' vote on --dev; consistency: the one layer "
+                              "whose trees agree best between the members on --dev, for all; fixed: --vote-layer for all.",
+                              choices=LAYER_RULES)
+    vote_layer: Layer | None = setting(None, "With --layer-rule fixed: every member's layer in every vote (default: "
+                                       "--layer). Another layer than the learnt one keeps students' trees apart.", kind="layer")
     right_branching_voter: float = 0.0  # a right-branching tree's votes: a prior for right-branching languages, never chosen on gold unless asked
-    select_by_gold: bool = False  # the original ON-LSTM protocol: checkpoints, layers and the voter chosen on dev_gold
-    keep_evaluations: bool = False  # every run keeps every evaluation's model directory (research), not the best and last
-    seed: int = 1111
-    dtype: str = AUTO_DTYPE
-    device: str = "cpu"
-    language: str = "en"  # how the text is tokenized (onparse.language)
-    encoding: str = "UTF-8"  # of the train, dev and dev-gold files
-    tokenized: bool = False  # text files already split into tokens at spaces: taken as given, not tokenized again
-    punctuation: bool = False  # whether every model reads the punctuation tokens too (onparse.reading)
-    directions: list[str] = field(default_factory=lambda: [FORWARD])  # members read in these directions in turn, cycling; or [AUTO]
-    families: list[str] = field(default_factory=lambda: [ONLSTM])  # member k is of the k-th family, cycling
+    select_by_gold: bool = setting(False, "Choose checkpoints and the voter on --dev-gold (the original ON-LSTM protocol: "
+                                   "not unsupervised; the card says so).")
+    keep_evaluations: bool = setting_of(TrainConfig, "keep_evaluations")  # every run's
+    seed: int = setting(1111, "The first member's seed; every other run's counts from it.", minimum=None)
+    dtype: str = setting(AUTO_DTYPE, "Matmul precision: auto is bf16 where the device computes it natively (AVX-512 BF16, "
+                         "AMX, a GPU), fp32 elsewhere.", choices=DTYPE_CHOICES)
+    device: str = setting("cpu", "torch device, e.g. cuda.", kind=str)
+    language: str = setting("en", "The text's language (en, de, zh, ...): how text files are tokenized, recorded in every "
+                            "model.", kind="language")
+    encoding: str = setting("UTF-8", "The encoding of the --train, --dev and --dev-gold files.", kind="encoding")
+    tokenized: bool = setting_of(TrainConfig, "tokenized")
+    punctuation: bool = setting(False, "Whether every model reads the punctuation tokens too (trees and scores stay over "
+                                "the words).", negatable=True)
+    directions: list[str] = setting([FORWARD], "Repeat to vary the members, as --chunk-size: member k reads in the k-th "
+                                    "direction, cycling. auto: members 1 and 2 read forward and backward, the rest in the "
+                                    "direction of the two that fits the dev text better (lower perplexity).",
+                                    option="--direction", choices=(FORWARD, BACKWARD, AUTO))
+    families: list[str] = setting([ONLSTM], "Repeat to mix the members, as --chunk-size: member k is of the k-th family, "
+                                  "cycling (pcfg: a neural PCFG, trained on the words' likelihood; it votes as it is in "
+                                  "every round).", option="--family", choices=FAMILIES)
     member_grammar: GrammarConfig = field(default_factory=GrammarConfig)  # the grammar members' size
-    grammar_epochs: int | None = None  # None: as many as make about GRAMMAR_TOKENS tokens (at least one)
-    grammar_batch_size: int = GRAMMAR_TRAINING["batch_size"]  # words of a grammar member's update
-    # one student from scratch per direction named, every one voting (empty: one, reading as the first voting ON-LSTM)
-    student_directions: list[str] = field(default_factory=list)
-    # grammar students from scratch (the first grammar member's shape and vocabulary, seeds differ), beside the ON-LSTM ones
-    grammar_students: int = 0
+    grammar_epochs: int | None = setting(None, "Epochs of each grammar member  [default: enough to read about four million "
+                                         "words of sentences of 2-40 words, at least one].", kind=int)
+    grammar_batch_size: int = setting(GRAMMAR_TRAINING["batch_size"], "Words of a grammar member's update (German 64 x "
+                                      "128 grammars did better at 200).")
+    student_directions: list[str] = setting([], "The student from scratch reads in this direction  [default: the first "
+                                            "voting ON-LSTM's]; repeat for one student per direction, each voting "
+                                            "(together they see both sides of every gap).", option="--student-direction",
+                                            choices=(FORWARD, BACKWARD))
+    grammar_students: int = setting(0, "Grammars from scratch that learn the last ensemble's trees beside the ON-LSTM "
+                                    "students (the first grammar member's shape and vocabulary, --scratch-passes passes, "
+                                    "seeds counting up from --seed); each votes.", minimum=0)
     student_grammar: GrammarConfig | None = None  # the grammar students' shape (None: the first grammar member's)
-    # self-training: each generation's students (as the first students: ON-LSTMs and grammar_students grammars, new
-    # seeds) learn the vote of the generation before and vote alone; generation 0 is the first students' vote
-    generations: int = 0
-    # the climb stops after a generation whose vote agrees with its teacher's trees on the dev text at this sentence F1
-    stop_agreement: float = 95.0
+    # generation 0 is the first students' vote
+    generations: int = setting(0, "Self-training: each generation's students (as the first ones, new seeds) learn the "
+                               "vote of the generation before and vote alone; the last generation is the model.", minimum=0)
+    stop_agreement: float = setting(95.0, "End the generations after one whose vote agrees with its teacher's trees on "
+                                    "--dev at this sentence F1 or more (no gold trees).", minimum=0, maximum=100)
 
     @classmethod
     def from_dict(cls, values: dict) -> "FitPlan":
