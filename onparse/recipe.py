@@ -198,6 +198,9 @@ def member_stage_config(plan: FitPlan, k: int, reading: Reading, common: dict) -
     return TrainConfig(family=family, model=member_config(plan, k), seed=plan.seed + k - 1, reading=reading, **settings)
 
 
+SMALL_TEXT_TOKENS = 100_000  # training text under this is said to be small: a tenth of what a member reads
+
+
 def with_member_epochs(plan: FitPlan) -> FitPlan:
     """The plan with its members' epochs settled: as asked, or enough to read about MEMBER_TOKENS tokens (a
     grammar's: GRAMMAR_TOKENS of its training sentences, two to MAX_TRAINING_WORDS words)."""
@@ -206,6 +209,10 @@ def with_member_epochs(plan: FitPlan) -> FitPlan:
     sentences = read_corpus(plan.train, plan.language, plan.encoding, plan.reading(1), plan.tokenized)
     tokens = sum(len(words) + 1 for words in sentences)
     grammar_tokens = sum(len(words) for words in sentences if 2 <= len(words) <= MAX_TRAINING_WORDS)
+    if tokens < SMALL_TEXT_TOKENS:
+        log.warning(f"the training text is small ({len(sentences):,} sentences, {tokens:,} tokens): each member reads it "
+                    f"about {MEMBER_TOKENS / max(tokens, 1):,.0f} times over; the shipped parsers learnt from 400,000 "
+                    "to 1,000,000 tokens, and more text helps more than any setting")
     return replace(plan, member_epochs=plan.member_epochs or max(1, round(MEMBER_TOKENS / max(tokens, 1))),
                    grammar_epochs=plan.grammar_epochs or max(1, round(GRAMMAR_TOKENS / max(grammar_tokens, 1))))
 

@@ -505,3 +505,11 @@ def test_a_fit_in_a_language_that_cannot_be_tokenized_here_is_refused_before_its
     refused = CliRunner().invoke(main, ["fit", "--train", str(EXAMPLES / "corpus.txt"), "--dev", str(EXAMPLES / "dev.txt"),
                                         "--out", str(tmp_path / "thai"), "--language", "th"])
     assert refused.exit_code == 2 and "PyThaiNLP" in refused.stderr and not (tmp_path / "thai").exists()
+
+
+def test_a_fit_on_small_text_says_so_before_it_trains(caplog):
+    from onparse.recipe import with_member_epochs
+
+    with caplog.at_level("WARNING", logger="onparse"):
+        planned = with_member_epochs(tiny_plan(member_epochs=None))
+    assert planned.member_epochs > 1 and "the training text is small (" in caplog.text
