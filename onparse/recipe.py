@@ -345,6 +345,8 @@ def training_stage(stage: Stage, plan: FitPlan, out: Path, deadline: float | Non
     if run.epoch < stage.config.epochs:
         raise TimeUp(stage.name)
     distributed.wait_for_all()  # every rank reads what rank 0 kept, so later stages agree
+    if ranks.main and not plan.keep_evaluations:  # a finished stage is never resumed: its model is what the fit uses
+        runfolder.settle(path)
     selected = read_json(path / "model" / "card.json")["selected"]
     kept = {key: selected[key] for key in ("epoch", "dev_ppl", "teacher_agreement") if key in selected}
     layer = stage.config.default_layer  # the layer its trees are taken at: a grammar's span marginals, an ON-LSTM's plan.layer

@@ -434,11 +434,23 @@ class EvaluationSaver:
         if event.best:
             self.best = event.record["model_dir"]
         if not config.keep_evaluations:
-            self.prune({UNTRAINED, event.record["model_dir"], self.best})
+            remove_evaluations(self.out_dir, keep={UNTRAINED, event.record["model_dir"], self.best})
 
-    def prune(self, keep: set[str]) -> None:
-        """Remove the evaluations' model directories not in ``keep`` (``model/`` holds the best's copy): only folders
-        named as evaluations that hold a model and nothing else, so nothing that is not the run's is deleted."""
-        for entry in self.out_dir.iterdir():
-            if EVALUATION.fullmatch(entry.name) and entry.name not in keep and modeldir.is_model_folder(entry):
-                shutil.rmtree(entry)
+
+def remove_evaluations(out_dir: Path, keep: set[str] = frozenset()) -> None:
+    """Remove a run's evaluation model directories not in ``keep`` (``model/`` holds the best's copy): only folders
+    named as evaluations that hold a model and nothing else, so nothing that is not the run's is deleted."""
+    for entry in out_dir.iterdir():
+        if EVALUATION.fullmatch(entry.name) and entry.name not in keep and modeldir.is_model_folder(entry):
+            shutil.rmtree(entry)
+
+
+def settle(out_dir: Path) -> None:
+    """A finished run's folder reduced to what its model needs, its settings and its history (config.json,
+    history.jsonl, model/): its checkpoint and its evaluations' model directories removed, for a fit whose stages
+    are done and never resumed (``fit --keep-evaluations`` keeps them)."""
+    remove_evaluations(out_dir)
+    for name in ("checkpoint.pt", "checkpoint.tmp"):
+        found = out_dir / name
+        if found.is_file() and not found.is_symlink():
+            found.unlink()

@@ -6,7 +6,8 @@
 
 A maintainer tool for comparing fits in less time (a member stage is the
 slowest part of a fit); the new fit.json says which stages were copied and
-keeps their measured minutes.
+keeps their measured minutes. The first fit must keep its evaluations
+(`onparse fit --keep-evaluations`): a finished stage otherwise keeps its model alone.
 """
 
 from __future__ import annotations

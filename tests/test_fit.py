@@ -210,7 +210,7 @@ def test_the_maintainer_tool_starts_a_gold_selected_fit_from_another_fits_member
     import sys
 
     gold = str(FIXTURES / "ldc_style.mrg")
-    fit(tiny_plan(members=2, rounds=0, scratch_passes=1, dev_gold=gold), tmp_path / "free")
+    fit(tiny_plan(members=2, rounds=0, scratch_passes=1, dev_gold=gold, keep_evaluations=True), tmp_path / "free")
     script = Path(__file__).resolve().parents[1] / "scripts" / "reuse_fit_members.py"
     done = subprocess.run([sys.executable, str(script), str(tmp_path / "free"), str(tmp_path / "gold"), "--variant", "gold"],
                           capture_output=True, text=True, timeout=120)
@@ -455,7 +455,7 @@ def test_a_generation_learns_its_teachers_trees_records_how_far_it_moved_and_res
         if name == "generation-0":
             raise Stop(name)
 
-    plan = climbing_plan(generations=1)
+    plan = climbing_plan(generations=1, keep_evaluations=True)  # the students' untrained starts kept, to compare with
     whole = fit(plan, tmp_path / "whole")
     with pytest.raises(Stop):
         fit(plan, tmp_path / "stopped", stage_done=stop_after_generation_0)
@@ -513,3 +513,11 @@ def test_a_fit_on_small_text_says_so_before_it_trains(caplog):
     with caplog.at_level("WARNING", logger="onparse"):
         planned = with_member_epochs(tiny_plan(member_epochs=None))
     assert planned.member_epochs > 1 and "the training text is small (" in caplog.text
+
+
+def test_a_finished_stage_keeps_its_model_settings_and_history_alone_unless_evaluations_are_kept(fitted, tmp_path):
+    out, _ = fitted
+    assert sorted(e.name for e in (out / "member-1").iterdir() if e.name != ".lock") == ["config.json", "history.jsonl", "model"]
+    kept = fit(tiny_plan(rounds=0, members=1, keep_evaluations=True), tmp_path / "kept")
+    assert kept and (tmp_path / "kept" / "member-1" / "checkpoint.pt").is_file()
+    assert (tmp_path / "kept" / "member-1" / "epoch-00.00").is_dir()
