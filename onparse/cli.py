@@ -21,7 +21,7 @@ from onparse import __version__
 from onparse.commandline import (THREADS_HELP, Encoding, LanguageCode, LayerType, ParseByDefault, Positive, ShardType, Threads,
                                  check_device, fail, import_nltk_quickly, options_of, require_stdout, set_threads,
                                  typed_command)
-from onparse.config import (BACKWARD, DTYPE_CHOICES, FAMILIES, FORWARD, GRAMMAR_TRAINING, LAYER_RULES, LINE_BYTES_PER_WORD,
+from onparse.config import (BACKWARD, FAMILIES, FORWARD, GRAMMAR_TRAINING, LAYER_RULES, LINE_BYTES_PER_WORD,
                             MAX_SENTENCE_WORDS, MEMBER_MODEL, DistillConfig, FitPlan, GrammarConfig, ModelConfig,
                             ParseConfig, Reading, TrainConfig, default, family_settings, training_defaults)
 
@@ -81,14 +81,7 @@ def model_options(command):
     for option in reversed([
         click.option("--model", "model", metavar="PATH", help="Model or ensemble directory, or a shipped model's name (default: models/onlstm-wsj-mixed)."),
         click.option("--layer", type=LayerType(), help="Layer whose distances build the tree, or 'mean' of all layers (default: the model's own)."),
-        click.option("--device", default=ParseConfig.device, show_default=True, help="torch device, e.g. cuda."),
-        click.option("--dtype", type=click.Choice(DTYPE_CHOICES), default=ParseConfig.dtype, show_default=True,
-                     help="Matmul precision: auto is bf16 where the device computes it natively (AVX-512 BF16, AMX, a GPU), fp32 elsewhere."),
-        click.option("--batch-size", type=Positive, default=ParseConfig.batch_size, show_default=True,
-                     help="Sentences per batch (packed: finished sentences cost nothing)."),
-        click.option("--max-words", type=click.IntRange(1, MAX_SENTENCE_WORDS), default=ParseConfig.max_words,
-                     show_default=True, help=f"Longest sentence accepted, in words (at most {MAX_SENTENCE_WORDS}); "
-                     f"a line over {LINE_BYTES_PER_WORD} bytes a word is refused as it is read."),
+        options_of(ParseConfig, "device", "dtype", "batch_size", "max_words"),
         click.option("--threads", type=Threads, help=THREADS_HELP),
     ]):
         command = option(command)
@@ -361,13 +354,7 @@ def run_options(command):
         click.option("--overwrite", is_flag=True, help="Start afresh in an --out that already holds a run, deleting it."),
         click.option("--max-minutes", type=click.FloatRange(min=0, min_open=True), help="Stop (with a checkpoint) after this much wall time."),
         options_of(TrainConfig, "keep_evaluations"),
-        click.option("--encoding", type=Encoding(), default=TrainConfig.encoding, show_default=True,
-                     help="The encoding of the --train, --dev and --dev-gold files (NEGRA: latin-1)."),
-        options_of(TrainConfig, "tokenized"),
-        click.option("--seed", type=int, default=TrainConfig.seed, show_default=True),
-        click.option("--dtype", type=click.Choice(DTYPE_CHOICES), default=TrainConfig.dtype, show_default=True,
-                     help="Matmul precision: auto is bf16 where the device computes it natively (AVX-512 BF16, AMX, a GPU), fp32 elsewhere."),
-        click.option("--device", default=TrainConfig.device, show_default=True, help="torch device, e.g. cuda."),
+        options_of(TrainConfig, "encoding", "tokenized", "seed", "dtype", "device"),
         click.option("--threads", type=Threads, help=THREADS_HELP),
         QUIET,
     ]):

@@ -15,6 +15,8 @@ COMPUTE_DTYPES = {"fp32": "float32", "bf16": "bfloat16"}
 # AVX-512 BF16 or AMX, torch emulates bf16 matmuls about 20x slower than fp32 (docs/speed.md).
 AUTO_DTYPE = "auto"
 DTYPE_CHOICES = (AUTO_DTYPE, *COMPUTE_DTYPES)
+DTYPE_HELP = ("Matmul precision: auto is bf16 where the device computes it natively (AVX-512 BF16, AMX, a GPU), fp32 "
+              "elsewhere.")
 
 MEAN = "mean"  # the layer name for distances averaged over all layers
 SPANS = "spans"  # the one readout of a model without layers (a PCFG): the tree with the most expected constituents
@@ -270,10 +272,12 @@ LINE_BYTES_PER_WORD = 100
 class ParseConfig:
     """How sentences are run through a model."""
 
-    batch_size: int = 256  # sentences per packed batch
-    max_words: int = 400  # longest sentence accepted, at most MAX_SENTENCE_WORDS
-    device: str = "cpu"
-    dtype: str = "fp32"  # one of DTYPE_CHOICES
+    batch_size: int = setting(256, "Sentences per batch (packed: finished sentences cost nothing).")
+    max_words: int = setting(400, f"Longest sentence accepted, in words (at most {MAX_SENTENCE_WORDS:,}; 800 for a "
+                             f"model with grammar members); a line over {LINE_BYTES_PER_WORD} bytes a word is refused "
+                             "as it is read.", maximum=MAX_SENTENCE_WORDS)
+    device: str = setting("cpu", "torch device, e.g. cuda.", kind=str)
+    dtype: str = setting("fp32", DTYPE_HELP, choices=DTYPE_CHOICES)
 
     def check(self) -> None:
         """ValueError for settings no parse can run with, named as the command line names them."""
@@ -329,14 +333,15 @@ class TrainConfig:
     weight_decay: float = 1.2e-6
     beta1: float = 0.9  # Adam's decay of its gradient average (the second moment's stays 0.999)
     clip: float = 0.25
-    seed: int = 1111
-    dtype: str = AUTO_DTYPE
-    device: str = "cpu"
+    seed: int = setting(1111, "The run's seed: weights, dropout and the order of the text.", minimum=None)
+    dtype: str = setting(AUTO_DTYPE, DTYPE_HELP, choices=DTYPE_CHOICES)
+    device: str = setting("cpu", "torch device, e.g. cuda.", kind=str)
     evals_per_epoch: int = 1  # dev perplexity (and F1) this many times an epoch
     default_layer: Layer = 2  # the paper's layer, written into the model directories; a student learns its trees there
     language: str = "en"  # how text files are tokenized (onparse.language), written into the model directories
     reading: Reading = field(default_factory=Reading)  # what the model reads of each sentence, written into the model directories
-    encoding: str = "UTF-8"  # of the train, dev and dev-gold files
+    encoding: str = setting("UTF-8", "The encoding of the --train, --dev and --dev-gold files (NEGRA: latin-1).",
+                            kind="encoding")
     tokenized: bool = setting(False, "Text files are already split into tokens at spaces (a treebank's leaves, a "
                               "tokenizer you ran): taken as given, not tokenized again as --language.")
     distill: DistillConfig | None = None
@@ -471,12 +476,11 @@ class FitPlan:
                                    "not unsupervised; the card says so).")
     keep_evaluations: bool = setting_of(TrainConfig, "keep_evaluations")  # every run's
     seed: int = setting(1111, "The first member's seed; every other run's counts from it.", minimum=None)
-    dtype: str = setting(AUTO_DTYPE, "Matmul precision: auto is bf16 where the device computes it natively (AVX-512 BF16, "
-                         "AMX, a GPU), fp32 elsewhere.", choices=DTYPE_CHOICES)
-    device: str = setting("cpu", "torch device, e.g. cuda.", kind=str)
+    dtype: str = setting_of(TrainConfig, "dtype")
+    device: str = setting_of(TrainConfig, "device")
     language: str = setting("en", "The text's language (en, de, zh, ...): how text files are tokenized, recorded in every "
                             "model.", kind="language")
-    encoding: str = setting("UTF-8", "The encoding of the --train, --dev and --dev-gold files.", kind="encoding")
+    encoding: str = setting_of(TrainConfig, "encoding")
     tokenized: bool = setting_of(TrainConfig, "tokenized")
     punctuation: bool = setting(False, "Whether every model reads the punctuation tokens too (trees and scores stay over "
                                 "the words).", negatable=True)
