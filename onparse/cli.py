@@ -470,17 +470,13 @@ def run_training(out_dir: Path, resume: bool, overwrite: bool, epochs: int | Non
 @click.option("--passes", "epochs", type=Positive, help="Passes over the teacher's trees  [default: 1; with --resume, the run's own].")
 @click.option("--evals-per-pass", "evals_per_epoch", type=Positive, default=default(FitPlan, "evals_per_epoch"), show_default=True,
               help="Dev evaluations (perplexity, agreement with the teacher, a saved model) per pass.")
-@click.option("--sentences", type=Positive, default=DistillConfig.sentences, show_default=True,
-              help="Training sentences the teacher parses (a seeded sample).")
+@options_of(DistillConfig, "sentences")
 @click.option("--batch-size", type=Positive,
               help=f"An update's size  [default: an ON-LSTM student {default(FitPlan, 'student_batch_size')} sentences, "
                    f"a grammar {GRAMMAR_TRAINING['batch_size']} words].")
 @click.option("--lr", type=click.FloatRange(min=0, min_open=True),
               help=f"[default: an ON-LSTM student {default(FitPlan, 'finetune_lr'):g}, a grammar {GRAMMAR_TRAINING['lr']:g}].")
-@click.option("--rank-weight", type=click.FloatRange(min=0), default=DistillConfig.rank_weight, show_default=True,
-              help="Weight of the distance-ranking loss beside the language-model loss.")
-@click.option("--margin", type=click.FloatRange(min=0), default=DistillConfig.margin, show_default=True,
-              help="Hinge margin between distances.")
+@options_of(DistillConfig, "rank_weight", "margin")
 @click.option("--layer", type=LayerType(), help="The student's layer that learns the trees and parses  [default: the student's own].")
 @click.option("--direction", type=click.Choice([FORWARD, BACKWARD]),
               help="With --from-scratch: read each sentence this way  [default: as the student does].")

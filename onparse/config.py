@@ -304,11 +304,11 @@ class DistillConfig:
     teacher: str = ""  # model or ensemble directory whose trees are learnt
     start: str = ""  # model directory: the student's shape and vocabulary, and its weights unless from_scratch
     from_scratch: bool = False  # fresh weights (drawn with the run's seed) instead of start's
-    sentences: int = 40000  # training sentences the teacher parses (a seeded sample)
+    sentences: int = setting(40000, "Training sentences the teacher parses (a seeded sample).")
     sample_seed: int | None = None  # the sample's seed (default: the run's), so students of one teacher can share it
     trees: str = ""  # the file the teacher's trees are kept in (default: teacher.jsonl in the run folder)
-    rank_weight: float = 20.0  # weight of the distance-ranking loss beside the language-model loss
-    margin: float = 0.05  # hinge margin between distances
+    rank_weight: float = setting(20.0, "Weight of the distance-ranking loss beside the language-model loss.", minimum=0)
+    margin: float = setting(0.05, "Hinge margin between distances.", minimum=0)
 
 
 @dataclass
@@ -456,14 +456,14 @@ class FitPlan:
                                         "at least one].", kind=int)  # None: about MEMBER_TOKENS tokens
     evals_per_epoch: int = setting(4, "Dev evaluations (perplexity, agreement, a saved model) per epoch of each run.")
     batch_size: int = 64  # language-model streams of the members
-    sentences: int = setting(DistillConfig.sentences, "Training sentences each teacher parses.")
+    sentences: int = setting_of(DistillConfig, "sentences")  # each teacher's
     student_batch_size: int = STUDENT_TRAINING["batch_size"]  # sentences per distillation update
     finetune_passes: int = 1
     finetune_lr: float = STUDENT_TRAINING["lr"]
     scratch_passes: int = setting(2, "Passes of the student from scratch.")
     scratch_lr: float = 2e-3
-    rank_weight: float = DistillConfig.rank_weight
-    margin: float = DistillConfig.margin
+    rank_weight: float = setting_of(DistillConfig, "rank_weight")
+    margin: float = setting_of(DistillConfig, "margin")
     layer: Layer = setting(MEAN, "The layer students learn their teacher's trees at.", kind="layer")
     layer_rule: str = setting("agreement", "own: each member's own layer (--layer); agreement: each ensemble gives each "
                               "member the layer agreeing best with the others' vote on --dev; consistency: the one layer "
