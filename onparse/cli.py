@@ -18,10 +18,10 @@ from typing import NoReturn
 import click
 
 from onparse import __version__
-from onparse.commandline import (THREADS_HELP, Encoding, LanguageCode, LayerType, ParseByDefault, Positive, ShardType, Threads,
+from onparse.commandline import (THREADS_HELP, Encoding, LayerType, ParseByDefault, Positive, ShardType, Threads,
                                  check_device, fail, import_nltk_quickly, options_of, require_stdout, set_threads,
                                  typed_command)
-from onparse.config import (BACKWARD, FAMILIES, FORWARD, GRAMMAR_TRAINING, LAYER_RULES, LINE_BYTES_PER_WORD,
+from onparse.config import (BACKWARD, FORWARD, GRAMMAR_TRAINING, LAYER_RULES, LINE_BYTES_PER_WORD,
                             MAX_SENTENCE_WORDS, MEMBER_MODEL, DistillConfig, FitPlan, GrammarConfig, ModelConfig,
                             ParseConfig, Reading, TrainConfig, default, family_settings, training_defaults)
 
@@ -364,28 +364,22 @@ def run_options(command):
 
 @main.command()
 @run_options
-@click.option("--family", type=click.Choice(FAMILIES), default=TrainConfig.family, show_default=True,
-              help="onlstm: an ON-LSTM language model; pcfg: a neural PCFG trained on the sentences' likelihood.")
+@options_of(TrainConfig, "family")
 @click.option("--epochs", type=Positive, help=f"Epochs in the schedule  [default: {TrainConfig.epochs}, a grammar "
               f"{GRAMMAR_TRAINING['epochs']}; with --resume, the run's own].")
-@click.option("--evals-per-epoch", type=Positive, default=TrainConfig.evals_per_epoch, show_default=True,
-              help="Dev evaluations (perplexity, F1, a saved model) per epoch, evenly spread.")
+@options_of(TrainConfig, "evals_per_epoch")
 @options_of(ModelConfig, "embedding_size", "hidden_size", "n_layers", "chunk_size")
 @options_of(GrammarConfig, *GRAMMAR_SIZES)
 @click.option("--vocab-size", type=click.IntRange(min=3), default=ModelConfig.vocab_size, show_default=True)
 @click.option("--batch-size", type=Positive, help=f"Streams of an update  [default: {TrainConfig.batch_size}; a grammar: "
               f"words of an update, {GRAMMAR_TRAINING['batch_size']}].")
-@click.option("--bptt", type=Positive, default=TrainConfig.bptt, show_default=True)
+@options_of(TrainConfig, "bptt")
 @click.option("--lr", type=click.FloatRange(min=0, min_open=True), help=f"Learning rate  [default: {TrainConfig.lr:g}; "
               f"a grammar {GRAMMAR_TRAINING['lr']:g}].")
 @click.option("--layer", type=LayerType(), help="The layer its model directories parse with  [default: 2, the paper's, "
               "or the top of a smaller model; a grammar: spans].")
-@click.option("--language", type=LanguageCode(), default=TrainConfig.language, show_default=True,
-              help="The text's language (en, de, zh, ...): how text files are tokenized, recorded in the model.")
-@click.option("--punctuation/--no-punctuation", default=Reading.punctuation, show_default=True,
-              help="Whether the model reads the punctuation tokens too (trees and scores stay over the words).")
-@click.option("--direction", type=click.Choice([FORWARD, BACKWARD]), default=Reading.direction, show_default=True,
-              help="Read each sentence left to right (forward) or right to left (backward).")
+@options_of(TrainConfig, "language")
+@options_of(Reading, "punctuation", "direction")
 def train(train_paths, dev, dev_gold, out_dir, resume, overwrite, family, epochs, max_minutes, embedding_size, hidden_size,
           n_layers, chunk_size, nonterminals, preterminals, symbol_size, productions, latent_size, vocab_size, batch_size, lr, threads,
           quiet, layer, select_by, punctuation, direction, **settings) -> None:

@@ -238,8 +238,10 @@ AUTO = "auto"
 class Reading:
     """What a model reads of a sentence (``onparse.reading``): its punctuation too or words alone, and which way."""
 
-    punctuation: bool = False  # every token, punctuation included, or the words alone (the ON-LSTM paper's input)
-    direction: str = FORWARD  # left to right (FORWARD) or right to left (BACKWARD)
+    punctuation: bool = setting(False, "Whether the model reads the punctuation tokens too (trees and scores stay over "
+                                "the words; the ON-LSTM paper's input is the words alone).", negatable=True)
+    direction: str = setting(FORWARD, "Read each sentence left to right (forward) or right to left (backward).",
+                             choices=(FORWARD, BACKWARD))
 
     def check(self) -> None:
         """ValueError for a reading no model can have."""
@@ -322,10 +324,11 @@ class TrainConfig:
     train: list[str] = field(default_factory=list)
     dev: str | None = None
     dev_gold: str | None = None
-    family: str = ONLSTM  # one of FAMILIES: what ``model`` describes
+    family: str = setting(ONLSTM, "onlstm: an ON-LSTM language model; pcfg: a neural PCFG trained on the sentences' "
+                          "likelihood.", choices=FAMILIES)  # what ``model`` describes
     model: ModelConfig | GrammarConfig = field(default_factory=ModelConfig)
     batch_size: int = 64
-    bptt: int = 70
+    bptt: int = setting(70, "Steps of backpropagation through time an ON-LSTM's update reads.")
     epochs: int = 7
     lr: float = 2e-3
     min_lr_ratio: float = 0.1
@@ -336,9 +339,10 @@ class TrainConfig:
     seed: int = setting(1111, "The run's seed: weights, dropout and the order of the text.", minimum=None)
     dtype: str = setting(AUTO_DTYPE, DTYPE_HELP, choices=DTYPE_CHOICES)
     device: str = setting("cpu", "torch device, e.g. cuda.", kind=str)
-    evals_per_epoch: int = 1  # dev perplexity (and F1) this many times an epoch
+    evals_per_epoch: int = setting(1, "Dev evaluations (perplexity, F1, a saved model) per epoch, evenly spread.")
     default_layer: Layer = 2  # the paper's layer, written into the model directories; a student learns its trees there
-    language: str = "en"  # how text files are tokenized (onparse.language), written into the model directories
+    language: str = setting("en", "The text's language (en, de, zh, ...): how text files are tokenized, recorded in the "
+                            "models it makes.", kind="language")
     reading: Reading = field(default_factory=Reading)  # what the model reads of each sentence, written into the model directories
     encoding: str = setting("UTF-8", "The encoding of the --train, --dev and --dev-gold files (NEGRA: latin-1).",
                             kind="encoding")
@@ -478,8 +482,7 @@ class FitPlan:
     seed: int = setting(1111, "The first member's seed; every other run's counts from it.", minimum=None)
     dtype: str = setting_of(TrainConfig, "dtype")
     device: str = setting_of(TrainConfig, "device")
-    language: str = setting("en", "The text's language (en, de, zh, ...): how text files are tokenized, recorded in every "
-                            "model.", kind="language")
+    language: str = setting_of(TrainConfig, "language")
     encoding: str = setting_of(TrainConfig, "encoding")
     tokenized: bool = setting_of(TrainConfig, "tokenized")
     punctuation: bool = setting(False, "Whether every model reads the punctuation tokens too (trees and scores stay over "
