@@ -119,7 +119,8 @@ def parse(sentences, input_path, output_path, fmt, no_punct, tokenized, shard, q
       onparse --input big.txt --shard 3/8 > trees.3   # one of 8 jobs (cat trees.1 ... trees.8)
     """
     import_nltk_quickly()
-    from onparse.atomic import check_writable, replacing_file, same_file
+    from onparse.atomic import replacing_file
+    from onparse.modeldir import ModelDirError, check_output_file
     from onparse.formats import FORMATS, no_parse, terminal_safe
     from onparse.lines import count_lines, input_lines
     from onparse.report import line_counter
@@ -130,29 +131,17 @@ def parse(sentences, input_path, output_path, fmt, no_punct, tokenized, shard, q
     if shard and input_path in (None, "-"):
         fail("--shard splits a file: give it with --input FILE (stdin and arguments cannot be split)")
     to_file = output_path not in (None, "-")
-    if to_file and input_path not in (None, "-") and same_file(input_path, output_path):
-        fail(f"--output {output_path} is the input file: writing it would destroy the input")
-    if to_file and input_path in (None, "-") and not from_arguments and same_file(sys.stdin, output_path):
-        fail(f"--output {output_path} is the file standard input reads: writing it would destroy the input")
-    if to_file:
-        from onparse.modeldir import ModelDirError, refuse_output_file
-
-        try:
-            refuse_output_file(output_path)
-        except ModelDirError as err:
-            fail(str(err))
     if not to_file:
         require_stdout()
     try:
         lines = input_lines(sentences if from_arguments else (), input_path, shard, LINE_BYTES_PER_WORD * settings["max_words"])
-    except OSError as err:
-        fail(f"{err.filename}: {err.strerror}")
-    try:
         if to_file:
-            check_writable(Path(output_path))
+            check_output_file(output_path, input_path, reads_stdin=input_path in (None, "-") and not from_arguments)
+    except ModelDirError as err:
+        fail(str(err))
     except PermissionError as err:  # the machine refuses, as it would a shell's >: exit 1, as any failed write
         fail(f"{err.filename}: {err.strerror}", 1)
-    except OSError as err:  # no such folder: a mistyped path
+    except OSError as err:  # no such input file, no such folder for the output: a mistyped path
         fail(f"{err.filename}: {err.strerror}")
     where = "argument " if from_arguments else "line " if input_path in (None, "-") else (
         f"{input_path} part {shard[0]}/{shard[1]} line " if shard else f"{input_path}:")

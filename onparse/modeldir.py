@@ -22,13 +22,14 @@ import logging
 import math
 import os
 import shutil
+import sys
 from dataclasses import asdict, dataclass, field
 from importlib.resources import files
 from pathlib import Path
 
 import torch
 
-from onparse.atomic import replacing_file, replacing_folder
+from onparse.atomic import check_writable, replacing_file, replacing_folder, same_file
 from onparse.hardware import free_memory, one_line
 from onparse.config import MEAN, ONLSTM, PCFG, GrammarConfig, Layer, ModelConfig, Reading, checked_layer, family_settings
 from onparse.language import ENGLISH
@@ -250,6 +251,18 @@ def refuse_output_file(path: Path | str, models: Path = MODELS) -> None:
     if is_model_folder(folder) or is_ensemble_folder(folder):
         raise ModelDirError(f"{path} lies in the model directory {folder}: writing it there could break the model; "
                             "choose another output file")
+
+
+def check_output_file(output: str, input_path: str | None, reads_stdin: bool) -> None:
+    """The one check of an output file, before anything is read or written: ModelDirError where writing it would
+    lose data (it is the input file, the file standard input reads, or a model's own file: ``refuse_output_file``);
+    OSError where it cannot be written where it is (``atomic.check_writable``)."""
+    if input_path not in (None, "-") and same_file(input_path, output):
+        raise ModelDirError(f"--output {output} is the input file: writing it would destroy the input")
+    if reads_stdin and same_file(sys.stdin, output):
+        raise ModelDirError(f"--output {output} is the file standard input reads: writing it would destroy the input")
+    refuse_output_file(output)
+    check_writable(Path(output))
 
 
 def copy_model(source: Path, target: Path) -> None:
