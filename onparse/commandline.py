@@ -95,32 +95,37 @@ class LayerType(click.ParamType):
             self.fail(str(err), param, ctx)
 
 
-class Encoding(click.ParamType):
-    """A text encoding Python knows (utf-8, latin-1, gb18030, ...)."""
+class CheckedText(click.ParamType):
+    """Text its class's ``check`` accepts: the check's ValueError is the option's error (a bad option, exit 2)."""
 
-    name = "ENCODING"
+    check: Callable[[str], object]
 
     def convert(self, value, param, ctx):
         try:
-            check_encoding(value)
+            type(self).check(value)
         except ValueError as err:
             self.fail(str(err), param, ctx)
         return value
 
 
-class LanguageCode(click.ParamType):
+class Encoding(CheckedText):
+    """A text encoding Python knows (utf-8, latin-1, gb18030, ...)."""
+
+    name = "ENCODING"
+    check = staticmethod(check_encoding)
+
+
+def _tokenizable(code: str) -> None:
+    from onparse.language import tokenizer
+
+    tokenizer(code)  # LanguageError, a ValueError, where no tokenizer here knows the code
+
+
+class LanguageCode(CheckedText):
     """A language code this machine can tokenize text of (en, de, zh, xx, ...): refused as a bad option otherwise."""
 
     name = "CODE"
-
-    def convert(self, value, param, ctx):
-        from onparse.language import LanguageError, tokenizer
-
-        try:
-            tokenizer(value)
-        except LanguageError as err:
-            self.fail(str(err), param, ctx)
-        return value
+    check = staticmethod(_tokenizable)
 
 
 OPTION_TYPES = {"layer": lambda: LayerType(), "language": lambda: LanguageCode(), "encoding": lambda: Encoding()}
