@@ -281,8 +281,9 @@ class LanguageModel(nn.Module):
         return F.linear(output.to(compute_dtype), weight, self.decoder_bias.to(compute_dtype))
 
     def loss(self, output: Tensor, targets: Tensor, compute_dtype: torch.dtype = torch.float32) -> Tensor:
-        """Mean next-word cross-entropy in nats (log-softmax accumulates in float32)."""
-        logits = self.logits(output, compute_dtype)
+        """Mean next-word cross-entropy in nats, the log-softmax and the mean taken in float32 whatever the matmul
+        dtype (in bfloat16 a loss of 6.66 moves in steps of 0.03: dev perplexities would tie and choose nothing)."""
+        logits = self.logits(output, compute_dtype).float()
         return F.cross_entropy(logits.view(-1, logits.size(-1)), targets.reshape(-1))
 
     stores_matmul_weights = True  # a parser keeps its weights in the matmul dtype once (the time loop casts nothing)
