@@ -128,7 +128,7 @@ class LanguageCode(CheckedText):
     check = staticmethod(_tokenizable)
 
 
-OPTION_TYPES = {"layer": lambda: LayerType(), "language": lambda: LanguageCode(), "encoding": lambda: Encoding()}
+OPTION_TYPES = {"layer": LayerType, "language": LanguageCode, "encoding": Encoding}  # a setting's kind: its option type
 
 
 class ShardType(click.ParamType):
