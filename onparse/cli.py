@@ -6,24 +6,24 @@ and ``--version`` answer at once.
 
 from __future__ import annotations
 
-import io
 import os
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
-from dataclasses import fields, replace
 from pathlib import Path
 from typing import NoReturn
 
 import click
 
 from onparse import __version__
-from onparse.commandline import (THREADS_HELP, Encoding, LayerType, ParseByDefault, Positive, ShardType, Threads,
-                                 check_device, fail, import_nltk_quickly, options_of, require_stdout, set_threads,
-                                 typed_command)
-from onparse.config import (BACKWARD, FORWARD, GRAMMAR_TRAINING, LAYER_RULES, LINE_BYTES_PER_WORD,
-                            MAX_SENTENCE_WORDS, MEMBER_MODEL, DistillConfig, FitPlan, GrammarConfig, ModelConfig,
-                            ParseConfig, Reading, TrainConfig, default, family_settings, training_defaults)
+from onparse.commandline import (QUIET, THREADS_HELP, Encoding, LayerType, ParseByDefault, Positive, ShardType, Threads,
+                                 check_device, fail, import_nltk_quickly, library_errors, load_parser, model_options,
+                                 options_of, refuse_given_options, require_stdout, right_branching_options,
+                                 right_branching_weight, run_options, run_program, run_training, set_threads,
+                                 show_messages, training_errors, typed_command)
+from onparse.config import (LAYER_RULES, MEMBER_MODEL, VARIED_SIZES, DistillConfig, FitPlan, ParseConfig, TrainConfig,
+                            fit_plan, train_config)
+from onparse.families import GrammarConfig, ModelConfig
+from onparse.families.pcfg import GRAMMAR_TRAINING
+from onparse.settings import BACKWARD, FORWARD, LINE_BYTES_PER_WORD, MAX_SENTENCE_WORDS, Reading, default
 
 
 @click.group(cls=ParseByDefault, context_settings={"help_option_names": ["-h", "--help"]})
@@ -42,50 +42,8 @@ def main() -> None:
 
 
 FORMAT_NAMES = ("bracket", "mrg", "json", "pretty", "svg")
+MODEL_SIZES = ("embedding_size", "hidden_size", "n_layers", "chunk_size")  # an ON-LSTM's options
 GRAMMAR_SIZES = ("nonterminals", "preterminals", "symbol_size", "productions", "latent_size")  # a grammar's options
-
-
-def load_parser(model: str | None, layer: int | None, threads: int | None = None, **settings):
-    from onparse.modeldir import ModelDirError
-    from onparse.parse import InputError, Parser
-
-    set_threads(threads)
-    check_device(settings["device"])
-    try:
-        return Parser.load(model, layer, **settings)
-    except InputError as err:
-        fail(f"{err} (--{err.setting.replace('_', '-')})" if err.setting else str(err))
-    except ModelDirError as err:
-        fail(str(err))
-
-
-def right_branching_options(where: str):
-    """--right-branching-voter and --right-branching-votes, for the commands that make ensembles."""
-    def add(command):
-        command = click.option("--right-branching-votes", "right_branching_votes", type=click.FloatRange(min=0, min_open=True),
-                               help="The right-branching tree's votes (the voter's strength; the flag alone gives one, as a "
-                                    "member has), e.g. half the members.")(command)
-        return click.option("--right-branching-voter", is_flag=True,
-                            help=f"A right-branching tree votes {where}: a prior for right-branching languages (English), "
-                                 "not learnt.")(command)
-    return add
-
-
-def right_branching_weight(voter: bool, votes: float | None) -> float:
-    """The right-branching tree's votes from the two options: as many as asked, one for the flag alone, else none."""
-    return votes if votes is not None else float(voter)
-
-
-def model_options(command):
-    """Options shared by the commands that run the model; defaults are onparse.config.ParseConfig's."""
-    for option in reversed([
-        click.option("--model", "model", metavar="PATH", help="Model or ensemble directory, or a shipped model's name (default: models/onlstm-wsj-mixed)."),
-        click.option("--layer", type=LayerType(), help="Layer whose distances build the tree, or 'mean' of all layers (default: the model's own)."),
-        options_of(ParseConfig, "device", "dtype", "batch_size", "max_words"),
-        click.option("--threads", type=Threads, help=THREADS_HELP),
-    ]):
-        command = option(command)
-    return command
 
 
 @main.command()
@@ -119,11 +77,9 @@ def parse(sentences, input_path, output_path, fmt, no_punct, tokenized, shard, q
       onparse --input big.txt --shard 3/8 > trees.3   # one of 8 jobs (cat trees.1 ... trees.8)
     """
     import_nltk_quickly()
-    from onparse.atomic import replacing_file
     from onparse.modeldir import ModelDirError, check_output_file
-    from onparse.formats import FORMATS, no_parse, terminal_safe
-    from onparse.lines import count_lines, input_lines
-    from onparse.report import line_counter
+    from onparse.formats import parse_lines_to
+    from onparse.lines import count_lines, input_lines, line_place
 
     from_arguments = bool(sentences) and sentences != ("-",)
     if from_arguments and input_path:
@@ -143,47 +99,19 @@ def parse(sentences, input_path, output_path, fmt, no_punct, tokenized, shard, q
         fail(f"{err.filename}: {err.strerror}", 1)
     except OSError as err:  # no such input file, no such folder for the output: a mistyped path
         fail(f"{err.filename}: {err.strerror}")
-    where = "argument " if from_arguments else "line " if input_path in (None, "-") else (
-        f"{input_path} part {shard[0]}/{shard[1]} line " if shard else f"{input_path}:")
-    parser = load_parser(model, layer, **settings)
-    if not tokenized:
-        from onparse.language import LanguageError, tokenizer
-
-        try:
-            tokenizer(parser.language)  # a missing tokenizer library is said once, before any line is read
-        except LanguageError as err:
-            fail(str(err))
-    render, separator = FORMATS[fmt], "\n\n" if fmt == "pretty" else "\n"
+    where = line_place(from_arguments, input_path, shard)
+    parser = load_parser(model, layer, tokenizes=not tokenized, **settings)
     interactive = not from_arguments and input_path in (None, "-") and sys.stdin.isatty()
-    seen: list[bytes] = []
-    refused: dict[int, object] = {}  # position -> why, until the output's own line for it is written
-    errors = 0
-
-    def report(position: int, reason: object) -> None:
-        nonlocal errors
-        click.echo(f"onparse: {where}{position + 1}: {reason}", err=True)
-        refused[position] = reason
-        errors += 1
-
-    counted = (seen.append(line) or line for line in lines)  # noqa: B023 (whether anything came in)
-    parses = parser.parse_lines(counted, tokenized, blank_lines=not from_arguments, invalid=report, window=1 if interactive else None)
-    output = replacing_file(Path(output_path)) if to_file else nullcontext(sys.stdout)
     # a progress bar where a person waits on a terminal while lines go to a file or a pipe
     watched = not (interactive or from_arguments or quiet) and sys.stderr.isatty() and (to_file or not sys.stdout.isatty())
     try:
-        total = count_lines(input_path) if watched and input_path not in (None, "-") and not shard else None
-        with output as out, line_counter("parsing", watched, total) as advance:
-            safe = terminal_safe if out.isatty() else (lambda text: text)
-            for position, parsed in enumerate(parses):
-                out.write(safe(render(parsed, not no_punct) if parsed else no_parse(fmt, refused.pop(position, None))) + separator)
-                advance(1)
-                if interactive:
-                    out.flush()
-            # an empty file is said to be one once, by its first part (the parts' messages add up to the whole's);
-            # a part of a file with lines may hold none
-            if not seen and (not shard or shard[0] == 1 and not os.path.getsize(input_path)):
-                raise EOFError
-            out.flush()
+        errors = parse_lines_to(
+            output_path if to_file else None, parser, lines, fmt, not no_punct, tokenized, blank_lines=not from_arguments,
+            report=lambda position, reason: click.echo(f"onparse: {where}{position + 1}: {reason}", err=True),
+            interactive=interactive, progress=watched,
+            total=count_lines(input_path) if watched and input_path not in (None, "-") and not shard else None,
+            # an empty file is said to be one once, by its first part (the parts' messages add up to the whole's)
+            allow_empty=bool(shard) and (shard[0] > 1 or os.path.getsize(input_path) > 0))
     except EOFError:  # nothing was read: the output file, if any, is left as it was
         fail("no input: give a sentence, --input FILE, or lines on stdin", 1)
     except OSError as err:  # a full disk, a device that refuses: the target keeps what it held before
@@ -206,17 +134,10 @@ def models(as_json) -> None:
       onparse models
       onparse --model onlstm-negra "Die Katze schläft."
     """
-    import json
-
     from onparse.modeldir import DEFAULT_MODEL, available_models
-
-    found = available_models()
-    if as_json:
-        click.echo(json.dumps(found, indent=2))
-        return
     from onparse.report import model_table
 
-    model_table(found, DEFAULT_MODEL.name)
+    model_table(available_models(), DEFAULT_MODEL.name, as_json=as_json)
 
 
 @main.command("eval")
@@ -251,104 +172,13 @@ def evaluate(gold, pred, skip_unaligned, max_length, as_json, no_untrained, raw,
       onparse eval --gold negra/valid.penn --encoding latin-1 --model onlstm-negra
     """
     import_nltk_quickly()
-    from onparse.scoring import PROTOCOL, is_sentence, protocol, score_predictions
-    from onparse.treebank import TreebankError, collector_paused, named_rule, read_gold
+    from onparse.evaluate import evaluate_treebank
+    from onparse.report import print_scores
 
-    try:
-        with collector_paused():  # reading and scoring files of trees builds millions of acyclic objects
-            reader = read_gold(gold, named_rule(word_rule) if word_rule else None, encoding)
-            every_sentence = list(reader)
-            kept = [is_sentence(s) and len(s.words) <= (max_length or len(s.words)) for s in every_sentence]
-            sentences = [s for s, keep in zip(every_sentence, kept) if keep]
-            if not sentences:
-                fail(f"{gold}: no gold sentences" + (f" of at most {max_length} words" if max_length else ""), 1)
-            if pred:
-                result = score_predictions(pred, every_sentence, kept, pred_encoding, skip_unaligned, reader.rule)
-                if result["unaligned"]:
-                    first = result["unaligned"][0]
-                    click.echo(f"onparse: {len(result['unaligned'])} of {result['aligned'] + len(result['unaligned'])} "
-                               f"predictions left out, their leaves not the gold words (first: {first['source']}, "
-                               f"{first['reason']}); --json lists them", err=True)
-        if raw and not pred:
-            result = _evaluate_raw(model, layer, settings, gold, max_length, reader.rule, encoding)
-        elif not pred:
-            result = _evaluate_model(model, layer, settings, sentences, untrained=not no_untrained)
-    except (TreebankError, ValueError) as err:
-        fail(str(err), 1)
-    result.update(gold=gold, max_length=max_length, words=reader.rule.name,
-                  protocol=result["protocol"].replace(PROTOCOL, protocol(reader.rule), 1))
-    if as_json:
-        click.echo(__import__("json").dumps(result, indent=2))
-    else:
-        from onparse.report import print_scores
-
-        print_scores(result, pred)
-
-
-def _evaluate_model(model: str | None, layer: int | None, settings: dict, sentences: list, untrained: bool) -> dict:
-    """The model's figures on gold sentences, with a progress bar on stderr."""
-    from onparse.evaluate import evaluate_parser
-    from onparse.report import progress_bar
-
-    parser = load_parser(model, layer, **settings)
-    with progress_bar("parsing", len(sentences) * (2 if untrained else 1)) as advance:
-        result = evaluate_parser(parser, sentences, 0 if untrained else None, advance)
-    result["model"] = str(parser.path)
-    return result
-
-
-def _evaluate_raw(model: str | None, layer, settings: dict, gold: str, max_length: int | None, rule, encoding: str) -> dict:
-    """The raw-text path's figures, with a progress bar on stderr."""
-    from onparse.evaluate import evaluate_raw, read_typed_gold
-    from onparse.report import progress_bar
-
-    sentences, trees = read_typed_gold(gold, rule, encoding, max_length)
-    parser = load_parser(model, layer, **settings)
-    with progress_bar("parsing raw text", len(sentences)) as advance:
-        result = evaluate_raw(parser, sentences, trees, advance)
-    result["model"] = str(parser.path)
-    return result
-
-
-QUIET = click.option("--quiet", "-q", is_flag=True, help="Warnings and errors alone: no progress bar, no line per evaluation or stage.")
-
-
-def show_messages(quiet: bool):
-    """What the library logs (``logging.getLogger("onparse")``) goes to stderr, a line each; with ``quiet`` only warnings.
-    Returns the console for progress bars (a silent one with ``quiet``)."""
-    import logging
-
-    from rich.console import Console
-
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(message)s"))
-    logger = logging.getLogger("onparse")
-    logger.handlers[:] = [handler]
-    logger.setLevel(logging.WARNING if quiet else logging.INFO)
-    return Console(stderr=True, quiet=quiet)
-
-
-def run_options(command):
-    """Options of the commands that train into a run folder (train, distill)."""
-    for option in reversed([
-        click.option("--train", "train_paths", multiple=True,
-                     help=".mrg file, folder or glob, or a text file (one sentence a line); repeatable."),
-        click.option("--dev", help="Dev text (.mrg or one sentence a line): perplexity at each evaluation, and what model/ is chosen on."),
-        click.option("--dev-gold", help="Gold trees: dev F1 per layer at each evaluation, for the record (chooses nothing unless --select-by-gold)."),
-        click.option("--select-by-gold", "select_by", flag_value="dev_f1", default=None,
-                     help="Keep as model/ the point of best dev F1 on --dev-gold (the original ON-LSTM protocol: not unsupervised)."),
-        click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
-                     help="Run folder: config, history, checkpoint, a model per evaluation, model/ (the best point; its card says by what)."),
-        click.option("--resume", is_flag=True, help="Continue the run in --out from its checkpoint, with its own settings."),
-        click.option("--overwrite", is_flag=True, help="Start afresh in an --out that already holds a run, deleting it."),
-        click.option("--max-minutes", type=click.FloatRange(min=0, min_open=True), help="Stop (with a checkpoint) after this much wall time."),
-        options_of(TrainConfig, "keep_evaluations"),
-        options_of(TrainConfig, "encoding", "tokenized", "seed", "dtype", "device"),
-        click.option("--threads", type=Threads, help=THREADS_HELP),
-        QUIET,
-    ]):
-        command = option(command)
-    return command
+    with library_errors():
+        result = evaluate_treebank(gold, lambda: load_parser(model, layer, **settings), pred, word_rule, encoding,
+                                   pred_encoding, max_length, skip_unaligned, raw, untrained=not no_untrained)
+    print_scores(result, pred, as_json=as_json)
 
 
 @main.command()
@@ -357,9 +187,8 @@ def run_options(command):
 @click.option("--epochs", type=Positive, help=f"Epochs in the schedule  [default: {TrainConfig.epochs}, a grammar "
               f"{GRAMMAR_TRAINING['epochs']}; with --resume, the run's own].")
 @options_of(TrainConfig, "evals_per_epoch")
-@options_of(ModelConfig, "embedding_size", "hidden_size", "n_layers", "chunk_size")
+@options_of(ModelConfig, *MODEL_SIZES, "vocab_size")
 @options_of(GrammarConfig, *GRAMMAR_SIZES)
-@click.option("--vocab-size", type=click.IntRange(min=3), default=ModelConfig.vocab_size, show_default=True)
 @click.option("--batch-size", type=Positive, help=f"Streams of an update  [default: {TrainConfig.batch_size}; a grammar: "
               f"words of an update, {GRAMMAR_TRAINING['batch_size']}].")
 @options_of(TrainConfig, "bptt")
@@ -369,9 +198,8 @@ def run_options(command):
               "or the top of a smaller model; a grammar: spans].")
 @options_of(TrainConfig, "language")
 @options_of(Reading, "punctuation", "direction")
-def train(train_paths, dev, dev_gold, out_dir, resume, overwrite, family, epochs, max_minutes, embedding_size, hidden_size,
-          n_layers, chunk_size, nonterminals, preterminals, symbol_size, productions, latent_size, vocab_size, batch_size, lr, threads,
-          quiet, layer, select_by, punctuation, direction, **settings) -> None:
+def train(train_paths, dev, dev_gold, out_dir, resume, overwrite, family, epochs, max_minutes, batch_size, lr, threads, quiet,
+          layer, select_by, punctuation, direction, **settings) -> None:
     """Train a member (an ON-LSTM language model, or a neural PCFG) and write a model directory.
 
     \b
@@ -381,68 +209,15 @@ def train(train_paths, dev, dev_gold, out_dir, resume, overwrite, family, epochs
       onparse train --out runs/wsj --resume --epochs 12
       onparse train --family pcfg --train corpus.txt --dev dev.txt --out runs/pcfg
     """
+    sizes = {name: settings.pop(name) for name in (*MODEL_SIZES, *GRAMMAR_SIZES, "vocab_size")}
+
     def new_config() -> TrainConfig:
         if not train_paths:
             fail("give the training corpus with --train")
-        given = {name: value for name, value in (("epochs", epochs), ("batch_size", batch_size), ("lr", lr)) if value}
-        sizes = dict(vocab_size=vocab_size, embedding_size=embedding_size, hidden_size=hidden_size, n_layers=n_layers,
-                     chunk_size=chunk_size, nonterminals=nonterminals, preterminals=preterminals, symbol_size=symbol_size,
-                     productions=productions, latent_size=latent_size)
-        settings_class = family_settings(family)  # the family's own sizes among the options
-        model = settings_class(**{f.name: sizes[f.name] for f in fields(settings_class) if f.name in sizes})
-        if "default_layer" not in settings_class.training:  # the paper's layer 2, or the last of fewer
-            given.setdefault("default_layer", min(TrainConfig.default_layer, n_layers))
-        if layer is not None:
-            given["default_layer"] = layer
-        return TrainConfig(train=list(train_paths), dev=dev, dev_gold=dev_gold, family=family, model=model,
-                           select_by=select_by, reading=Reading(punctuation, direction),
-                           **{**training_defaults(family), **given}, **settings)
+        return train_config(family, sizes, layer, train=list(train_paths), dev=dev, dev_gold=dev_gold, select_by=select_by,
+                            reading=Reading(punctuation, direction), epochs=epochs, batch_size=batch_size, lr=lr, **settings)
 
     run_training(out_dir, resume, overwrite, epochs, max_minutes, threads, quiet, new_config, "train")
-
-
-@contextmanager
-def training_errors(command: str, out_dir: Path) -> Iterator[None]:
-    """What every training command says when it stops early: one line, the way to continue, an exit code."""
-    from onparse import recipe, runfolder
-    from onparse.modeldir import ModelDirError
-    from onparse.treebank import TreebankError
-
-    resume = f"onparse {command} --out {out_dir} --resume"
-    try:
-        yield
-    except recipe.TimeUp as stop:
-        fail(f"--hours reached in stage {stop} (checkpointed): continue with {resume}", 3, kind="stopped")
-    except runfolder.Interrupted as stop:
-        fail(f"interrupted by {stop}; continue with: {resume}", 130)
-    except (runfolder.RunFolderError, ModelDirError) as err:
-        fail(str(err))
-    except (TreebankError, ValueError, OSError) as err:
-        fail(str(err), 1)
-
-
-def run_training(out_dir: Path, resume: bool, overwrite: bool, epochs: int | None, max_minutes: float | None,
-                 threads: int | None, quiet: bool, new_config, command: str) -> None:
-    """What ``train`` and ``distill`` share: the run folder (lock, resume, overwrite), errors, the last line."""
-    import_nltk_quickly()
-    from onparse import distributed, runfolder
-    from onparse.train import selection_rule
-
-    set_threads(threads)
-    ranks = distributed.from_environment()  # the launch's processes, decided here once and passed down
-    with training_errors(command, out_dir), runfolder.opened(out_dir, resume, overwrite, new_config, epochs, ranks) as config:
-        check_device(config.device)
-        run = runfolder.train(config, out_dir, resume=resume, max_minutes=max_minutes, console=show_messages(quiet),
-                              command=typed_command(), ranks=ranks)
-        distributed.leave()  # on an error, the process's exit ends the launch: torchrun stops the other ranks
-    if not ranks.main:
-        return
-    done = f"trained {run.epoch} epochs, {run.tokens_seen:,} tokens, {run.train_seconds / 60:.1f} min"
-    if run.history:
-        click.echo(f"{done}; best model ({selection_rule(config)}) in {out_dir / 'model'}")
-    else:
-        click.echo(f"{done}; stopped before the first evaluation, so no model yet: "
-                   f"continue with onparse {command} --out {out_dir} --resume")
 
 
 @main.command()
@@ -533,9 +308,7 @@ def ensemble(members, out_dir, right_branching_voter, right_branching_votes, lin
       onparse ensemble runs/fit/member-* --out models/mine --choose-on dev.txt --keep 2
     """
     import_nltk_quickly()
-    from onparse.ensemble import build, check_target
-    from onparse.modeldir import ModelDirError, load
-    from onparse.treebank import TreebankError
+    from onparse.ensemble import build, choice_text
 
     set_threads(threads)
     votes = right_branching_weight(right_branching_voter, right_branching_votes)
@@ -545,34 +318,20 @@ def ensemble(members, out_dir, right_branching_voter, right_branching_votes, lin
         fail("--keep and --layer-rule choose on text: give it with --choose-on")
     members, layers, text, rule = list(members), None, agree_on or choose_on, "agreement" if agree_on else layer_rule
     card: dict = {"command": typed_command(), **({"chosen_on": {"text": text}} if text else {})}
-    try:
-        sentences = None
+    with library_errors():
         if text:
-            from onparse.corpus import read_sentences
-
             check_device(device)
-            sources = check_target(out_dir, members, not link, overwrite)  # refused now, before reading the text
-            language = load(sources[0].model).language  # the members' own language, never a default
-            sentences = read_sentences([text], language, encoding)
+        sentences = choice_text(out_dir, members, text, encoding, not link, overwrite) if text else None
         chosen = build(out_dir, members, rule, sentences, {"device": device}, keep, right_branching_voter=votes,
                        copy=not link, overwrite=overwrite, card=card)
         members = [members[m] for m in chosen["members"]]
         layers = chosen["layers"] if text else None
         if dev_gold:
-            from onparse.treebank import read_gold
-
-            check_device(device)
-            settings = {"device": device, "dtype": ParseConfig.dtype, "batch_size": ParseConfig.batch_size,
-                        "max_words": MAX_SENTENCE_WORDS}
-            result = _evaluate_model(str(out_dir), None, settings, list(read_gold(dev_gold, encoding=encoding)), untrained=False)
-            result.update(gold=dev_gold, max_length=None)
+            from onparse.evaluate import evaluate_treebank
             from onparse.report import print_scores
 
-            print_scores(result, None)
-    except ModelDirError as err:
-        fail(str(err))
-    except (TreebankError, ValueError, OSError) as err:
-        fail(str(err), 1)
+            vote = lambda: load_parser(str(out_dir), None, device=device, max_words=MAX_SENTENCE_WORDS)  # noqa: E731
+            print_scores(evaluate_treebank(dev_gold, vote, encoding=encoding, untrained=False), None)
     click.echo(f"ensemble of {len(members)} in {out_dir}" + (f" with a right-branching voter ({votes:g} vote{'' if votes == 1 else 's'})" if votes else "")
                + (f"; layers {', '.join(map(str, layers))} ({rule}) chosen on {text}" if layers else "")
                + (f"; kept {', '.join(members)}" if keep else ""), err=True)  # a message: stdout stays for data
@@ -597,21 +356,15 @@ def quantize(model, out_dir, gold, encoding, device, threads) -> None:
       onparse quantize runs/fit/negra/model --out models/onlstm-negra --gold valid.penn --encoding latin-1
     """
     import_nltk_quickly()
-    from onparse.modeldir import ModelDirError
     from onparse.quantize import quantized_copy
-    from onparse.treebank import TreebankError
 
     if out_dir.exists():
         fail(f"{out_dir} exists: choose another --out")
     set_threads(threads)
-    try:
+    with library_errors():
         if gold:
             check_device(device)
         change = quantized_copy(model, out_dir, gold, device, encoding)
-    except ModelDirError as err:
-        fail(str(err))
-    except (TreebankError, ValueError, OSError) as err:
-        fail(str(err), 1)
     click.echo(f"int8 model in {out_dir}" + (f"; sentence F1 {change['before']:.2f} -> {change['after']:.2f} "
                                              f"({change['after'] - change['before']:+.2f}) on {gold}" if change else ""))
 
@@ -625,15 +378,8 @@ def quantize(model, out_dir, gold, encoding, device, threads) -> None:
 @click.option("--resume", is_flag=True, help="Continue the fit in --out where it stopped, with its own settings.")
 @click.option("--hours", type=click.FloatRange(min=0, min_open=True), help="Stop (recorded, resumable) after this much wall time.")
 @options_of(FitPlan, "members", "rounds", "member_epochs")
-@click.option("--embedding-size", "embedding_sizes", type=Positive, multiple=True, default=[MEMBER_MODEL.embedding_size],
-              show_default=True, help="Repeat to vary the members, as --chunk-size.")
-@click.option("--hidden-size", "hidden_sizes", type=Positive, multiple=True, default=[MEMBER_MODEL.hidden_size], show_default=True,
-              help="Repeat to vary the members, as --chunk-size.")
-@click.option("--layers", "n_layers", type=Positive, default=MEMBER_MODEL.n_layers, show_default=True)
-@click.option("--chunk-size", "chunk_sizes", type=Positive, multiple=True, default=[MEMBER_MODEL.chunk_size], show_default=True,
-              help="Repeat to vary the members: member k takes the k-th size, cycling (students keep their start's; "
-                   "the student from scratch takes the first).")
-@click.option("--vocab-size", type=click.IntRange(min=3), default=MEMBER_MODEL.vocab_size, show_default=True)
+@options_of(ModelConfig, *VARIED_SIZES, defaults=MEMBER_MODEL)
+@options_of(ModelConfig, "n_layers", "vocab_size")
 @options_of(FitPlan, "sentences", "scratch_passes", "student_directions", "grammar_students")
 @click.option("--student-nonterminals", type=Positive, help="The grammar students' nonterminals  [default: the grammar members'].")
 @click.option("--student-preterminals", type=Positive, help="The grammar students' preterminals  [default: the grammar members'].")
@@ -645,9 +391,8 @@ def quantize(model, out_dir, gold, encoding, device, threads) -> None:
 @options_of(FitPlan, "grammar_epochs", "grammar_batch_size", "seed", "dtype", "device")
 @click.option("--threads", type=Threads, help=THREADS_HELP)
 @QUIET
-def fit(train_paths, dev, dev_gold, out_dir, resume, hours, embedding_sizes, hidden_sizes, n_layers, chunk_sizes, vocab_size,
-        student_nonterminals, student_preterminals, right_branching_voter, right_branching_votes, nonterminals,
-        preterminals, symbol_size, productions, latent_size, threads, quiet, **settings) -> None:
+def fit(train_paths, dev, dev_gold, out_dir, resume, hours, vocab_size, student_nonterminals, student_preterminals, right_branching_voter, right_branching_votes, threads, quiet,
+        **settings) -> None:
     """Train a full parser on raw text, no gold trees: members, ensembles, distillation rounds, a student from scratch.
 
     Each stage is recorded in OUT/fit.json as it ends; an interrupted or
@@ -667,75 +412,37 @@ def fit(train_paths, dev, dev_gold, out_dir, resume, hours, embedding_sizes, hid
       onparse --model runs/fit/model "The cat sat on the mat."
     """
     import_nltk_quickly()
-    from onparse import distributed, recipe, runfolder
+    from onparse import distributed, recipe
 
     set_threads(threads)
     plan = None
-    if resume:  # the fit goes on with its own plan (fit.json): a setting given now would be silently ignored
-        context = click.get_current_context()
-        given = [param.opts[0] for param in context.command.params if param.name not in RESUME_SETTINGS
-                 and context.get_parameter_source(param.name) == click.core.ParameterSource.COMMANDLINE]
-        if given:
-            fail(f"--resume continues the fit with the settings in its fit.json: leave out {', '.join(given)} "
-                 "(or start another fit in another --out)")
-    if not resume:
+    if resume:  # the fit goes on with its own plan (fit.json): given now, a setting other than where it is, how long
+        # this call runs, its threads and messages would be silently ignored
+        refuse_given_options({"out_dir", "resume", "hours", "threads", "quiet"}, "--resume continues the fit with the "
+                             "settings in its fit.json", "start another fit in another --out")
+    else:
         if not train_paths or not dev:
             fail("give the training text with --train and dev text with --dev")
-        sizes = {"embedding_size": embedding_sizes, "hidden_size": hidden_sizes, "chunk_size": chunk_sizes}
-        model = ModelConfig(vocab_size=vocab_size, n_layers=n_layers, **{name: values[0] for name, values in sizes.items()})
-        grammar = GrammarConfig(vocab_size=vocab_size, nonterminals=nonterminals, preterminals=preterminals,
-                                symbol_size=symbol_size, productions=productions, latent_size=latent_size)
-        student_grammar = replace(grammar, nonterminals=student_nonterminals or nonterminals,
-                                  preterminals=student_preterminals or preterminals)
-        plan = FitPlan(train=list(train_paths), dev=dev, dev_gold=dev_gold, member_model=model, member_grammar=grammar,
-                       member_variants={name: list(values) for name, values in sizes.items() if len(values) > 1},
-                       student_grammar=student_grammar if student_grammar != grammar else None,
-                       right_branching_voter=right_branching_weight(right_branching_voter, right_branching_votes),
-                       **{name: list(value) if isinstance(value, tuple) else value for name, value in settings.items()})
+        plan = fit_plan(
+            {**{name: list(settings.pop(name)) for name in VARIED_SIZES}, "n_layers": [settings.pop("n_layers")]},
+            GrammarConfig(vocab_size=vocab_size, **{name: settings.pop(name) for name in GRAMMAR_SIZES}),
+            {"nonterminals": student_nonterminals, "preterminals": student_preterminals}, train=list(train_paths), dev=dev,
+            dev_gold=dev_gold, right_branching_voter=right_branching_weight(right_branching_voter, right_branching_votes),
+            **{name: list(value) if isinstance(value, tuple) else value for name, value in settings.items()})
         with training_errors("fit", out_dir):
             plan.check()  # before the folder is made: a refused plan leaves nothing behind
     ranks = distributed.from_environment()  # the launch's processes, decided here once and passed down
-    main_rank = ranks.main  # under torchrun, rank 0 alone holds the fit's folder
-    with training_errors("fit", out_dir), runfolder.locked_run(out_dir) if main_rank else nullcontext():
-        if resume and not (out_dir / recipe.RECORD).is_file():
-            fail(f"{out_dir}: no {recipe.RECORD} to resume from")
-        if main_rank and not resume and runfolder.run_contents(out_dir):
-            fail(f"{out_dir} already holds a fit: continue it with --resume, or choose another --out")
-        check_device(plan.device if plan else recipe.read_record(out_dir)["plan"]["device"])
+    with training_errors("fit", out_dir), recipe.opened_fit(out_dir, plan, ranks) as device:
+        check_device(device)
         recipe.fit(plan, out_dir, resume=resume, hours=hours, console=show_messages(quiet), command=typed_command(),
                    ranks=ranks)
-    if main_rank:
+    if ranks.main:
         click.echo(f"fit done: the parser is {out_dir / 'model'} (its card.md lists every stage)")
 
 
-# What a resumed fit may be given: where it is, how long this call runs, its threads and messages.
-RESUME_SETTINGS = {"out_dir", "resume", "hours", "threads", "quiet"}
-
-
 def entry_point() -> NoReturn:
-    """The ``onparse`` program: run the command, flush, and leave without tearing the interpreter down.
-
-    Unloading torch's modules at exit takes about 0.3 s, a fifth of a
-    one-sentence run; every output file is closed by then and standard
-    streams are flushed here. (Tests call ``main`` itself, which returns.)
-    """
-    for stream in (sys.stdout, sys.stderr):  # a stream that cannot encode a token (PYTHONIOENCODING=ascii) shows it escaped
-        if isinstance(stream, io.TextIOWrapper) and stream.errors == "strict":
-            stream.reconfigure(errors="backslashreplace")
-    try:
-        main()
-        code = 0
-    except SystemExit as done:
-        code = done.code if isinstance(done.code, int) else 0 if done.code is None else 1
-        if isinstance(done.code, str):
-            click.echo(done.code, err=True)
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            if stream is not None:
-                stream.flush()
-        except (OSError, ValueError):  # a reader gone away, a stream already closed: nothing left to save
-            pass
-    os._exit(code)
+    """The ``onparse`` program (``setup.cfg``'s console script)."""
+    run_program(main)
 
 
 if __name__ == "__main__":

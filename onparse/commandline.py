@@ -5,16 +5,21 @@ the command as typed (for cards), and the startup that keeps ``--help`` fast. ``
 from __future__ import annotations
 
 import difflib
+import io
 import os
 import shlex
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import MISSING, fields
+from pathlib import Path
 from typing import NoReturn
 
 import click
 
-from onparse.config import check_encoding, checked_layer, layer_from_key
+from onparse.config import ParseConfig, TrainConfig
+from onparse.families import checked_layer, layer_from_key
+from onparse.settings import check_encoding
 from onparse.hardware import one_line
 
 
@@ -145,12 +150,16 @@ class ShardType(click.ParamType):
         self.fail(f"{value!r} is not K/N with 1 <= K <= N (for example 3/8)", param, ctx)
 
 
-def options_of(settings: type, *names: str) -> Callable[[Callable], Callable]:
+VARY = " Repeat to vary the members: member k takes the k-th, cycling (students keep their start's sizes)."
+
+
+def options_of(settings: type, *names: str, defaults: object = None) -> Callable[[Callable], Callable]:
     """The command-line options of fields of a settings dataclass, generated from each field (``config.setting``):
     ``--name`` from its name (or its ``option``), its default and its help, and its type from what the field
     says: ``choices`` (repeated where the default is a list), a flag for a bool (``negatable``: with its --no- form),
     a layer, a language, an encoding, or a number from its ``minimum`` (1 unless said) to its ``maximum``; so that a
-    setting is declared once."""
+    setting is declared once. With ``defaults`` (an instance: a fit's members' sizes) each option repeats, its
+    default that instance's value."""
     declared = {f.name: f for f in fields(settings)}
 
     def decorate(command: Callable) -> Callable:
@@ -158,6 +167,7 @@ def options_of(settings: type, *names: str) -> Callable[[Callable], Callable]:
             found = declared[name]
             meta = found.metadata
             value = found.default_factory() if found.default is MISSING else found.default
+            value = value if defaults is None else getattr(defaults, name)
             flag = "--" + name.replace("_", "-")
             declared_as = [meta.get("option", flag), name]
             extra: dict = {}
@@ -174,8 +184,11 @@ def options_of(settings: type, *names: str) -> Callable[[Callable], Callable]:
             elif kind is int:
                 bounds = (meta.get("minimum", 1), meta.get("maximum"))
                 extra["type"] = int if bounds == (None, None) else click.IntRange(*bounds)
-            command = click.option(*declared_as, default=value, show_default=value is not None, help=meta["help"],
-                                   **extra)(command)
+            if defaults is not None:
+                extra.update(multiple=True)
+                value = [value]
+            command = click.option(*declared_as, default=value, show_default=value is not None,
+                                   help=meta["help"] + (VARY if defaults is not None else ""), **extra)(command)
         return command
     return decorate
 
@@ -235,6 +248,16 @@ def require_stdout() -> None:
         fail("standard output is closed: redirect it to a file, or use --output FILE")
 
 
+def refuse_given_options(allowed: set[str], why: str, instead: str) -> None:
+    """Refuse, naming them, the running command's options typed on its command line other than ``allowed`` (names),
+    where they would be silently ignored (``why``); ``instead`` says what to do."""
+    ctx = click.get_current_context()
+    given = [param.opts[0] for param in ctx.command.params if param.name not in allowed
+             and ctx.get_parameter_source(param.name) == click.core.ParameterSource.COMMANDLINE]
+    if given:
+        fail(f"{why}: leave out {', '.join(given)} (or {instead})")
+
+
 def typed_command() -> str:
     """The running command as a user would type it to run it again: its arguments and every option not at its default."""
     ctx = click.get_current_context()
@@ -250,3 +273,173 @@ def typed_command() -> str:
         else:
             words += [word for v in (value if param.multiple else [value]) for word in (param.opts[0], str(v))]
     return shlex.join(words)
+
+
+def load_parser(model: str | None, layer: int | None, threads: int | None = None, tokenizes: bool = False, **settings):
+    """The parser a command runs, its device checked; a model that cannot load, or (``tokenizes``: it will tokenize
+    text) a language whose tokenizer this machine lacks, refused in one line before any text is read."""
+    from onparse.language import LanguageError, tokenizer
+    from onparse.modeldir import ModelDirError
+    from onparse.parse import InputError, Parser
+
+    set_threads(threads)
+    check_device(settings["device"])
+    try:
+        parser = Parser.load(model, layer, **settings)
+        if tokenizes:
+            tokenizer(parser.language)
+        return parser
+    except InputError as err:
+        fail(f"{err} (--{err.setting.replace('_', '-')})" if err.setting else str(err))
+    except (ModelDirError, LanguageError) as err:
+        fail(str(err))
+
+
+def right_branching_options(where: str):
+    """--right-branching-voter and --right-branching-votes, for the commands that make ensembles."""
+    def add(command):
+        command = click.option("--right-branching-votes", "right_branching_votes", type=click.FloatRange(min=0, min_open=True),
+                               help="The right-branching tree's votes (the voter's strength; the flag alone gives one, as a "
+                                    "member has), e.g. half the members.")(command)
+        return click.option("--right-branching-voter", is_flag=True,
+                            help=f"A right-branching tree votes {where}: a prior for right-branching languages (English), "
+                                 "not learnt.")(command)
+    return add
+
+
+def right_branching_weight(voter: bool, votes: float | None) -> float:
+    """The right-branching tree's votes from the two options: as many as asked, one for the flag alone, else none."""
+    return votes if votes is not None else float(voter)
+
+
+def model_options(command):
+    """Options shared by the commands that run the model; defaults are onparse.config.ParseConfig's."""
+    for option in reversed([
+        click.option("--model", "model", metavar="PATH", help="Model or ensemble directory, or a shipped model's name (default: models/onlstm-wsj-mixed)."),
+        click.option("--layer", type=LayerType(), help="Layer whose distances build the tree, or 'mean' of all layers (default: the model's own)."),
+        options_of(ParseConfig, "device", "dtype", "batch_size", "max_words"),
+        click.option("--threads", type=Threads, help=THREADS_HELP),
+    ]):
+        command = option(command)
+    return command
+
+
+QUIET = click.option("--quiet", "-q", is_flag=True, help="Warnings and errors alone: no progress bar, no line per evaluation or stage.")
+
+
+def show_messages(quiet: bool):
+    """What the library logs (``logging.getLogger("onparse")``) goes to stderr, a line each; with ``quiet`` only warnings.
+    Returns the console for progress bars (a silent one with ``quiet``)."""
+    import logging
+
+    from rich.console import Console
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    logger = logging.getLogger("onparse")
+    logger.handlers[:] = [handler]
+    logger.setLevel(logging.WARNING if quiet else logging.INFO)
+    return Console(stderr=True, quiet=quiet)
+
+
+def run_options(command):
+    """Options of the commands that train into a run folder (train, distill)."""
+    for option in reversed([
+        click.option("--train", "train_paths", multiple=True,
+                     help=".mrg file, folder or glob, or a text file (one sentence a line); repeatable."),
+        click.option("--dev", help="Dev text (.mrg or one sentence a line): perplexity at each evaluation, and what model/ is chosen on."),
+        click.option("--dev-gold", help="Gold trees: dev F1 per layer at each evaluation, for the record (chooses nothing unless --select-by-gold)."),
+        click.option("--select-by-gold", "select_by", flag_value="dev_f1", default=None,
+                     help="Keep as model/ the point of best dev F1 on --dev-gold (the original ON-LSTM protocol: not unsupervised)."),
+        click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
+                     help="Run folder: config, history, checkpoint, a model per evaluation, model/ (the best point; its card says by what)."),
+        click.option("--resume", is_flag=True, help="Continue the run in --out from its checkpoint, with its own settings."),
+        click.option("--overwrite", is_flag=True, help="Start afresh in an --out that already holds a run, deleting it."),
+        click.option("--max-minutes", type=click.FloatRange(min=0, min_open=True), help="Stop (with a checkpoint) after this much wall time."),
+        options_of(TrainConfig, "keep_evaluations"),
+        options_of(TrainConfig, "encoding", "tokenized", "seed", "dtype", "device"),
+        click.option("--threads", type=Threads, help=THREADS_HELP),
+        QUIET,
+    ]):
+        command = option(command)
+    return command
+
+
+@contextmanager
+def library_errors(*refused_folders: type[Exception]) -> Iterator[None]:
+    """A library's error as one line and an exit code: a folder that is not what it should be (a model's, or one of
+    ``refused_folders``) 2, like a bad option; text, trees or files that cannot be read or written 1."""
+    from onparse.modeldir import ModelDirError
+    from onparse.treebank import TreebankError
+
+    try:
+        yield
+    except (ModelDirError, *refused_folders) as err:
+        fail(str(err))
+    except (TreebankError, ValueError, OSError) as err:
+        fail(str(err), 1)
+
+
+@contextmanager
+def training_errors(command: str, out_dir: Path) -> Iterator[None]:
+    """What every training command says when it stops early: one line, the way to continue, an exit code."""
+    from onparse import recipe, runfolder
+
+    resume = f"onparse {command} --out {out_dir} --resume"
+    try:
+        with library_errors(runfolder.RunFolderError):
+            yield
+    except recipe.TimeUp as stop:
+        fail(f"--hours reached in stage {stop} (checkpointed): continue with {resume}", 3, kind="stopped")
+    except runfolder.Interrupted as stop:
+        fail(f"interrupted by {stop}; continue with: {resume}", 130)
+
+
+def run_training(out_dir: Path, resume: bool, overwrite: bool, epochs: int | None, max_minutes: float | None,
+                 threads: int | None, quiet: bool, new_config, command: str) -> None:
+    """What ``train`` and ``distill`` share: the run folder (lock, resume, overwrite), errors, the last line."""
+    import_nltk_quickly()
+    from onparse import distributed, runfolder
+    from onparse.train import selection_rule
+
+    set_threads(threads)
+    ranks = distributed.from_environment()  # the launch's processes, decided here once and passed down
+    with training_errors(command, out_dir), runfolder.opened(out_dir, resume, overwrite, new_config, epochs, ranks) as config:
+        check_device(config.device)
+        run = runfolder.train(config, out_dir, resume=resume, max_minutes=max_minutes, console=show_messages(quiet),
+                              command=typed_command(), ranks=ranks)
+        distributed.leave()  # on an error, the process's exit ends the launch: torchrun stops the other ranks
+    if not ranks.main:
+        return
+    done = f"trained {run.epoch} epochs, {run.tokens_seen:,} tokens, {run.train_seconds / 60:.1f} min"
+    if run.history:
+        click.echo(f"{done}; best model ({selection_rule(config)}) in {out_dir / 'model'}")
+    else:
+        click.echo(f"{done}; stopped before the first evaluation, so no model yet: "
+                   f"continue with onparse {command} --out {out_dir} --resume")
+
+
+def run_program(main: click.Group) -> NoReturn:
+    """The ``onparse`` program: run the command, flush, and leave without tearing the interpreter down.
+
+    Unloading torch's modules at exit takes about 0.3 s, a fifth of a
+    one-sentence run; every output file is closed by then and standard
+    streams are flushed here. (Tests call ``main`` itself, which returns.)
+    """
+    for stream in (sys.stdout, sys.stderr):  # a stream that cannot encode a token (PYTHONIOENCODING=ascii) shows it escaped
+        if isinstance(stream, io.TextIOWrapper) and stream.errors == "strict":
+            stream.reconfigure(errors="backslashreplace")
+    try:
+        main()
+        code = 0
+    except SystemExit as done:
+        code = done.code if isinstance(done.code, int) else 0 if done.code is None else 1
+        if isinstance(done.code, str):
+            click.echo(done.code, err=True)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):  # a reader gone away, a stream already closed: nothing left to save
+            pass
+    os._exit(code)

@@ -1,4 +1,5 @@
-"""Every setting a user can choose, with its default, written once.
+"""Every setting a user can choose for a run, with its default, written once: parsing, distillation, training and
+a fit's plan (the families' own sizes are theirs: ``onparse.families``).
 
 Plain dataclasses that import neither torch nor nltk, so the command line
 can show these defaults in ``--help`` without loading either.
@@ -6,268 +7,19 @@ can show these defaults in ``--help`` without loading either.
 
 from __future__ import annotations
 
-from dataclasses import MISSING, asdict, dataclass, field, fields, replace
-from typing import Any, ClassVar
+from dataclasses import asdict, dataclass, field, fields, replace
 
-# Matmul precisions by their user-facing names, and the torch dtype each names.
-COMPUTE_DTYPES = {"fp32": "float32", "bf16": "bfloat16"}
-# bf16 where the device computes it natively (``hardware.native_bf16``), fp32 elsewhere: on a CPU without
-# AVX-512 BF16 or AMX, torch emulates bf16 matmuls about 20x slower than fp32 (docs/speed.md).
-AUTO_DTYPE = "auto"
-DTYPE_CHOICES = (AUTO_DTYPE, *COMPUTE_DTYPES)
-DTYPE_HELP = ("Matmul precision: auto is bf16 where the device computes it natively (AVX-512 BF16, AMX, a GPU), fp32 "
-              "elsewhere.")
-
-MEAN = "mean"  # the layer name for distances averaged over all layers
-SPANS = "spans"  # the one readout of a model without layers (a PCFG): the tree with the most expected constituents
-Layer = int | str  # 1-based layer number, MEAN, or SPANS
-
-ONLSTM, PCFG = "onlstm", "pcfg"  # the member families: ON-LSTM language models (onparse.model), neural PCFGs (onparse.pcfg)
-FAMILIES = (ONLSTM, PCFG)
-
-
-def check_encoding(encoding: str) -> None:
-    """ValueError for a text encoding Python does not know."""
-    import codecs
-
-    try:
-        codecs.lookup(encoding)
-    except LookupError:
-        raise ValueError(f"{encoding!r} is not an encoding Python knows (latin-1, gb18030, utf-8, ...)") from None
-
-
-def checked_layer(value: object, n_layers: int | None = None) -> Layer:
-    """``value`` as a layer: a whole number from 1 (up to ``n_layers`` where given) or MEAN; for a model without
-    layers (``n_layers`` 0, a grammar) SPANS alone; ValueError otherwise.
-
-    The one check of a layer, at every boundary (options, config files, the API): ``True`` and ``"3"`` are no layers.
-    """
-    if value == SPANS and isinstance(value, str) and not n_layers:
-        return SPANS
-    if n_layers == 0:
-        raise ValueError(f"{value!r} is no layer of a grammar: its trees come from its span marginals ({SPANS!r})")
-    if value == MEAN and isinstance(value, str):
-        return MEAN
-    if type(value) is not int or value < 1:
-        raise ValueError(f"{value!r} is neither a layer number (1, 2, ...) nor {MEAN!r}")
-    if n_layers is not None and value > n_layers:
-        raise ValueError(f"layer {value} does not exist: the model has layers 1 to {n_layers} (or {MEAN!r}, their mean)")
-    return value
-
-
-def layer_key(layer: Layer) -> str:
-    """A layer as records and cards key it (JSON keys are strings): "2", "mean", "spans"; ``layer_from_key`` reads it back."""
-    return str(layer)
-
-
-def layer_from_key(key: str) -> Layer:
-    """The layer a record's key names (``layer_key``): a number for a layer's, the name for a readout's."""
-    return checked_layer(int(key) if key.isascii() and key.isdigit() else key)
-
-
-def readouts(n_layers: int) -> list[Layer]:
-    """Every layer a model's trees may be read from: each layer and their mean, or a grammar's span marginals."""
-    return [*range(1, n_layers + 1), MEAN] if n_layers else [SPANS]
-
-
-FORWARD, BACKWARD = "forward", "backward"  # the directions a model reads a sentence in
-
-# Where a grammar's training differs from an ON-LSTM's defaults (Kim, Dyer & Rush, 2019: Adam at 1e-3, gradients
-# clipped at 3); its batch_size counts the words of an update (sentences of one length), not streams.
-GRAMMAR_TRAINING = {"lr": 1e-3, "clip": 3.0, "batch_size": 600, "epochs": 10, "default_layer": SPANS}
-# An ON-LSTM student's update (sentences) and learning rate where a distillation run does not set them: the fit's
-# fine-tuning settings. A grammar student takes its own training's (GRAMMAR_TRAINING).
-STUDENT_TRAINING = {"lr": 5e-4, "batch_size": 32}
-
-def setting(default: Any, help: str, **option: Any) -> Any:
-    """A settings field whose command-line option is generated from it (``commandline.options_of``): its help,
-    and where given its option name (``option``), ``choices`` (a list default: the option repeats), ``minimum``
-    (default 1 for numbers; None: any), ``maximum``, ``kind`` (what a None default stands for: int, str, "layer",
-    "language", "encoding") and ``negatable`` (a flag with a --no- form)."""
-    metadata = {"help": help, **option}
-    if isinstance(default, list):
-        return field(default_factory=lambda: list(default), metadata=metadata)
-    return field(default=default, metadata=metadata)
-
-
-# Sizes past these are no model any machine here could hold: refused before anything of that size is allocated.
-LARGEST_SIZES = {"vocab_size": 10_000_000, "embedding_size": 65_536, "hidden_size": 65_536, "n_layers": 64, "chunk_size": 65_536}
-
-
-@dataclass
-class ModelConfig:
-    """Architecture and regularization of an ON-LSTM language model; the ON-LSTM family's traits as class values."""
-
-    family: ClassVar[str] = ONLSTM
-    reads_either_way: ClassVar[bool] = True  # left to right or right to left; distillation rounds refine it
-    training: ClassVar[dict] = {}  # TrainConfig settings in place of the class's defaults
-    student_training: ClassVar[dict] = STUDENT_TRAINING  # a student's update and rate where a run sets none
-    longest_sentence: ClassVar[int] = 2000  # words: its distances are linear in length (8 s at 2,000 words, one core)
-    vocab_size: int = 10000
-    embedding_size: int = setting(400, "An ON-LSTM's word embeddings.")
-    hidden_size: int = setting(1150, "An ON-LSTM's hidden state per layer (a multiple of the chunk size).")
-    n_layers: int = setting(3, "An ON-LSTM's layers.", option="--layers")
-    chunk_size: int = setting(10, "Hidden units per master-gate level (hidden/chunk levels).")
-    dropout: float = 0.3  # on the last layer's output
-    dropouth: float = 0.2  # between layers
-    dropouti: float = 0.3  # on the embeddings
-    dropoute: float = 0.05  # whole words dropped from the embedding table
-    wdrop: float = 0.2  # DropConnect on the recurrent weights
-
-    @staticmethod
-    def check_reading(reading: "Reading", student: bool) -> None:
-        """An ON-LSTM reads any tokens, either way."""
-
-    @staticmethod
-    def fit_reading(punctuation: bool, direction: str) -> "Reading":
-        """What a fit's ON-LSTM member reads: as the plan says in its turn."""
-        return Reading(punctuation, direction)
-
-    @staticmethod
-    def describe_reading(reading: "Reading") -> str:
-        return reading.direction + (" with punctuation" if reading.punctuation else ", words alone")
-
-    @staticmethod
-    def batch_share(batch_size: int, processes: int) -> str:
-        """What each of several processes trains on of an update (its batch is parallel streams)."""
-        return f"{batch_size // processes} of the {batch_size} streams"
-
-    def check(self) -> None:
-        """Raise ValueError for sizes no model can have (600.0 is not a size: sizes are whole numbers)."""
-        for name in ("vocab_size", "embedding_size", "hidden_size", "n_layers", "chunk_size"):
-            if type(getattr(self, name)) is not int:
-                raise ValueError(f"{name} must be a whole number, not {getattr(self, name)!r}")
-        for name in ("dropout", "dropouth", "dropouti", "dropoute", "wdrop"):
-            if type(getattr(self, name)) not in (int, float):
-                raise ValueError(f"{name} must be a number, not {getattr(self, name)!r}")
-        for name in ("vocab_size", "embedding_size", "hidden_size", "n_layers", "chunk_size"):
-            if not 1 <= getattr(self, name) <= LARGEST_SIZES[name]:
-                raise ValueError(f"{name} must be from 1 to {LARGEST_SIZES[name]:,}, not {getattr(self, name)}")
-        for name in ("hidden_size", "embedding_size"):
-            if getattr(self, name) % self.chunk_size:
-                raise ValueError(f"{name} {getattr(self, name)} is not a multiple of chunk size {self.chunk_size}")
-        for name in ("dropout", "dropouth", "dropouti", "dropoute", "wdrop"):
-            if not 0.0 <= getattr(self, name) < 1.0:
-                raise ValueError(f"{name} must be in [0, 1), not {getattr(self, name)}")
-
-
-INDEPENDENT, JOINT = "independent", "joint"  # a grammar's binary productions: left and right apart, or together
-PRODUCTIONS = (INDEPENDENT, JOINT)
-
-
-@dataclass
-class GrammarConfig:
-    """Size of a neural PCFG member (``onparse.pcfg``): its symbols and the width of their embeddings; the grammar
-    family's traits as class values."""
-
-    family: ClassVar[str] = PCFG
-    reads_either_way: ClassVar[bool] = False  # its trees are over the words read left to right; it votes as trained
-    training: ClassVar[dict] = GRAMMAR_TRAINING
-    student_training: ClassVar[dict] = {name: GRAMMAR_TRAINING[name] for name in ("lr", "batch_size", "clip")}
-    longest_sentence: ClassVar[int] = 800  # words: inside and outside passes are cubic (70 s at 800 words, one core)
-    vocab_size: int = 10000
-    nonterminals: int = setting(30, "A grammar's nonterminal symbols.")
-    preterminals: int = setting(60, "A grammar's preterminal symbols.")
-    symbol_size: int = setting(256, "A grammar's symbol embeddings and rule networks.")
-    productions: str = setting(INDEPENDENT, "A grammar's binary rules: independent (p(A -> B C) as a left and a right "
-                               "choice, cheap for many symbols) or joint (one table, Kim et al.'s neural PCFG: more "
-                               "expressive for few symbols, slower).", choices=(INDEPENDENT, JOINT))
-    latent_size: int = setting(0, "A compound grammar's sentence vector (Kim, Dyer & Rush, 2019: 64): each sentence gets "
-                               "its own root and production rules; 0, one grammar for every sentence. Independent "
-                               "productions only.", minimum=0, maximum=4096)
-
-    n_layers = 0  # a grammar has no layers: its trees come from its span marginals (SPANS)
-
-    @staticmethod
-    def check_reading(reading: "Reading", student: bool) -> None:
-        """ValueError for what no grammar reads: right to left (its trees are over the words either way), or, as a
-        student, punctuation (its teacher's trees are over the words)."""
-        if reading.direction != FORWARD:
-            raise ValueError("a grammar reads left to right (its trees are over the words, either way)")
-        if student and reading.punctuation:
-            raise ValueError("a grammar student reads the words alone: its teacher's trees are over the words")
-
-    @staticmethod
-    def fit_reading(punctuation: bool, direction: str) -> "Reading":
-        """What a fit's grammar member reads: the words, left to right (in English punctuation parsed worse)."""
-        return Reading()
-
-    @staticmethod
-    def describe_reading(reading: "Reading") -> str:
-        return "a grammar over " + ("every token" if reading.punctuation else "the words")
-
-    @staticmethod
-    def batch_share(batch_size: int, processes: int) -> str:
-        """What each of several processes trains on of an update (its batch is words of sentences of one length)."""
-        return f"one in {processes} of the sentences of each {batch_size}-word batch"
-
-    def check(self) -> None:
-        """ValueError for sizes no grammar can have."""
-        for name, largest in (("vocab_size", LARGEST_SIZES["vocab_size"]), ("nonterminals", 4096), ("preterminals", 8192),
-                              ("symbol_size", 8192)):
-            value = getattr(self, name)
-            if type(value) is not int or not 1 <= value <= largest:
-                raise ValueError(f"{name} must be a whole number from 1 to {largest:,}, not {value!r:.40}")
-        if self.productions not in PRODUCTIONS:
-            raise ValueError(f"productions must be {' or '.join(map(repr, PRODUCTIONS))}, not {self.productions!r:.40}")
-        if type(self.latent_size) is not int or not 0 <= self.latent_size <= 4096:
-            raise ValueError(f"latent_size must be a whole number from 0 to 4,096, not {self.latent_size!r:.40}")
-        if self.latent_size and self.productions == JOINT:
-            raise ValueError("a compound grammar (latent_size) takes independent productions, not joint ones")
-
-
-# Each member family's settings, by the family's name: the one place a family name becomes a class.
-FAMILY_SETTINGS: dict[str, type[ModelConfig] | type[GrammarConfig]] = {
-    settings.family: settings for settings in (ModelConfig, GrammarConfig)}
-
-
-def family_settings(family: str) -> type[ModelConfig] | type[GrammarConfig]:
-    """The settings class of a member family; ValueError for a name that is no family."""
-    if family not in FAMILY_SETTINGS:
-        raise ValueError(f"family must be one of {', '.join(FAMILY_SETTINGS)}, not {family!r:.40}")
-    return FAMILY_SETTINGS[family]
+from onparse.families import MEAN, NAMES, GrammarConfig, ModelConfig, checked_layer, named, of
+from onparse.families.onlstm import STUDENT_TRAINING
+from onparse.families.pcfg import GRAMMAR_TRAINING
+from onparse.settings import (AUTO_DTYPE, BACKWARD, DTYPE_CHOICES, DTYPE_HELP, FORWARD, LINE_BYTES_PER_WORD,
+                              MAX_SENTENCE_WORDS, Layer, Reading, check_encoding, setting, setting_of)
 
 
 # A fit's direction rule: members 1 and 2 read forward and backward, the others in the direction whose member had the
 # lower dev perplexity. A sentence's probability is the same read either way, so the direction a model fits better is
 # the one its inductive bias suits: on CTB, NEGRA and WSJ it is also the one whose trees score better (experiments/notebook.md).
 AUTO = "auto"
-
-
-@dataclass(frozen=True)
-class Reading:
-    """What a model reads of a sentence (``onparse.reading``): its punctuation too or words alone, and which way."""
-
-    punctuation: bool = setting(False, "Whether the model reads the punctuation tokens too (trees and scores stay over "
-                                "the words; the ON-LSTM paper's input is the words alone).", negatable=True)
-    direction: str = setting(FORWARD, "Read each sentence left to right (forward) or right to left (backward).",
-                             choices=(FORWARD, BACKWARD))
-
-    def check(self) -> None:
-        """ValueError for a reading no model can have."""
-        if type(self.punctuation) is not bool:
-            raise ValueError(f"punctuation must be true or false, not {self.punctuation!r}")
-        if self.direction not in (FORWARD, BACKWARD):
-            raise ValueError(f"direction must be {FORWARD!r} or {BACKWARD!r}, not {self.direction!r}")
-
-    @classmethod
-    def from_dict(cls, values: object) -> "Reading":
-        """A reading from a config file's dict, checked; ValueError naming what is wrong."""
-        if not isinstance(values, dict):
-            raise ValueError(f"reading must be an object with punctuation and direction, not {values!r:.40}")
-        unknown = set(values) - {"punctuation", "direction"}
-        if unknown:
-            raise ValueError(f"unknown reading settings: {', '.join(sorted(map(str, unknown)))}")
-        reading = cls(**values)
-        reading.check()
-        return reading
-
-
-# The longest sentence any setting accepts: an ensemble's vote is a CYK pass, cubic in length (a vote of four
-# ON-LSTMs: 37 s at 2,000 words, one core), and no sentence is longer; a family may allow less (``longest_sentence``).
-MAX_SENTENCE_WORDS = 2000
-# Bytes a line may hold for each word allowed: lines longer than that are refused as they are read.
-LINE_BYTES_PER_WORD = 100
 
 
 @dataclass
@@ -324,8 +76,8 @@ class TrainConfig:
     train: list[str] = field(default_factory=list)
     dev: str | None = None
     dev_gold: str | None = None
-    family: str = setting(ONLSTM, "onlstm: an ON-LSTM language model; pcfg: a neural PCFG trained on the sentences' "
-                          "likelihood.", choices=FAMILIES)  # what ``model`` describes
+    family: str = setting(ModelConfig.family, "onlstm: an ON-LSTM language model; pcfg: a neural PCFG trained on the sentences' "
+                          "likelihood.", choices=NAMES)  # what ``model`` describes
     model: ModelConfig | GrammarConfig = field(default_factory=ModelConfig)
     batch_size: int = 64
     bptt: int = setting(70, "Steps of backpropagation through time an ON-LSTM's update reads.")
@@ -383,12 +135,12 @@ class TrainConfig:
                 raise ValueError(f"{name} must be true or false, not {getattr(self, name)!r:.40}")
         if self.select_by is not None and self.select_by not in SELECTIONS:
             raise ValueError(f"select_by must be one of {', '.join(SELECTIONS)}, not {self.select_by!r:.40}")
-        if type(self.model) is not family_settings(self.family):
+        if type(self.model) is not named(self.family).settings:
             raise ValueError(f"model settings do not describe a member of the {self.family} family")
         self.model.check()
         self.reading.check()
-        self.model.check_reading(self.reading, student=self.distill is not None)
-        checked_layer(self.default_layer, self.model.n_layers)
+        of(self.model).check_reading(self.reading, student=self.distill is not None)
+        checked_layer(self.default_layer, self.model)
 
     @property
     def selection(self) -> str:
@@ -406,30 +158,13 @@ class TrainConfig:
             raise ValueError(f"unknown training settings: {', '.join(sorted(unknown))}")
         if not isinstance(values.get("model", {}), dict) or not isinstance(values.get("distill") or {}, dict):
             raise ValueError("model and distill must be objects of settings")
-        family = values.get("family", ONLSTM)
-        model = family_settings(family)(**values.get("model", {}))
+        family = values.get("family", ModelConfig.family)
+        model = named(family).settings(**values.get("model", {}))
         distill = DistillConfig(**values["distill"]) if values.get("distill") else None
         reading = Reading.from_dict(values.get("reading", {}))
         config = cls(**{**values, "model": model, "distill": distill, "reading": reading})
         config.check()
         return config
-
-
-def training_defaults(family: str) -> dict:
-    """The TrainConfig settings a family takes in place of the class's defaults (none for an ON-LSTM)."""
-    return dict(family_settings(family).training)
-
-
-def setting_of(settings: type, name: str) -> Any:
-    """A field declared as ``settings``'s field ``name`` is (its default and its option), for a class that passes it on."""
-    found = {f.name: f for f in fields(settings)}[name]
-    return field(default=found.default, metadata=found.metadata)
-
-
-def default(settings: type, name: str) -> object:
-    """The default of field ``name`` of a settings dataclass: what the command line shows and uses, written once here."""
-    found = {f.name: f for f in fields(settings)}[name]
-    return found.default_factory() if found.default is MISSING else found.default
 
 
 # How an ensemble gives its members their layers (``ensemble.choose``): the layer each model's directory names, each
@@ -491,9 +226,9 @@ class FitPlan:
                                     "direction, cycling. auto: members 1 and 2 read forward and backward, the rest in the "
                                     "direction of the two that fits the dev text better (lower perplexity).",
                                     option="--direction", choices=(FORWARD, BACKWARD, AUTO))
-    families: list[str] = setting([ONLSTM], "Repeat to mix the members, as --chunk-size: member k is of the k-th family, "
+    families: list[str] = setting([ModelConfig.family], "Repeat to mix the members, as --chunk-size: member k is of the k-th family, "
                                   "cycling (pcfg: a neural PCFG, trained on the words' likelihood; it votes as it is in "
-                                  "every round).", option="--family", choices=FAMILIES)
+                                  "every round).", option="--family", choices=NAMES)
     member_grammar: GrammarConfig = field(default_factory=GrammarConfig)  # the grammar members' size
     grammar_epochs: int | None = setting(None, "Epochs of each grammar member  [default: enough to read about four million "
                                          "words of sentences of 2-40 words, at least one].", kind=int)
@@ -532,19 +267,34 @@ class FitPlan:
         """Member ``k``'s family (from 1), in its turn."""
         return self.families[(k - 1) % len(self.families)]
 
+    def member_settings(self, k: int) -> ModelConfig | GrammarConfig:
+        """Member ``k``'s sizes (from 1): its family's, in its turn."""
+        return named(self.family(k)).member_settings(self, k)
+
+    def schedule(self, k: int) -> dict:
+        """Member ``k``'s epochs and update size: the plan's settings for its family."""
+        return named(self.family(k)).schedule(self)
+
+    def members_of(self, family: str) -> list[int]:
+        """The members (from 1) of the family of that name."""
+        grouped: dict[str, list[int]] = {}
+        for k in range(1, self.members + 1):
+            grouped.setdefault(self.family(k), []).append(k)
+        return grouped.get(family, [])
+
     def language_models(self) -> list[int]:
         """The members (from 1) that are ON-LSTMs: the ones that read in a direction, and that students start from."""
-        return [k for k in range(1, self.members + 1) if family_settings(self.family(k)).reads_either_way]
+        return [k for k in range(1, self.members + 1) if named(self.family(k)).reads_either_way]
 
     def reading(self, k: int, better: str | None = None) -> Reading:
         """What member ``k`` (from 1) reads: a grammar, the words left to right; an ON-LSTM, the plan's punctuation
         in its turn's direction, or under the AUTO rule the first two ON-LSTMs forward and backward, the others in the
         ``better`` direction (forward until it is known)."""
-        settings = family_settings(self.family(k))
-        if self.directions == [AUTO] and settings.reads_either_way:
+        family = named(self.family(k))
+        if self.directions == [AUTO] and family.reads_either_way:
             turn = self.language_models().index(k)
-            return settings.fit_reading(self.punctuation, (FORWARD, BACKWARD)[turn] if turn < 2 else better or FORWARD)
-        return settings.fit_reading(self.punctuation, self.directions[(k - 1) % len(self.directions)])
+            return family.fit_reading(self.punctuation, (FORWARD, BACKWARD)[turn] if turn < 2 else better or FORWARD)
+        return family.fit_reading(self.punctuation, self.directions[(k - 1) % len(self.directions)])
 
     def check(self) -> None:
         """ValueError for a plan that cannot run (a setting of a wrong type or out of range, a missing file)."""
@@ -578,8 +328,8 @@ class FitPlan:
             raise ValueError(f"members can vary only their {', '.join(VARIED_SIZES)}, not {', '.join(sorted(unvaried))}")
         if not self.directions or (AUTO in self.directions and self.directions != [AUTO]):
             raise ValueError(f"members read in directions ({FORWARD}, {BACKWARD}, repeated) or by the {AUTO!r} rule alone")
-        if not isinstance(self.families, list) or not self.families or set(self.families) - set(FAMILIES):
-            raise ValueError(f"members' families are {' or '.join(FAMILIES)}, repeated, not {self.families!r:.40}")
+        if not isinstance(self.families, list) or not self.families or set(self.families) - set(NAMES):
+            raise ValueError(f"members' families are {' or '.join(NAMES)}, repeated, not {self.families!r:.40}")
         if self.grammar_epochs is not None and (type(self.grammar_epochs) is not int or self.grammar_epochs < 1):
             raise ValueError(f"grammar_epochs must be a whole number of at least 1, not {self.grammar_epochs!r:.40}")
         if type(self.grammar_batch_size) is not int or self.grammar_batch_size < 1:
@@ -590,7 +340,7 @@ class FitPlan:
         if not self.language_models() and (self.rounds or self.directions == [AUTO] or self.student_directions):
             raise ValueError("distillation rounds, students' directions and the auto direction rule need ON-LSTM members: "
                              "add --family onlstm")
-        if self.grammar_students and GrammarConfig.family not in self.families[: self.members]:
+        if self.grammar_students and not self.members_of(GrammarConfig.family):
             raise ValueError("grammar students take the shape and vocabulary of a grammar member: add --family pcfg")
         if not isinstance(self.member_grammar, GrammarConfig) or not isinstance(self.student_grammar, GrammarConfig | None):
             raise ValueError("member_grammar and student_grammar must be objects of grammar settings")
@@ -602,11 +352,11 @@ class FitPlan:
         if self.generations and not (self.language_models() or self.grammar_students):
             raise ValueError("generations are students: they need ON-LSTM members or grammar students")
         for k in range(1, self.members + 1):
-            member_config(self, k).check()
+            self.member_settings(k).check()
             self.reading(k).check()
         for layer in (self.layer, self.vote_layer):
             if layer is not None:
-                checked_layer(layer, self.member_model.n_layers)
+                checked_layer(layer, self.member_model)
 
     @property
     def fixed_layer(self) -> Layer:
@@ -614,16 +364,21 @@ class FitPlan:
         return self.layer if self.vote_layer is None else self.vote_layer
 
 
-def member_schedule(plan: FitPlan, k: int) -> dict:
-    """Member ``k``'s epochs and update size: the plan's for grammars, or for ON-LSTMs."""
-    if plan.family(k) == GrammarConfig.family:
-        return {"epochs": plan.grammar_epochs, "batch_size": plan.grammar_batch_size}
-    return {"epochs": plan.member_epochs, "batch_size": plan.batch_size}
+def train_config(family: str, sizes: dict, default_layer: Layer | None = None, **settings) -> TrainConfig:
+    """A run's settings from the command line's: the family's own sizes among ``sizes``, its readout unless one is
+    given, its training defaults where ``settings`` are None."""
+    chosen = named(family)
+    model = chosen.settings(**{f.name: sizes[f.name] for f in fields(chosen.settings) if f.name in sizes})
+    given = {name: value for name, value in settings.items() if value is not None}
+    return TrainConfig(family=family, model=model, **{**chosen.training, **given,
+                       "default_layer": chosen.default_readout(model) if default_layer is None else default_layer})
 
 
-def member_config(plan: FitPlan, k: int) -> ModelConfig | GrammarConfig:
-    """Member ``k``'s architecture: ``member_grammar`` for a grammar; else ``member_model``, with each varied size at
-    member ``k``'s turn in its cycle."""
-    if plan.family(k) == GrammarConfig.family:
-        return plan.member_grammar
-    return replace(plan.member_model, **{name: sizes[(k - 1) % len(sizes)] for name, sizes in plan.member_variants.items()})
+def fit_plan(member_sizes: dict[str, list[int]], grammar: GrammarConfig, student_symbols: dict[str, int | None],
+             **settings) -> FitPlan:
+    """A plan from the command line's values: each ON-LSTM size as a list (several: member k takes the k-th, cycling),
+    the grammar members' sizes, and the grammar students' symbols where given (None: the members')."""
+    student = replace(grammar, **{name: value for name, value in student_symbols.items() if value})
+    return FitPlan(member_model=ModelConfig(vocab_size=grammar.vocab_size, **{name: v[0] for name, v in member_sizes.items()}),
+                   member_variants={name: list(v) for name, v in member_sizes.items() if len(v) > 1},
+                   member_grammar=grammar, student_grammar=student if student != grammar else None, **settings)

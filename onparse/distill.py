@@ -34,9 +34,11 @@ from torch.nn.utils.rnn import pack_sequence, pad_packed_sequence
 
 from onparse import modeldir
 from onparse.atomic import replacing_file
-from onparse.builder import tree_row
-from onparse.config import DistillConfig, GrammarConfig, Layer, ModelConfig, Reading, TrainConfig, family_settings
+from onparse.config import DistillConfig, TrainConfig
 from onparse.corpus import read_sentences
+from onparse.families import named, of
+from onparse.families.onlstm import tree_row
+from onparse.settings import Layer, Reading
 from onparse.language import Sentence
 from onparse.grammar import MAX_TRAINING_WORDS, GrammarObjective, grammar_perplexity
 from onparse.model import LanguageModel
@@ -224,13 +226,6 @@ def agreement(teacher: str, dev_sentences: list[Sentence], layer: Layer, setting
     return measure
 
 
-def student_defaults(family: str) -> dict:
-    """A student's update size and learning rate (and a grammar's clipping) where the run does not set them: the
-    family's own (an ON-LSTM's are the fit's fine-tuning settings, sentences an update; a grammar's its own
-    training's, words)."""
-    return dict(family_settings(family).student_training)
-
-
 def distillation_config(spec: DistillConfig, default_layer: Layer | None = None, direction: str | None = None,
                         **settings) -> TrainConfig:
     """A distillation run's settings: the student's shape, language and reading from its model directory
@@ -238,8 +233,9 @@ def distillation_config(spec: DistillConfig, default_layer: Layer | None = None,
     its layer the student's own unless given; ``settings`` are TrainConfig's other fields. ModelDirError for a
     student that is no model."""
     student = modeldir.load(spec.start)
-    student.model.config.check_reading(replace(student.reading, direction=direction or student.reading.direction), True)
-    for name, value in student_defaults(student.family).items():
+    family = of(student.model.config)
+    family.check_reading(replace(student.reading, direction=direction or student.reading.direction), True)
+    for name, value in family.student_training.items():  # an update's size and rate (a grammar's clipping) where unset
         if settings.get(name) is None:
             settings[name] = value
     spec = replace(spec, teacher=str(modeldir.locate(spec.teacher or None)))
@@ -267,7 +263,7 @@ def distillation_setup(config: TrainConfig, checkpoint: dict | None, work_dir: P
     device = torch.device(config.device)
     model = model.to(device)
     sentences, found = teacher_trees(config, work_dir)
-    objective = STUDENT_OBJECTIVES[config.family](config, sentences, found, vocab)
+    objective = named(config.family).part("student_objective")(config, sentences, found, vocab)
     if not objective.batches_per_epoch:
         raise ValueError("the training corpus holds no sentences")
     measures, dev_figures = {}, None
@@ -275,7 +271,7 @@ def distillation_setup(config: TrainConfig, checkpoint: dict | None, work_dir: P
         settings = {"device": config.device, "dtype": config.dtype}
         dev_sentences = read_sentences([config.dev], config.language, config.encoding, config.tokenized)
         measures["teacher_agreement"] = agreement(spec.teacher, dev_sentences, config.default_layer, settings, config.reading)
-        dev_figures = DEV_FIGURES[config.family](config, dev_sentences, vocab, device)
+        dev_figures = named(config.family).part("dev_figures")(config, dev_sentences, vocab, device)
     return Setup(model, vocab, objective, dev_figures, measures)
 
 
@@ -293,10 +289,11 @@ def grammar_student(config: TrainConfig, sentences: list[Sentence], found: list[
                             config.batch_size, config.seed, trees=[found[k] for k in kept])
 
 
-# Each family's student objective and dev figures, by the family's name.
-STUDENT_OBJECTIVES = {ModelConfig.family: onlstm_student, GrammarConfig.family: grammar_student}
-DEV_FIGURES = {
-    ModelConfig.family: lambda config, sentences, vocab, device: stream_perplexity(dev_stream(config, vocab, device), config.bptt),
-    GrammarConfig.family: lambda config, sentences, vocab, device: grammar_perplexity(
-        [vocab.ids(model_tokens(config.reading, s)) for s in sentences], config.batch_size),
-}
+def onlstm_dev_figures(config: TrainConfig, sentences: list[Sentence], vocab: Vocabulary, device: torch.device):
+    """An ON-LSTM student's dev figures: its perplexity on the dev text read as a stream."""
+    return stream_perplexity(dev_stream(config, vocab, device), config.bptt)
+
+
+def grammar_dev_figures(config: TrainConfig, sentences: list[Sentence], vocab: Vocabulary, device: torch.device):
+    """A grammar student's dev figures: its perplexity on the dev sentences."""
+    return grammar_perplexity([vocab.ids(model_tokens(config.reading, s)) for s in sentences], config.batch_size)

@@ -22,7 +22,10 @@ from pathlib import Path
 from onparse import modeldir
 from onparse.atomic import replacing_folder
 from onparse.builder import TreeBuilder
-from onparse.config import LAYER_RULES, ONLSTM, Layer, layer_key, readouts
+from onparse.config import LAYER_RULES
+from onparse.corpus import read_sentences
+from onparse.families import ModelConfig, readouts
+from onparse.settings import Layer, layer_key
 from onparse.language import Sentence
 from onparse.parse import Parser
 from onparse.scoring import score
@@ -55,7 +58,7 @@ def member_summary(source: MemberSource, stored: Path, ensemble: Path) -> dict:
     bundle_card = modeldir.read_json(source.model / "card.json") if (source.model / "card.json").is_file() else {}
     config = modeldir.read_json(source.model / "config.json")
     summary = {"name": source.name, "path": os.path.relpath(stored.resolve(), ensemble.resolve()), "from": str(source.model),
-               "family": config.get("family", ONLSTM), "size": config["model"], "layer": config["default_layer"]}
+               "family": config.get("family", ModelConfig.family), "size": config["model"], "layer": config["default_layer"]}
     for key in ("model_selection", "selected", "command", "train_seconds", "tokens_seen"):
         if key in bundle_card:
             summary[key] = bundle_card[key]
@@ -68,7 +71,7 @@ def candidate_trees(models: list[Path | str], sentences: list[Sentence], setting
     trees (as span sets), computed once."""
     parsers = [Parser(modeldir.load(member_source(model).model), **settings) for model in models]
     distances = [[found for (found,) in parser.distances(sentences)] for parser in parsers]  # per model, sentence: layers x words
-    candidates = [readouts(parser.members[0].n_layers) for parser in parsers]
+    candidates = [readouts(parser.members[0].model.config) for parser in parsers]
     own_trees = [{layer: [spans(TreeBuilder((layer,)).build([d]).tree) for d in found] for layer in layers_of}
                  for found, layers_of in zip(distances, candidates)]
     return distances, candidates, own_trees
@@ -162,7 +165,7 @@ def choose(models: list[Path | str], rule: str, sentences: list[Sentence] | None
     if on_text and sentences is None:
         raise ValueError(f"the {rule} rule and keep choose on unlabelled text: give it")
     bundles = [modeldir.load(member_source(model).model) for model in models]
-    candidates = [readouts(bundle.model.config.n_layers) for bundle in bundles]
+    candidates = [readouts(bundle.model.config) for bundle in bundles]
     chosen: dict = {}
     if on_text:
         distances, candidates, own_trees = candidate_trees(models, sentences, settings or {})
@@ -205,6 +208,14 @@ def build(out: Path, models: list[Path | str], rule: str = "own", sentences: lis
     make_ensemble(out, [models[m] for m in chosen["members"]], right_branching_voter, copy=copy, card=card,
                   layers=chosen["layers"], overwrite=overwrite)
     return chosen
+
+
+def choice_text(out: Path, members: list[Path | str], text: str, encoding: str = "UTF-8", copy: bool = True,
+                overwrite: bool = False) -> list[Sentence]:
+    """The unlabelled text an ensemble's choices are made on, read in its members' own language (never a default),
+    once ``out`` is known to be a place the ensemble may be written (``check_target``: refused before minutes of work)."""
+    sources = check_target(out, members, copy, overwrite)
+    return read_sentences([text], modeldir.load(sources[0].model).language, encoding)
 
 
 def check_target(out: Path, members: list[Path | str], copy: bool, overwrite: bool) -> list[MemberSource]:

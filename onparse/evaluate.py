@@ -13,7 +13,8 @@ from nltk import Tree
 
 from onparse.language import ENGLISH, written_without_spaces
 from onparse.builder import TreeBuilder
-from onparse.config import SPANS, Reading, layer_key, readouts
+from onparse.families import of_readout, readouts
+from onparse.settings import Reading, layer_key
 from onparse.modeldir import Model, ModelBundle, new_model
 from onparse.parse import Parser
 from onparse.scoring import PROTOCOL, baseline_scores, is_sentence, score
@@ -29,7 +30,7 @@ def named_builders(parser: Parser) -> dict[str, TreeBuilder]:
     marginals); for an ensemble each member alone, the vote, and the vote with a right-branching voter (its own
     votes, or one)."""
     if not parser.is_ensemble:
-        return {layer_key(layer): TreeBuilder((layer,)) for layer in readouts(parser.members[0].n_layers)}
+        return {layer_key(layer): TreeBuilder((layer,)) for layer in readouts(parser.members[0].model.config)}
     layers = parser.builder.layers
     return {"ensemble": TreeBuilder(layers), "ensemble_right_branching": TreeBuilder(layers, parser.right_branching_voter or 1.0)}
 
@@ -90,7 +91,7 @@ def evaluate_parser(parser: Parser, gold: Sequence[GoldSentence], untrained_seed
     if untrained_seed is not None:
         control = untrained_like(parser, untrained_seed)
         layer = control.builder.layers[0]
-        name = "untrained_" + UNTRAINED_NAMES.get(layer, f"layer_{layer}")
+        name = "untrained_" + of_readout(layer).untrained_name(layer)
         baselines[name] = score_each(control, gold, advance)[layer_key(layer)]
     layers = list(parser.builder.layers)
     if not parser.is_ensemble:
@@ -110,15 +111,11 @@ def dev_f1(gold_path: str, encoding: str = "UTF-8", reading: Reading = Reading()
     gold = list(read_gold(gold_path, encoding=encoding))
 
     def measure(model: Model, vocab: Vocabulary) -> dict[str, float]:
-        bundle = ModelBundle(model, vocab, readouts(model.config.n_layers)[-1], None, reading=reading)
+        bundle = ModelBundle(model, vocab, readouts(model.config)[-1], None, reading=reading)
         parser = Parser(bundle, device=str(next(model.parameters()).device))
         return {name: figures["sentence_f1"] for name, figures in score_each(parser, gold).items()}
 
     return measure
-
-
-# The untrained control's row by its readout (an ON-LSTM's by its layer)
-UNTRAINED_NAMES = {SPANS: "pcfg"}
 
 
 # What the Penn Treebank writes for characters a user types, so gold words can be typed back as text.
@@ -190,3 +187,36 @@ def evaluate_raw(parser: Parser, gold: Sequence[GoldSentence], trees: Sequence, 
     return {**score(predicted, gold), "same_tokens": matched, "baselines": baseline_scores(gold), "protocol": PROTOCOL + (
         " Raw text: each gold sentence is typed back with nltk's TreebankWordDetokenizer, tokenized and parsed as "
         "user text; a predicted constituent counts as the gold words whose characters it covers.")}
+
+
+def evaluate_treebank(gold: str, parser: Callable[[], Parser], pred: str | None = None, word_rule: str | None = None,
+                      encoding: str = "UTF-8", pred_encoding: str = "UTF-8", max_length: int | None = None,
+                      skip_unaligned: bool = False, raw: bool = False, untrained: bool = True) -> dict:
+    """``onparse eval``'s figures on the gold trees at ``gold``: another parser's trees in ``pred``, the raw-text path
+    (``raw``: each sentence typed back as text), or the model ``parser()`` loads (only once the gold trees are read),
+    with a progress bar on stderr. TreebankError or ValueError for trees that cannot be scored."""
+    from onparse.report import progress_bar
+    from onparse.scoring import protocol, score_predictions
+    from onparse.treebank import collector_paused, named_rule
+
+    with collector_paused():  # reading and scoring files of trees builds millions of acyclic objects
+        reader = read_gold(gold, named_rule(word_rule) if word_rule else None, encoding)
+        every_sentence = list(reader)
+        kept = [is_sentence(s) and len(s.words) <= (max_length or len(s.words)) for s in every_sentence]
+        sentences = [s for s, keep in zip(every_sentence, kept) if keep]
+        if not sentences:
+            raise ValueError(f"{gold}: no gold sentences" + (f" of at most {max_length} words" if max_length else ""))
+        if pred:
+            result = score_predictions(pred, every_sentence, kept, pred_encoding, skip_unaligned, reader.rule)
+    if raw and not pred:
+        sentences, trees = read_typed_gold(gold, reader.rule, encoding, max_length)
+        model = parser()
+        with progress_bar("parsing raw text", len(sentences)) as advance:
+            result = {**evaluate_raw(model, sentences, trees, advance), "model": str(model.path)}
+    elif not pred:
+        model = parser()
+        with progress_bar("parsing", len(sentences) * (2 if untrained else 1)) as advance:
+            result = {**evaluate_parser(model, sentences, 0 if untrained else None, advance), "model": str(model.path)}
+    result.update(gold=gold, max_length=max_length, words=reader.rule.name,
+                  protocol=result["protocol"].replace(PROTOCOL, protocol(reader.rule), 1))
+    return result

@@ -9,11 +9,18 @@ from __future__ import annotations
 import io
 import json
 import re
+import sys
+from collections.abc import Callable, Iterable
+from contextlib import nullcontext
+from pathlib import Path
+from typing import TextIO
 
 import numpy as np
 from nltk import Tree
 
-from onparse.parse import Parse
+from onparse.atomic import replacing_file
+from onparse.parse import Parse, Parser
+from onparse.report import line_counter
 from onparse.trees import LABEL, bracketed, escape
 
 BAR_WIDTH = 20
@@ -103,3 +110,45 @@ def svg(parse: Parse, punct: bool = True) -> str:
 
 
 FORMATS = {"bracket": bracket, "mrg": mrg, "json": json_line, "pretty": pretty, "svg": svg}
+
+
+def write_parses(parses: Iterable[Parse | None], out: TextIO, fmt: str, punct: bool = True,
+                 refused: dict[int, object] | None = None, flush_each: bool = False,
+                 advance: Callable[[int], None] = lambda done: None) -> None:
+    """Each parse in ``fmt`` on ``out``, one output line (a drawing, for pretty) per input line, in order: a line
+    that gave no parse writes ``no_parse`` with the reason ``refused`` holds for its position. Terminal control
+    characters are shown escaped where ``out`` is a terminal; ``flush_each`` for a person typing line by line."""
+    render, separator = FORMATS[fmt], "\n\n" if fmt == "pretty" else "\n"
+    safe = terminal_safe if out.isatty() else (lambda text: text)
+    refused = {} if refused is None else refused
+    for position, parsed in enumerate(parses):
+        out.write(safe(render(parsed, punct) if parsed else no_parse(fmt, refused.pop(position, None))) + separator)
+        advance(1)
+        if flush_each:
+            out.flush()
+    out.flush()
+
+
+def parse_lines_to(output_path: str | None, parser: Parser, lines: Iterable[bytes], fmt: str = "bracket",
+                   punct: bool = True, tokenized: bool = False, blank_lines: bool = True,
+                   report: Callable[[int, object], None] = lambda position, reason: None, interactive: bool = False,
+                   progress: bool = False, total: int | None = None, allow_empty: bool = False) -> int:
+    """Parse ``lines`` into ``output_path`` (None: standard output), one output line per input line: a line that cannot
+    be parsed is told to ``report`` (its position from 0, why) and gives ``no_parse``'s line. The file is replaced only
+    once complete; EOFError, leaving it as it was, where no line came in (unless ``allow_empty``). Returns the lines
+    refused. ``interactive``: a person types line by line (each parsed and written at once)."""
+    seen, refused, errors = [], {}, []
+
+    def refuse(position: int, reason: object) -> None:
+        report(position, reason)
+        refused[position] = reason
+        errors.append(position)
+
+    counted = (seen.append(line) or line for line in lines)  # noqa: B023 (whether anything came in)
+    parses = parser.parse_lines(counted, tokenized, blank_lines=blank_lines, invalid=refuse, window=1 if interactive else None)
+    with (replacing_file(Path(output_path)) if output_path else nullcontext(sys.stdout)) as out, \
+            line_counter("parsing", progress, total) as advance:
+        write_parses(parses, out, fmt, punct, refused, interactive, advance)
+        if not seen and not allow_empty:
+            raise EOFError("no input")
+    return len(errors)

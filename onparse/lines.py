@@ -47,6 +47,16 @@ def input_lines(arguments: Sequence[str], path: str | None, shard: tuple[int, in
     return read_lines(stream, limit)
 
 
+def line_place(arguments: bool, path: str | None, shard: tuple[int, int] | None) -> str:
+    """How a message names where a line stands, before its number from 1: an argument, a line of stdin, of a file or
+    of a file's part."""
+    if arguments:
+        return "argument "
+    if path in (None, "-"):
+        return "line "
+    return f"{path} part {shard[0]}/{shard[1]} line " if shard else f"{path}:"
+
+
 def count_lines(path: str) -> int | None:
     """The lines of a regular file (one that does not end in a line break counts its last too), for a progress bar's
     total; None for a pipe or a device, whose lines are known only once read."""

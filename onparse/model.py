@@ -26,7 +26,8 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.nn.utils.rnn import PackedSequence, pack_sequence, pad_packed_sequence
 
-from onparse.config import AUTO_DTYPE, COMPUTE_DTYPES, ModelConfig, Reading
+from onparse.families import ModelConfig
+from onparse.settings import AUTO_DTYPE, COMPUTE_DTYPES, Reading
 from onparse.language import Sentence
 from onparse.reading import pool, word_ranges
 from onparse.hardware import native_bf16

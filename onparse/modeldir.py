@@ -31,13 +31,12 @@ import torch
 
 from onparse.atomic import check_writable, replacing_file, replacing_folder, same_file
 from onparse.hardware import free_memory, one_line
-from onparse.config import MEAN, ONLSTM, PCFG, GrammarConfig, Layer, ModelConfig, Reading, checked_layer, family_settings
+from onparse.families import MEAN, ModelConfig, Settings, checked_layer, named, of
 from onparse.language import ENGLISH
-from onparse.model import LanguageModel
-from onparse.pcfg import NeuralPCFG
-
-Model = LanguageModel | NeuralPCFG  # a member of either family
+from onparse.settings import Layer, Reading
 from onparse.vocabulary import Vocabulary
+
+Model = torch.nn.Module  # a member of any family: its family's model class (``Family.part("model")``)
 
 log = logging.getLogger("onparse")
 MODELS = Path(str(files("onparse.models")))  # the shipped models (installed with the package), each findable by its name
@@ -69,22 +68,18 @@ class ModelBundle:
         return self.model.config.family
 
 
-# Each member family's model class, by the family's name (supar's name-to-class registry of model kinds).
-MODEL_CLASSES: dict[str, type[Model]] = {ONLSTM: LanguageModel, PCFG: NeuralPCFG}
-
-
-def new_model(config: ModelConfig | GrammarConfig) -> Model:
+def new_model(config: Settings) -> Model:
     """A member of the family ``config`` describes, with fresh weights."""
-    return MODEL_CLASSES[config.family](config)
+    return of(config).part("model")(config)
 
 
-def expected_shapes(config: ModelConfig | GrammarConfig) -> dict[str, tuple[int, ...]]:
+def expected_shapes(config: Settings) -> dict[str, tuple[int, ...]]:
     """Each weight's shape for ``config``, found without allocating a model of that size."""
     with torch.device("meta"):
         return {name: tuple(tensor.shape) for name, tensor in new_model(config).state_dict().items()}
 
 
-def training_bytes(config: ModelConfig | GrammarConfig) -> int:
+def training_bytes(config: Settings) -> int:
     """About what training a model of ``config`` holds at once, in bytes: its weights with their gradients and Adam's
     two averages (fp32), and a grammar's rule tables for an update of a few sentences (joint productions: one
     entry per nonterminal and pair of symbols)."""
@@ -94,7 +89,7 @@ def training_bytes(config: ModelConfig | GrammarConfig) -> int:
     return 4 * (4 * weights + 8 * rules)
 
 
-def check_memory(config: ModelConfig | GrammarConfig) -> None:
+def check_memory(config: Settings) -> None:
     """ValueError, before anything of that size is allocated, for a model whose training would not fit in the memory
     this process may still take (``hardware.free_memory``)."""
     need, free = training_bytes(config), free_memory()
@@ -153,9 +148,9 @@ def dequantize(stored: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
             for name, tensor in stored.items() if not name.endswith(SCALE)}
 
 
-def _write_config(path: Path, config: ModelConfig | GrammarConfig, default_layer: Layer, precision: str,
+def _write_config(path: Path, config: Settings, default_layer: Layer, precision: str,
                   language: str = ENGLISH, reading: Reading = Reading()) -> None:
-    checked_layer(default_layer, config.n_layers)
+    checked_layer(default_layer, config)
     if precision not in PRECISIONS:
         raise ValueError(f"weights are stored as one of {', '.join(PRECISIONS)}, not {precision!r}")
     text = json.dumps({"family": config.family, "model": asdict(config), "default_layer": default_layer,
@@ -403,7 +398,7 @@ def _card(path: Path) -> dict:
     return read_json(path / "card.json") if (path / "card.json").is_file() else {}
 
 
-def _model_config(path: Path) -> tuple[ModelConfig | GrammarConfig, Layer, str, str, Reading]:
+def _model_config(path: Path) -> tuple[Settings, Layer, str, str, Reading]:
     """A single model's architecture (its family's), default layer, weights precision, language and reading, each
     checked for type and range."""
     config = read_json(path / "config.json")
@@ -411,14 +406,14 @@ def _model_config(path: Path) -> tuple[ModelConfig | GrammarConfig, Layer, str, 
     if unknown or not isinstance(config.get("model"), dict):
         raise ModelDirError(f"{path / 'config.json'}: expected keys family, model, default_layer, weights, language and reading"
                             + (f" (unknown: {', '.join(sorted(unknown))})" if unknown else " (no model settings)"))
-    family = config.get("family", ONLSTM)  # folders written before the second family have none
+    family = config.get("family", ModelConfig.family)  # folders written before the second family have none
     try:
-        model_config = family_settings(family)(**config["model"])
+        model_config = named(family).settings(**config["model"])
         model_config.check()
     except (TypeError, ValueError) as err:
         raise ModelDirError(f"{path / 'config.json'}: {err}") from None
     try:
-        layer = checked_layer(config.get("default_layer"), model_config.n_layers)
+        layer = checked_layer(config.get("default_layer"), model_config)
     except ValueError as err:
         raise ModelDirError(f"{path / 'config.json'}: default_layer: {err}") from None
     precision = config.get("weights", "bf16")
@@ -473,6 +468,6 @@ def load(path: Path | str | None = None) -> ModelBundle:
     if not_finite:
         raise ModelDirError(f"{path}: weights.pt holds NaN or infinite values (first in {not_finite}): the model is damaged")
     weights = dequantize(state) if precision == "int8" else state
-    model = MODEL_CLASSES[model_config.family].from_weights(model_config, weights).eval()
+    model = of(model_config).part("model").from_weights(model_config, weights).eval()
     return ModelBundle(model, vocab, layer, path, card, language, reading)
 

@@ -27,7 +27,8 @@ from onparse.corpus import id_end, is_comment
 from onparse.kernels import release_freed_memory
 from onparse.model import compute_dtype
 from onparse.builder import Built, TreeBuilder, reads_distances
-from onparse.config import Layer, checked_layer, readouts
+from onparse.families import checked_layer, of, readouts
+from onparse.settings import Layer
 from onparse.hardware import check_device
 from onparse.modeldir import ModelBundle
 from onparse.language import Sentence, tokenizer
@@ -187,10 +188,10 @@ class Member:
     """
 
     def __init__(self, bundle: ModelBundle, layer: Layer | None, device: torch.device, dtype: torch.dtype):
-        several = len(readouts(bundle.model.config.n_layers)) > 1  # a grammar has one readout: an asked layer is the ON-LSTMs'
+        several = len(readouts(bundle.model.config)) > 1  # a grammar has one readout: an asked layer is the ON-LSTMs'
         chosen = layer if layer is not None and several else bundle.default_layer
         try:
-            self.layer = checked_layer(chosen, bundle.model.config.n_layers)
+            self.layer = checked_layer(chosen, bundle.model.config)
         except ValueError as err:
             raise InputError(f"{bundle.path or 'this model'}: {err}", "layer") from None
         self.bundle = bundle
@@ -199,11 +200,6 @@ class Member:
             model = copy.deepcopy(model).to(dtype)
         self.model = model.to(device)  # distances() runs it in eval mode and restores the mode it had
         self.device, self.dtype = device, dtype
-
-    @property
-    def n_layers(self) -> int:
-        """The model's layers (0 for a grammar, read at ``SPANS``)."""
-        return self.model.config.n_layers
 
     @property
     def reading(self):
@@ -250,11 +246,11 @@ class Parser:
             raise InputError("a parser needs at least one model")
         self.device = torch.device(self.settings.device)
         self.dtype = compute_dtype(self.settings.dtype, self.device)
-        choices = [readouts(bundle.model.config.n_layers) for bundle in bundles]
+        choices = [readouts(bundle.model.config) for bundle in bundles]
         if layer is not None and all(len(found) == 1 and layer not in found for found in choices):
             raise InputError(f"layer {layer!r}: this model has no layers to choose from (a grammar's trees come from its "
                              "span marginals)", "layer")
-        longest = min(bundle.model.config.longest_sentence for bundle in bundles)
+        longest = min(of(bundle.model.config).longest_sentence for bundle in bundles)
         if self.settings.max_words > longest:
             raise InputError(f"max_words {self.settings.max_words} is over the {longest} words this model parses "
                              "(a grammar's inside and outside passes are cubic in length: about 70 s at 800 words)", "max_words")
@@ -275,7 +271,7 @@ class Parser:
         bundles = [modeldir.load(member) for member in ensemble.members]
         for k, chosen in enumerate(ensemble.layers or []):  # the ensemble's choice of each member's layer, in a copy
             try:
-                bundles[k] = replace(bundles[k], default_layer=checked_layer(chosen, bundles[k].model.config.n_layers))
+                bundles[k] = replace(bundles[k], default_layer=checked_layer(chosen, bundles[k].model.config))
             except ValueError as err:
                 raise modeldir.ModelDirError(f"{ensemble.path / 'config.json'}: for {bundles[k].path}, {err}") from None
         return cls(bundles, layer, right_branching_voter=ensemble.right_branching_voter, path=ensemble.path, **settings)

@@ -59,7 +59,9 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from onparse.config import JOINT, GrammarConfig, Reading
+from onparse.families import GrammarConfig
+from onparse.families.pcfg import JOINT
+from onparse.settings import Reading
 from onparse.language import Sentence
 from onparse.reading import word_span_marginals
 

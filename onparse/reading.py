@@ -29,7 +29,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from onparse.config import BACKWARD, Reading
+from onparse.settings import BACKWARD, Reading
 from onparse.language import Sentence
 from onparse.tokenize import normalize, normalize_punctuation
 

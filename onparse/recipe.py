@@ -45,7 +45,7 @@ import contextlib
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
@@ -53,10 +53,10 @@ from rich.console import Console
 
 from onparse import distributed, runfolder
 from onparse.atomic import replacing_file
-from onparse.config import (AUTO, BACKWARD, FORWARD, PCFG, SPANS, DistillConfig, FitPlan, GrammarConfig, Layer, Reading,
-                            TrainConfig, layer_from_key, layer_key, member_config, member_schedule, training_defaults)
+from onparse.config import AUTO, DistillConfig, FitPlan, TrainConfig
+from onparse.families import GrammarConfig, layer_from_key, named, of
+from onparse.settings import BACKWARD, FORWARD, Layer, Reading, layer_key
 from onparse.corpus import read_corpus, read_sentences
-from onparse.distill import student_defaults
 from onparse.ensemble import build, make_ensemble, tree_agreement
 from onparse.evaluate import evaluate_parser
 from onparse.grammar import MAX_TRAINING_WORDS
@@ -109,7 +109,7 @@ def stages(plan: FitPlan, out: Path, record: dict | None = None) -> list[Stage]:
     # a student keeps the shape and the reading of the model it starts from
     shapes = {stage.name: (stage.config.model, stage.config.reading) for stage in found}
     lineage = {f"member-{k}": k for k in range(1, plan.members + 1)}  # the member each model descends from
-    grammars = {stage.name for stage in found if not stage.config.model.reads_either_way}  # they vote as trained
+    grammars = {stage.name for stage in found if not of(stage.config.model).reads_either_way}  # they vote as trained
     # under the AUTO rule, once known, only the ON-LSTMs of the better direction vote (the other first one was a probe)
     voters = [s.name for s in found if better is None or s.name in grammars or s.config.reading.direction == better]
     found.append(Stage("ensemble-1", members=voters))
@@ -177,9 +177,10 @@ def student_stages(plan: FitPlan, out: Path, teacher: str, prefix: str, starts: 
                 batch_size=plan.student_batch_size, seed=seed, distill=replace(distill, start=start), **common)))
     for i in range(plan.grammar_students):
         start, model = starts["grammar"]
+        grammar = of(model)
         found.append(Stage(f"{prefix}grammar-student-{i + 1}", TrainConfig(
-            family=PCFG, model=model, epochs=plan.scratch_passes, seed=seed + i, distill=replace(distill, start=start),
-            **{**common, **student_defaults(PCFG), "default_layer": SPANS})))
+            family=grammar.name, model=model, epochs=plan.scratch_passes, seed=seed + i, distill=replace(distill, start=start),
+            **{**common, **grammar.student_training, "default_layer": grammar.readouts(model)[0]})))
     return found
 
 
@@ -194,8 +195,8 @@ def climb_ended(record: dict | None, plan: FitPlan, generation: int) -> bool:
 def member_stage_config(plan: FitPlan, k: int, reading: Reading, common: dict) -> TrainConfig:
     """Member ``k``'s run: its family's training settings, the plan's schedule for that family."""
     family = plan.family(k)
-    settings = {**common, **training_defaults(family), **member_schedule(plan, k)}
-    return TrainConfig(family=family, model=member_config(plan, k), seed=plan.seed + k - 1, reading=reading, **settings)
+    settings = {**common, **named(family).training, **plan.schedule(k)}
+    return TrainConfig(family=family, model=plan.member_settings(k), seed=plan.seed + k - 1, reading=reading, **settings)
 
 
 SMALL_TEXT_TOKENS = 100_000  # training text under this is said to be small: a tenth of what a member reads
@@ -204,7 +205,7 @@ SMALL_TEXT_TOKENS = 100_000  # training text under this is said to be small: a t
 def with_member_epochs(plan: FitPlan) -> FitPlan:
     """The plan with its members' epochs settled: as asked, or enough to read about MEMBER_TOKENS tokens (a
     grammar's: GRAMMAR_TOKENS of its training sentences, two to MAX_TRAINING_WORDS words)."""
-    if plan.member_epochs is not None and (plan.grammar_epochs is not None or GrammarConfig.family not in plan.families):
+    if plan.member_epochs is not None and (plan.grammar_epochs is not None or not plan.members_of(GrammarConfig.family)):
         return plan
     sentences = read_corpus(plan.train, plan.language, plan.encoding, plan.reading(1), plan.tokenized)
     tokens = sum(len(words) + 1 for words in sentences)
@@ -264,7 +265,7 @@ def stage_change(was: TrainConfig, now: TrainConfig) -> str:
     differs; empty where they agree."""
     settings = {"family": (was.family, now.family),
                 **{name: (getattr(was.model, name, None), value) for name, value in asdict(now.model).items()},
-                "reading": (was.model.describe_reading(was.reading), now.model.describe_reading(now.reading))}
+                "reading": (of(was.model).describe_reading(was.reading), of(now.model).describe_reading(now.reading))}
     return next((f"of {name} {new} (trained with {old})" for name, (old, new) in settings.items() if old != new), "")
 
 
@@ -352,9 +353,21 @@ def training_stage(stage: Stage, plan: FitPlan, out: Path, deadline: float | Non
     layer = stage.config.default_layer  # the layer its trees are taken at: a grammar's span marginals, an ON-LSTM's plan.layer
     figures = {"dev_f1": round(selected["dev_f1_per_layer"][layer_key(layer)], 2)} if "dev_f1_per_layer" in selected else {}
     reading = stage.config.reading
-    reads = stage.config.model.describe_reading(reading)
+    reads = of(stage.config.model).describe_reading(reading)
     return {"train_minutes": round(run.train_seconds / 60, 2), "tokens_seen": run.tokens_seen, "selected": kept,
             "model_selection": selection_rule(stage.config), "reads": reads, **figures}
+
+
+@contextlib.contextmanager
+def opened_fit(out: Path, plan: FitPlan | None, ranks: distributed.Ranks = distributed.Ranks()) -> Iterator[str]:
+    """The fit's folder held for this process (rank 0's alone under torchrun): ``plan`` None resumes the fit recorded
+    there, a new plan needs a folder holding no fit; RunFolderError otherwise. Yields the device the fit runs on."""
+    with runfolder.locked_run(out) if ranks.main else contextlib.nullcontext():
+        if plan is None and not (out / RECORD).is_file():
+            raise runfolder.RunFolderError(f"{out}: no {RECORD} to resume from")
+        if ranks.main and plan is not None and runfolder.run_contents(out):
+            raise runfolder.RunFolderError(f"{out} already holds a fit: continue it with --resume, or choose another --out")
+        yield plan.device if plan else read_record(out)["plan"]["device"]
 
 
 def fit(plan: FitPlan | None, out: Path, resume: bool = False, hours: float | None = None, console: Console | None = None,

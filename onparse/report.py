@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -11,7 +13,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from onparse.config import MEAN, SPANS
+from onparse.families import layer_from_key, of_readout
 from onparse.scoring import REPORTED_LABELS
 
 
@@ -45,9 +47,12 @@ def progress_bar(description: str, total: int) -> Iterator[Callable[[int], None]
         yield lambda done: progress.advance(task, done)
 
 
-def model_table(models: list[dict], default: str, console: Console | None = None) -> None:
+def model_table(models: list[dict], default: str, console: Console | None = None, as_json: bool = False) -> None:
     """``onparse models``: each model that loads by name, its language, kind, size, dev figure and place. Names and
     figures are never cut; where the folders do not fit beside them (80 columns), --json gives them."""
+    if as_json:
+        sys.stdout.write(json.dumps(models, indent=2) + "\n")
+        return
     console = console or wide_console()
     with_paths = console.width >= 120
     table = Table(title="models that load by name (--model NAME; * the default)",
@@ -75,24 +80,34 @@ def wide_console() -> Console:
     return console if console.is_terminal else Console(width=200)
 
 
-READOUT_NAMES = {MEAN: "ON-LSTM mean of layers", SPANS: "PCFG (span marginals, MBR tree)"}
-MEMBER_READOUTS = {SPANS: "PCFG"}  # an ensemble member's readout as its row names it (a layer by its number)
+def readout_name(layer: object, alone: bool = True) -> str:
+    """A readout (or its record key) as a table's row names it: a model's read alone, or an ensemble member's."""
+    layer = layer_from_key(layer) if isinstance(layer, str) else layer
+    return of_readout(layer).describe_readout(layer, alone)
 
 
 def model_rows(result: dict) -> list[tuple[str, dict]]:
     """Table rows for a model's figures: its layers, or an ensemble's members and votes."""
     if "per_layer" in result:
-        return [(READOUT_NAMES.get(k, f"ON-LSTM layer {k}") + (" (chosen)" if k == result["chosen"] else ""), figures)
+        return [(readout_name(k) + (" (chosen)" if k == result["chosen"] else ""), figures)
                 for k, figures in result["per_layer"].items()]
-    rows = [(f"member {k} ({MEMBER_READOUTS.get(layer, f'layer {layer}')})", figures)
+    rows = [(f"member {k} ({readout_name(layer, alone=False)})", figures)
             for (k, figures), layer in zip(result["members"].items(), result["layers"])]
     for key, name in (("ensemble", "ensemble (tree averaging)"), ("ensemble_right_branching", "ensemble + right-branching voter")):
         rows.append((name + (" (chosen)" if result["chosen"] == key else ""), result[key]))
     return rows
 
 
-def print_scores(result: dict, pred: str | None) -> None:
-    """``onparse eval``'s table: the model's rows (or another parser's), the baselines, the protocol under it."""
+def print_scores(result: dict, pred: str | None, as_json: bool = False) -> None:
+    """``onparse eval``'s table: the model's rows (or another parser's), the baselines, the protocol under it (or
+    with ``as_json`` its figures as JSON); predictions left out of the score are said on stderr."""
+    if result.get("unaligned"):
+        first, left_out = result["unaligned"][0], len(result["unaligned"])
+        sys.stderr.write(f"onparse: {left_out} of {result['aligned'] + left_out} predictions left out, their leaves not "
+                         f"the gold words (first: {first['source']}, {first['reason']}); --json lists them\n")
+    if as_json:
+        sys.stdout.write(json.dumps(result, indent=2) + "\n")
+        return
     title = f"{result['gold']}: {result['sentences']} sentences" + (f", at most {result['max_length']} words" if result["max_length"] else "")
     table = Table(title=title)
     for column in ("parser", "sentence F1", "corpus F1", *REPORTED_LABELS):

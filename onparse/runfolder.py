@@ -39,12 +39,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from onparse import distributed, modeldir
 from onparse.atomic import replacing_file
-from onparse.config import GrammarConfig, ModelConfig, TrainConfig
+from onparse.config import TrainConfig
+from onparse.families import named, of
 from onparse.distill import distillation_setup
 from onparse.evaluate import dev_f1
-from onparse.grammar import grammar_setup
 from onparse.hardware import describe, one_line
-from onparse.train import Evaluation, RunState, Step, Trainer, language_model_setup, selection_rule
+from onparse.train import Evaluation, RunState, Step, Trainer, selection_rule
 from onparse.treebank import tree_files
 
 log = logging.getLogger("onparse")
@@ -57,14 +57,10 @@ UNTRAINED = "epoch-00.00"  # the weights a run started from, kept beside the bes
 FEW_UPDATES = 50  # a run of fewer updates is said to learn little before it starts
 
 
-# Each family's training from text alone, by the family's name: a language model's next words, a grammar's likelihood.
-TRAINING_SETUPS = {ModelConfig.family: language_model_setup, GrammarConfig.family: grammar_setup}
-
-
 def trainer(config: TrainConfig, checkpoint: dict | None = None, work_dir: Path | None = None,
             ranks: distributed.Ranks = distributed.Ranks()) -> Trainer:
     """The run's Trainer: its objective chosen from the config (distillation where ``config.distill`` says so, else the
-    family's own: ``TRAINING_SETUPS``), dev F1 per layer measured where ``config.dev_gold`` is given (for the record),
+    family's own ``training_setup``), dev F1 per layer measured where ``config.dev_gold`` is given (for the record),
     resumed from ``checkpoint`` where one is given (RunFolderError when it does not fit)."""
     modeldir.check_memory(config.model)  # refused before a size no memory here holds is allocated
     ranks = distributed.join(config.device, ranks)
@@ -73,7 +69,7 @@ def trainer(config: TrainConfig, checkpoint: dict | None = None, work_dir: Path 
             raise ValueError("distillation trains in one process: run onparse distill without torchrun")
         setup = distillation_setup(config, checkpoint, work_dir)
     else:
-        setup = TRAINING_SETUPS[config.family](config, checkpoint, ranks)
+        setup = named(config.family).part("training_setup")(config, checkpoint, ranks)
     if config.dev_gold:  # for the record; it chooses model/ only under select_by="dev_f1"
         setup.measures["dev_f1_per_layer"] = dev_f1(config.dev_gold, config.encoding, config.reading)
     found = Trainer(config, setup, ranks)
@@ -316,7 +312,7 @@ def train(
         log.warning(f"{title}: {updates} update{'s' * (updates != 1)} in all ({running.batches_per_epoch} an epoch): too few "
                     "to learn much from this text (it is small for the batch; more epochs, a smaller --batch-size or more text)")
     if ranks.world > 1:
-        say(f"training on {ranks.world} processes, {config.model.batch_share(config.batch_size, ranks.world)} each")
+        say(f"training on {ranks.world} processes, {of(config.model).batch_share(config.batch_size, ranks.world)} each")
     checkpoints = Checkpoints(running, out_dir, max_minutes, checkpoint_minutes)
     saver = EvaluationSaver(running, config, out_dir, command)
     with deferred_signals() as received, ProgressReport(running, console, title, say) as report:

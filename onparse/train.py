@@ -29,7 +29,9 @@ from torch import nn
 
 from onparse import distributed
 from onparse.hardware import one_line
-from onparse.config import SELECTIONS, TrainConfig, checked_layer, layer_key
+from onparse.config import SELECTIONS, TrainConfig
+from onparse.families import checked_layer
+from onparse.settings import layer_key
 from onparse.model import LanguageModel, State, compute_dtype
 from onparse import corpus
 from onparse.corpus import read_corpus
@@ -280,7 +282,7 @@ class Trainer:
         self.device = torch.device(config.device)
         self.model, self.vocab, self.objective, self.dev = setup.model, setup.vocab, setup.objective, setup.dev
         self.measures = setup.measures
-        checked_layer(config.default_layer, self.model.config.n_layers)
+        checked_layer(config.default_layer, self.model.config)
         self.batches_per_epoch = self.objective.batches_per_epoch
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=config.lr, betas=(config.beta1, 0.999),
                                           weight_decay=config.weight_decay)

@@ -20,7 +20,7 @@ from pathlib import Path
 import torch
 
 from onparse.builder import TreeBuilder
-from onparse.config import MEAN, SPANS, readouts
+from onparse.families import MEAN, SPANS, readouts
 from onparse.ensemble import agreeing_layers, member_source, most_central, most_consistent
 from onparse.modeldir import load
 from onparse.parse import Parser
@@ -58,7 +58,7 @@ def main() -> None:
             if cached:
                 cached.parent.mkdir(parents=True, exist_ok=True)
                 torch.save(distances[-1], cached)
-        candidates.append(readouts(bundle.model.config.n_layers))  # a grammar's one readout: spans
+        candidates.append(readouts(bundle.model.config))  # a grammar's one readout: spans
         names.append(member)
     own = [{layer: [spans(TreeBuilder((layer,)).build([d]).tree) for d in distances[m]] for layer in candidates[m]}
            for m in range(len(names))]

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from onparse import modeldir
-from onparse.config import ModelConfig
+from onparse.families import ModelConfig
 from onparse.model import LanguageModel
 from onparse.vocabulary import Vocabulary
 

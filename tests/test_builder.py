@@ -5,7 +5,8 @@ import random
 import numpy as np
 import pytest
 
-from onparse.builder import TreeBuilder, tree_row
+from onparse.builder import TreeBuilder
+from onparse.families.onlstm import tree_row
 from onparse.trees import build_tree, right_branching, spans
 
 from test_voting import all_binary_trees

@@ -13,7 +13,9 @@ import torch
 import torch.multiprocessing as mp
 
 from onparse import distributed
-from onparse.config import GrammarConfig, ModelConfig, TrainConfig, training_defaults
+from onparse.config import TrainConfig
+from onparse.families.pcfg import GRAMMAR_TRAINING
+from onparse.families import GrammarConfig, ModelConfig
 from onparse.runfolder import read_checkpoint, trainer as make_trainer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -36,7 +38,7 @@ def first_update(rank: int, world: int, port: int, out: str, config: TrainConfig
 
 
 GRAMMAR = TrainConfig(train=[CORPUS], family="pcfg", model=GrammarConfig(vocab_size=200, nonterminals=3, preterminals=4, symbol_size=8),
-                      **{**training_defaults("pcfg"), "batch_size": 150, "epochs": 1, "dtype": "fp32", "warmup_updates": 1})
+                      **{**GRAMMAR_TRAINING, "batch_size": 150, "epochs": 1, "dtype": "fp32", "warmup_updates": 1})
 
 
 def test_two_ranks_take_a_grammars_first_update_one_process_takes(tmp_path):

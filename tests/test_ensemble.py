@@ -143,7 +143,8 @@ def test_every_layer_rule_is_one_dispatch_and_the_fixed_rule_leaves_a_grammar_it
     import pytest
     import torch
 
-    from onparse.config import LAYER_RULES, SPANS, GrammarConfig
+    from onparse.config import LAYER_RULES
+    from onparse.families import SPANS, GrammarConfig
     from onparse.ensemble import build, choose
     from onparse.pcfg import NeuralPCFG
 

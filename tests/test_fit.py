@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from onparse.cli import main
-from onparse.config import MEAN, ModelConfig
+from onparse.families import MEAN, ModelConfig
 from onparse.formats import bracket
 from onparse.parse import Parser
 from onparse.config import FitPlan
@@ -308,7 +308,7 @@ def test_the_auto_direction_rule_reads_the_rest_as_the_member_that_fits_the_dev_
 
 
 def test_a_fit_mixing_families_votes_grammars_beside_onlstms_and_resumes_to_the_same_parser(tmp_path):
-    from onparse.config import SPANS, GrammarConfig
+    from onparse.families import SPANS, GrammarConfig
 
     plan = tiny_plan(members=3, families=["onlstm", "pcfg"], rounds=1, scratch_passes=1, grammar_epochs=2,
                      grammar_batch_size=50,
@@ -365,7 +365,7 @@ def test_students_from_scratch_in_both_directions_learn_one_teacher_and_all_vote
 
 
 def test_grammar_students_learn_the_last_ensembles_trees_beside_the_onlstm_student_and_vote(tmp_path):
-    from onparse.config import SPANS, GrammarConfig
+    from onparse.families import SPANS, GrammarConfig
 
     grammar = GrammarConfig(vocab_size=60, nonterminals=3, preterminals=4, symbol_size=8)
     plan = tiny_plan(members=2, families=["onlstm", "pcfg"], rounds=0, scratch_passes=1, evals_per_epoch=1,
@@ -400,7 +400,7 @@ def test_each_student_learns_the_vote_just_before_it(tmp_path):
 
 
 def climbing_plan(**changes) -> FitPlan:
-    from onparse.config import GrammarConfig
+    from onparse.families import GrammarConfig
 
     grammar = GrammarConfig(vocab_size=60, nonterminals=3, preterminals=4, symbol_size=8)
     return tiny_plan(**{"members": 2, "families": ["onlstm", "pcfg"], "rounds": 0, "scratch_passes": 1, "evals_per_epoch": 1,

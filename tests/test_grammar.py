@@ -11,7 +11,10 @@ from click.testing import CliRunner
 from onparse import modeldir
 from onparse.builder import TreeBuilder
 from onparse.cli import main
-from onparse.config import SPANS, GrammarConfig, Reading, TrainConfig, training_defaults
+from onparse.config import TrainConfig
+from onparse.families.pcfg import GRAMMAR_TRAINING
+from onparse.families import SPANS, GrammarConfig, named
+from onparse.settings import Reading
 from onparse.language import Sentence
 from onparse.grammar import MAX_TRAINING_WORDS, length_batches
 from onparse.parse import Parser
@@ -32,7 +35,7 @@ def corpus(tmp_path):
 
 def grammar_config(corpus, **changes) -> TrainConfig:
     return TrainConfig(**{"train": [str(corpus)], "dev": str(corpus), "family": "pcfg", "model": TINY,
-                          **training_defaults("pcfg"), "batch_size": 40, "epochs": 3, "warmup_updates": 2,
+                          **GRAMMAR_TRAINING, "batch_size": 40, "epochs": 3, "warmup_updates": 2,
                           "lr": 2e-2, **changes})
 
 
@@ -86,7 +89,7 @@ def test_the_command_trains_a_grammar_that_parses_alone_and_beside_an_onlstm(cor
     config = json.loads((out / "model" / "config.json").read_text())
     assert config["family"] == "pcfg" and config["default_layer"] == SPANS
     card = json.loads((out / "model" / "card.json").read_text())
-    assert card["config"]["lr"] == training_defaults("pcfg")["lr"] and card["config"]["family"] == "pcfg"
+    assert card["config"]["lr"] == GRAMMAR_TRAINING["lr"] and card["config"]["family"] == "pcfg"
     assert card["command"].startswith("onparse train --train") and "--family pcfg" in card["command"]  # for the card
 
     alone = Parser.load(out / "model")
@@ -187,7 +190,7 @@ def test_a_grammar_teaches_an_onlstm_and_learns_an_onlstms_trees(corpus, tmp_pat
                                        "--from-scratch", "--lr", "0.05", "--batch-size", "12", "--passes", "8", "--out", str(tmp_path / "g"), *common])
     assert learnt.exit_code == 0, learnt.output
     config = json.loads((tmp_path / "g" / "model" / "card.json").read_text())["config"]
-    assert config["family"] == "pcfg" and config["clip"] == training_defaults("pcfg")["clip"]
+    assert config["family"] == "pcfg" and config["clip"] == GRAMMAR_TRAINING["clip"]
     history = [json.loads(line) for line in (tmp_path / "g" / "history.jsonl").read_text().splitlines()]
     agreement = [point["teacher_agreement"] for point in history]
     assert agreement[-1] > agreement[0] and max(agreement) > 80  # the grammar parses as its teacher does
@@ -254,15 +257,14 @@ def test_a_layer_asked_of_a_lone_grammar_is_refused_and_an_ensembles_onlstms_tak
 
 def test_a_parser_with_a_grammar_takes_sentences_no_longer_than_a_grammar_parses_in_about_a_minute(corpus, tmp_path,
                                                                                                    tiny_model_dir):
-    from onparse.config import GrammarConfig, ModelConfig
     from onparse.parse import InputError
 
     trainer = make_trainer(grammar_config(corpus, epochs=1))
     modeldir.save(tmp_path / "grammar", trainer.model, trainer.vocab, SPANS)
     grammar, onlstm = modeldir.load(tmp_path / "grammar"), modeldir.load(tiny_model_dir)
-    limit = GrammarConfig.longest_sentence
-    assert limit < ModelConfig.longest_sentence
-    assert Parser(onlstm, max_words=ModelConfig.longest_sentence).settings.max_words == ModelConfig.longest_sentence
+    limit, longest = named("pcfg").longest_sentence, named("onlstm").longest_sentence
+    assert limit < longest
+    assert Parser(onlstm, max_words=longest).settings.max_words == longest
     assert Parser([onlstm, grammar], max_words=limit).settings.max_words == limit
     with pytest.raises(InputError, match=f"over the {limit} words") as refused:
         Parser([onlstm, grammar], max_words=limit + 1)

@@ -3,7 +3,7 @@
 import torch
 from torch.nn.utils.rnn import pack_sequence, pad_packed_sequence
 
-from onparse.config import ModelConfig
+from onparse.families import ModelConfig
 from onparse.kernels import linear
 from onparse.model import LanguageModel, ONLSTMLayer, cumax
 
@@ -105,7 +105,7 @@ def test_inference_linear_matches_torch_and_keeps_gradients():
 
 
 def test_expected_shapes_are_what_a_built_model_holds_of_either_family():
-    from onparse.config import GrammarConfig
+    from onparse.families import GrammarConfig
     from onparse.modeldir import expected_shapes, new_model
 
     for config in (ModelConfig(vocab_size=50, embedding_size=8, hidden_size=12, chunk_size=4, n_layers=1),

@@ -111,7 +111,8 @@ def test_a_library_user_routes_the_runs_messages_through_logging(tmp_path, caplo
     import logging
     from pathlib import Path
 
-    from onparse.config import ModelConfig, TrainConfig
+    from onparse.config import TrainConfig
+    from onparse.families import ModelConfig
     from onparse.runfolder import train
 
     examples = Path(__file__).resolve().parents[1] / "examples"

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 import torch
 
-from onparse.config import PRODUCTIONS, GrammarConfig
+from onparse.families import GrammarConfig
+from onparse.families.pcfg import PRODUCTIONS
 from onparse.pcfg import NeuralPCFG, Rules, inside, tree_span_scores
 from onparse.voting import best_tree
 from onparse.trees import left_branching, spans

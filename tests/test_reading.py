@@ -9,7 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from onparse import modeldir
-from onparse.config import BACKWARD, FORWARD, ModelConfig, Reading
+from onparse.families import ModelConfig
+from onparse.settings import BACKWARD, FORWARD, Reading
 from onparse.evaluate import model_spans
 from onparse.language import Sentence
 from onparse.model import LanguageModel

@@ -6,8 +6,11 @@ import click
 import pytest
 
 from onparse.cli import main
-from onparse.config import GRAMMAR_TRAINING, MEMBER_MODEL, DistillConfig, FitPlan, ModelConfig, ParseConfig, TrainConfig, default
-from onparse.distill import student_defaults
+from onparse.config import MEMBER_MODEL, DistillConfig, FitPlan, ParseConfig, TrainConfig
+from onparse.families import ModelConfig
+from onparse.families.pcfg import GRAMMAR_TRAINING
+from onparse.settings import default
+from onparse.families import named
 
 
 def defaults_of(command: str) -> dict:
@@ -34,16 +37,16 @@ def test_each_option_named_for_a_setting_defaults_to_it(command, settings):
 
 def test_the_fits_member_sizes_and_the_distillations_settings_are_the_plans():
     fit = defaults_of("fit")
-    for option, size in (("embedding_sizes", "embedding_size"), ("hidden_sizes", "hidden_size"), ("chunk_sizes", "chunk_size")):
-        assert list(fit[option]) == [getattr(MEMBER_MODEL, size)]
+    for size in ("embedding_size", "hidden_size", "chunk_size"):  # repeated options: members vary them
+        assert list(fit[size]) == [getattr(MEMBER_MODEL, size)]
     assert fit["n_layers"] == MEMBER_MODEL.n_layers and fit["vocab_size"] == MEMBER_MODEL.vocab_size
     distill = defaults_of("distill")
     assert {name: distill[name] for name in ("sentences", "rank_weight", "margin")} == {
         name: default(DistillConfig, name) for name in ("sentences", "rank_weight", "margin")}
     # an update's size and rate are the student's family's: an ON-LSTM's the fit's fine-tuning ones, a grammar's its own
     assert "batch_size" not in distill and "lr" not in distill  # no default of their own
-    assert student_defaults("onlstm") == {"batch_size": default(FitPlan, "student_batch_size"), "lr": default(FitPlan, "finetune_lr")}
-    assert student_defaults("pcfg") == {name: GRAMMAR_TRAINING[name] for name in ("batch_size", "lr", "clip")}
+    assert named("onlstm").student_training == {"batch_size": default(FitPlan, "student_batch_size"), "lr": default(FitPlan, "finetune_lr")}
+    assert named("pcfg").student_training == {name: GRAMMAR_TRAINING[name] for name in ("batch_size", "lr", "clip")}
     assert distill["evals_per_epoch"] == default(FitPlan, "evals_per_epoch")
 
 
@@ -64,7 +67,8 @@ def test_auto_precision_takes_bf16_only_where_the_cpu_computes_it_natively(monke
 
 
 def test_a_layer_keyed_in_a_record_reads_back_as_the_layer_it_was():
-    from onparse.config import MEAN, SPANS, layer_from_key, layer_key
+    from onparse.families import MEAN, SPANS, layer_from_key
+    from onparse.settings import layer_key
 
     for layer in (1, 3, MEAN, SPANS):
         assert layer_from_key(layer_key(layer)) == layer and isinstance(layer_key(layer), str)

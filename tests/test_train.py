@@ -6,7 +6,8 @@ import math
 import pytest
 import torch
 
-from onparse.config import ModelConfig, TrainConfig
+from onparse.config import TrainConfig
+from onparse.families import ModelConfig
 from onparse.model import LanguageModel
 from onparse.runfolder import trainer as make_trainer
 from onparse.train import Evaluation, Step, batchify, learning_rate, n_segments, perplexity, segment
