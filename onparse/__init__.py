@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # the parser module imports torch: only when a parser is aske
     from onparse.parse import Parser
 
 __version__ = "0.2.0"
+__all__ = ["__version__", "Parser", "available_models", "load"]
 
 
 def load(name_or_path: str | Path | None = None, **settings: Any) -> Parser:

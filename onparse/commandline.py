@@ -19,8 +19,8 @@ import click
 
 from onparse.config import ParseConfig, TrainConfig
 from onparse.families import checked_layer, layer_from_key
-from onparse.settings import check_encoding
 from onparse.hardware import one_line
+from onparse.settings import check_encoding
 
 
 # Words a user types for a command that has another name; a lone one is that command meant, not a one-word sentence.

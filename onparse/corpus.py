@@ -13,9 +13,9 @@ from collections.abc import Iterable, Iterator
 from itertools import chain, islice
 from pathlib import Path
 
-from onparse.settings import Reading
 from onparse.language import ENGLISH, Sentence, tokenizer, unspaced_script, written_without_spaces
 from onparse.reading import model_tokens
+from onparse.settings import Reading
 from onparse.treebank import read_gold, text_lines, tree_files
 
 TREE_SUFFIXES = (".mrg", ".penn")  # files of bracketed trees; any other file is text, one sentence a line

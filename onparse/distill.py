@@ -38,15 +38,15 @@ from onparse.config import DistillConfig, TrainConfig
 from onparse.corpus import read_sentences
 from onparse.families import named, of
 from onparse.families.onlstm import tree_row
-from onparse.settings import Layer, Reading
-from onparse.language import Sentence
 from onparse.grammar import MAX_TRAINING_WORDS, GrammarObjective, grammar_perplexity
+from onparse.language import Sentence
 from onparse.model import LanguageModel
 from onparse.modeldir import ModelBundle
 from onparse.parse import Parser
 from onparse.reading import model_tokens, pool, word_ranges
 from onparse.report import progress_bar
 from onparse.scoring import score
+from onparse.settings import Layer, Reading
 from onparse.train import Setup, WholeSentenceObjective, dev_stream, stream_perplexity
 from onparse.treebank import GoldSentence
 from onparse.trees import Span, spans

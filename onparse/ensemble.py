@@ -25,10 +25,10 @@ from onparse.builder import TreeBuilder
 from onparse.config import LAYER_RULES
 from onparse.corpus import read_sentences
 from onparse.families import ModelConfig, readouts
-from onparse.settings import Layer, layer_key
 from onparse.language import Sentence
 from onparse.parse import Parser
 from onparse.scoring import score
+from onparse.settings import Layer, layer_key
 from onparse.treebank import GoldSentence
 from onparse.trees import spans
 

@@ -11,13 +11,13 @@ from collections.abc import Callable, Sequence
 import torch
 from nltk import Tree
 
-from onparse.language import ENGLISH, written_without_spaces
 from onparse.builder import TreeBuilder
 from onparse.families import of_readout, readouts
-from onparse.settings import Reading, layer_key
+from onparse.language import ENGLISH, written_without_spaces
 from onparse.modeldir import Model, ModelBundle, new_model
 from onparse.parse import Parser
 from onparse.scoring import PROTOCOL, baseline_scores, is_sentence, score
+from onparse.settings import Reading, layer_key
 from onparse.treebank import GoldSentence, WordRule, gold_sentence, is_empty, read_gold, read_trees, tree_files
 from onparse.trees import Span, spans
 from onparse.vocabulary import Vocabulary

@@ -27,11 +27,11 @@ from torch import Tensor, nn
 from torch.nn.utils.rnn import PackedSequence, pack_sequence, pad_packed_sequence
 
 from onparse.families import ModelConfig
-from onparse.settings import AUTO_DTYPE, COMPUTE_DTYPES, Reading
-from onparse.language import Sentence
-from onparse.reading import pool, word_ranges
 from onparse.hardware import native_bf16
 from onparse.kernels import linear
+from onparse.language import Sentence
+from onparse.reading import pool, word_ranges
+from onparse.settings import AUTO_DTYPE, COMPUTE_DTYPES, Reading
 
 State = list[tuple[Tensor, Tensor]]
 

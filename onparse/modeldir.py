@@ -30,8 +30,8 @@ from pathlib import Path
 import torch
 
 from onparse.atomic import check_writable, replacing_file, replacing_folder, same_file
-from onparse.hardware import free_memory, one_line
 from onparse.families import MEAN, ModelConfig, Settings, checked_layer, named, of
+from onparse.hardware import free_memory, one_line
 from onparse.language import ENGLISH
 from onparse.settings import Layer, Reading
 from onparse.vocabulary import Vocabulary

@@ -22,18 +22,18 @@ from nltk import Tree
 
 from onparse import modeldir
 from onparse.batching import in_input_order, sorted_batches
+from onparse.builder import Built, TreeBuilder, reads_distances
 from onparse.config import ParseConfig
 from onparse.corpus import id_end, is_comment
-from onparse.kernels import release_freed_memory
-from onparse.model import compute_dtype
-from onparse.builder import Built, TreeBuilder, reads_distances
 from onparse.families import checked_layer, of, readouts
-from onparse.settings import Layer
 from onparse.hardware import check_device
-from onparse.modeldir import ModelBundle
+from onparse.kernels import release_freed_memory
 from onparse.language import Sentence, tokenizer
 from onparse.lines import TooLong
+from onparse.model import compute_dtype
+from onparse.modeldir import ModelBundle
 from onparse.reading import model_tokens
+from onparse.settings import Layer
 from onparse.tokenize import punct_tag, word_positions
 from onparse.trees import LABEL, Span, attach_punctuation, bracketed, escape, map_leaves, spans
 from onparse.vocabulary import UNK

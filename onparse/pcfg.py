@@ -61,9 +61,9 @@ from torch import Tensor, nn
 
 from onparse.families import GrammarConfig
 from onparse.families.pcfg import JOINT
-from onparse.settings import Reading
 from onparse.language import Sentence
 from onparse.reading import word_span_marginals
+from onparse.settings import Reading
 
 
 @dataclass

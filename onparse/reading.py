@@ -29,8 +29,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from onparse.settings import BACKWARD, Reading
 from onparse.language import Sentence
+from onparse.settings import BACKWARD, Reading
 from onparse.tokenize import normalize, normalize_punctuation
 
 

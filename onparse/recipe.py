@@ -54,15 +54,15 @@ from rich.console import Console
 from onparse import distributed, runfolder
 from onparse.atomic import replacing_file
 from onparse.config import AUTO, DistillConfig, FitPlan, TrainConfig
-from onparse.families import GrammarConfig, layer_from_key, named, of
-from onparse.settings import BACKWARD, FORWARD, Layer, Reading, layer_key
 from onparse.corpus import read_corpus, read_sentences
 from onparse.ensemble import build, make_ensemble, tree_agreement
 from onparse.evaluate import evaluate_parser
+from onparse.families import GrammarConfig, layer_from_key, named, of
 from onparse.grammar import MAX_TRAINING_WORDS
 from onparse.hardware import describe, one_line
 from onparse.modeldir import read_json, write_json
 from onparse.parse import Parser
+from onparse.settings import BACKWARD, FORWARD, Layer, Reading, layer_key
 from onparse.train import selection_rule
 from onparse.treebank import read_gold
 

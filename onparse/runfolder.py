@@ -40,9 +40,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from onparse import distributed, modeldir
 from onparse.atomic import replacing_file
 from onparse.config import TrainConfig
-from onparse.families import named, of
 from onparse.distill import distillation_setup
 from onparse.evaluate import dev_f1
+from onparse.families import named, of
 from onparse.hardware import describe, one_line
 from onparse.train import Evaluation, RunState, Step, Trainer, selection_rule
 from onparse.treebank import tree_files

@@ -28,13 +28,13 @@ import torch
 from torch import nn
 
 from onparse import distributed
-from onparse.hardware import one_line
-from onparse.config import SELECTIONS, TrainConfig
-from onparse.families import checked_layer
-from onparse.settings import layer_key
-from onparse.model import LanguageModel, State, compute_dtype
 from onparse import corpus
+from onparse.config import SELECTIONS, TrainConfig
 from onparse.corpus import read_corpus
+from onparse.families import checked_layer
+from onparse.hardware import one_line
+from onparse.model import LanguageModel, State, compute_dtype
+from onparse.settings import layer_key
 from onparse.vocabulary import Vocabulary
 
 DEV_STREAMS = 10  # parallel streams the dev corpus is cut into for perplexity

@@ -20,8 +20,8 @@ from pathlib import Path
 import torch
 
 from onparse.builder import TreeBuilder
-from onparse.families import MEAN, SPANS, readouts
 from onparse.ensemble import agreeing_layers, member_source, most_central, most_consistent
+from onparse.families import MEAN, SPANS, readouts
 from onparse.modeldir import load
 from onparse.parse import Parser
 from onparse.scoring import score

@@ -9,17 +9,24 @@ import spacy
 from nltk import Tree
 from spacy.tokens import Doc
 
-import onparse
+from onparse.integrations.nltk_parser import ONLSTMParser
+from onparse.integrations.spacy_component import CONSTITUENTS, TREE
 from onparse.modeldir import MODELS, SHIPPED_BY_LANGUAGE
-from onparse.nltk_parser import ONLSTMParser
 from onparse.parse import Parser
-from onparse.spacy_component import CONSTITUENTS, TREE
+import onparse
 
 
-@pytest.mark.parametrize("module", ["onparse", "onparse.parse", "onparse.nltk_parser", "onparse.spacy_component"])
+@pytest.mark.parametrize("module", ["onparse", "onparse.parse", "onparse.families", "onparse.integrations.nltk_parser",
+                                    "onparse.integrations.spacy_component"])
 def test_the_docstring_examples_run(module):
     found = doctest.testmod(importlib.import_module(module), extraglobs={"onparse": onparse}, optionflags=doctest.ELLIPSIS)
     assert found.attempted and not found.failed
+
+
+def test_the_nltk_parsers_first_import_path_still_gives_it():
+    from onparse import nltk_parser
+
+    assert nltk_parser.ONLSTMParser is ONLSTMParser
 
 
 def test_load_gives_a_parser_with_the_settings_asked_for(tiny_model_dir):
@@ -170,7 +177,7 @@ def test_spacy_parses_across_processes(tiny_model_dir):
 
 
 def test_spacy_spans_answer_as_benepars_do(nlp, tiny_model_dir):
-    from onparse.spacy_component import NonConstituentException
+    from onparse.integrations.spacy_component import NonConstituentException
 
     doc = nlp("The cat sat on the mat.")
     sent = next(doc.sents)
@@ -208,7 +215,7 @@ def test_the_spacy_component_checks_its_config_and_reads_chinese_as_the_model_wa
 
 def test_spacy_spans_of_a_right_branching_tree_of_2000_words_answer_without_recursion(nlp):
     """Every walk of the component is iterative: a tree as deep as its sentence is long raises no RecursionError."""
-    from onparse.spacy_component import KEY, LENGTH
+    from onparse.integrations.spacy_component import KEY, LENGTH
 
     n = 2000
     doc = nlp.make_doc(" ".join(["word"] * n))

@@ -6,9 +6,9 @@ import pytest
 
 from conftest import PTB, ptb_section
 from onparse.evaluate import evaluate_parser, same_tokens, typed_back
-from onparse.scoring import baseline_scores
 from onparse.modeldir import MODELS
 from onparse.parse import Parser
+from onparse.scoring import baseline_scores
 from onparse.tokenize import tokenize
 from onparse.treebank import read_gold, read_trees, tree_files
 

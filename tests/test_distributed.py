@@ -14,8 +14,8 @@ import torch.multiprocessing as mp
 
 from onparse import distributed
 from onparse.config import TrainConfig
-from onparse.families.pcfg import GRAMMAR_TRAINING
 from onparse.families import GrammarConfig, ModelConfig
+from onparse.families.pcfg import GRAMMAR_TRAINING
 from onparse.runfolder import read_checkpoint, trainer as make_trainer
 
 ROOT = Path(__file__).resolve().parents[1]

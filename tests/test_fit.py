@@ -11,10 +11,10 @@ import pytest
 from click.testing import CliRunner
 
 from onparse.cli import main
+from onparse.config import FitPlan
 from onparse.families import MEAN, ModelConfig
 from onparse.formats import bracket
 from onparse.parse import Parser
-from onparse.config import FitPlan
 from onparse.recipe import TimeUp, fit, stages
 from onparse.runfolder import RunFolderError
 

@@ -12,14 +12,14 @@ from onparse import modeldir
 from onparse.builder import TreeBuilder
 from onparse.cli import main
 from onparse.config import TrainConfig
-from onparse.families.pcfg import GRAMMAR_TRAINING
 from onparse.families import SPANS, GrammarConfig, named
-from onparse.settings import Reading
-from onparse.language import Sentence
+from onparse.families.pcfg import GRAMMAR_TRAINING
 from onparse.grammar import MAX_TRAINING_WORDS, length_batches
+from onparse.language import Sentence
 from onparse.parse import Parser
 from onparse.reading import word_span_marginals
 from onparse.runfolder import trainer as make_trainer
+from onparse.settings import Reading
 from onparse.train import Evaluation, Step
 
 SENTENCES = "The cat sat on the mat.\nA dog sat on the cat.\nThe mat sat on a dog!\nThe dog sat.\n"

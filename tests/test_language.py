@@ -7,9 +7,9 @@ from click.testing import CliRunner
 
 from onparse import modeldir
 from onparse.cli import main
+from onparse.corpus import read_sentences
 from onparse.language import LanguageError, tokenizer
 from onparse.parse import Parser
-from onparse.corpus import read_sentences
 
 from conftest import tiny_model
 

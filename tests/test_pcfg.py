@@ -10,8 +10,8 @@ import torch
 from onparse.families import GrammarConfig
 from onparse.families.pcfg import PRODUCTIONS
 from onparse.pcfg import NeuralPCFG, Rules, inside, tree_span_scores
-from onparse.voting import best_tree
 from onparse.trees import left_branching, spans
+from onparse.voting import best_tree
 
 
 def binary_trees(start: int, end: int):

@@ -9,13 +9,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from onparse import modeldir
-from onparse.families import ModelConfig
-from onparse.settings import BACKWARD, FORWARD, Reading
 from onparse.evaluate import model_spans
+from onparse.families import ModelConfig
 from onparse.language import Sentence
 from onparse.model import LanguageModel
 from onparse.parse import Parser
 from onparse.reading import model_tokens, pool, read_positions, word_ranges, word_span_marginals
+from onparse.settings import BACKWARD, FORWARD, Reading
 from onparse.tokenize import normalize_punctuation
 from onparse.treebank import gold_sentence
 from onparse.trees import build_tree, spans

@@ -8,9 +8,9 @@ import pytest
 from onparse.cli import main
 from onparse.config import MEMBER_MODEL, DistillConfig, FitPlan, ParseConfig, TrainConfig
 from onparse.families import ModelConfig
+from onparse.families import named
 from onparse.families.pcfg import GRAMMAR_TRAINING
 from onparse.settings import default
-from onparse.families import named
 
 
 def defaults_of(command: str) -> dict:
