@@ -23,7 +23,7 @@ import torch
 from rich.console import Console
 from rich.table import Table
 
-from onparse.config import COMPUTE_DTYPES
+from onparse.settings import COMPUTE_DTYPES
 from onparse.hardware import describe
 from onparse.kernels import linear
 from onparse.language import Sentence

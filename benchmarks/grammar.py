@@ -27,7 +27,7 @@ from pathlib import Path
 import torch
 
 from onparse import modeldir
-from onparse.config import GrammarConfig
+from onparse.families import GrammarConfig
 from onparse.corpus import read_sentences
 from onparse.grammar import MAX_TRAINING_WORDS, length_batches
 from onparse.hardware import describe

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import torch
 
-from onparse.config import COMPUTE_DTYPES, ModelConfig
+from onparse.families import ModelConfig
+from onparse.settings import COMPUTE_DTYPES
 from onparse.model import LanguageModel, compute_dtype
 from onparse.corpus import read_corpus
 from onparse.train import batchify, detach, n_segments, segment, stream

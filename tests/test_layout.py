@@ -78,6 +78,11 @@ def test_no_module_outside_the_families_branches_on_a_family_name_or_settings_cl
     assert FAMILY_BRANCHES.search("return (GrammarConfig if family == PCFG else ModelConfig)(**values)")
 
 
+def test_the_commands_only_dispatch():
+    """Every capability is a library function; the command line declares options and calls them (issue 44)."""
+    assert len((ROOT / "onparse" / "cli.py").read_text().splitlines()) < 450
+
+
 def test_the_changelog_the_package_and_the_citation_share_one_version():
     import onparse
 
