@@ -23,12 +23,12 @@ import torch
 from rich.console import Console
 from rich.table import Table
 
-from onparse.settings import COMPUTE_DTYPES
 from onparse.hardware import describe
 from onparse.kernels import linear
 from onparse.language import Sentence
 from onparse.modeldir import ModelBundle
 from onparse.parse import Parser
+from onparse.settings import COMPUTE_DTYPES
 from onparse.treebank import read_gold
 
 

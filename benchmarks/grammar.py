@@ -27,13 +27,13 @@ from pathlib import Path
 import torch
 
 from onparse import modeldir
-from onparse.families import GrammarConfig
 from onparse.corpus import read_sentences
-from onparse.grammar import MAX_TRAINING_WORDS, length_batches
+from onparse.families import GrammarConfig
+from onparse.families.pcfg_model import NeuralPCFG
+from onparse.families.pcfg_training import MAX_TRAINING_WORDS, length_batches
 from onparse.hardware import describe
 from onparse.language import Sentence
 from onparse.parse import Parser
-from onparse.pcfg import NeuralPCFG
 from onparse.tokenize import normalize
 from onparse.treebank import read_gold
 from onparse.vocabulary import Vocabulary

@@ -18,10 +18,10 @@ from pathlib import Path
 
 import torch
 
-from onparse.families import ModelConfig
-from onparse.settings import COMPUTE_DTYPES
-from onparse.model import LanguageModel, compute_dtype
 from onparse.corpus import read_corpus
+from onparse.families import ModelConfig
+from onparse.families.onlstm_model import LanguageModel, compute_dtype
+from onparse.settings import COMPUTE_DTYPES
 from onparse.train import batchify, detach, n_segments, segment, stream
 from onparse.vocabulary import Vocabulary
 

@@ -6,7 +6,7 @@ and adds a ranking loss on its syntactic distances (Shen et al., 2018,
 "Straight to the Tree"): wherever the greedy builder (``trees.build_tree``)
 must pick word ``k`` as the largest distance of a span to rebuild the
 teacher's tree, ``d_k`` should exceed every other distance of that span by a
-margin. A grammar student (``onparse.pcfg``) learns the joint likelihood of
+margin. A grammar student (``onparse.families.pcfg_model``) learns the joint likelihood of
 each sentence and its teacher's tree, ``log p(x) + log p(t | x)``: its
 marginal likelihood and the teacher's tree's share of it
 (``grammar.GrammarObjective`` with trees). Distillation is the one training
@@ -38,9 +38,9 @@ from onparse.config import DistillConfig, TrainConfig
 from onparse.corpus import read_sentences
 from onparse.families import named, of
 from onparse.families.onlstm import tree_row
-from onparse.grammar import MAX_TRAINING_WORDS, GrammarObjective, grammar_perplexity
+from onparse.families.onlstm_model import LanguageModel
+from onparse.families.pcfg_training import MAX_TRAINING_WORDS, GrammarObjective, grammar_perplexity
 from onparse.language import Sentence
-from onparse.model import LanguageModel
 from onparse.modeldir import ModelBundle
 from onparse.parse import Parser
 from onparse.reading import model_tokens, pool, word_ranges

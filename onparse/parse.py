@@ -26,11 +26,11 @@ from onparse.builder import Built, TreeBuilder, reads_distances
 from onparse.config import ParseConfig
 from onparse.corpus import id_end, is_comment
 from onparse.families import checked_layer, of, readouts
+from onparse.families.onlstm_model import compute_dtype
 from onparse.hardware import check_device
 from onparse.kernels import release_freed_memory
 from onparse.language import Sentence, tokenizer
 from onparse.lines import TooLong
-from onparse.model import compute_dtype
 from onparse.modeldir import ModelBundle
 from onparse.reading import model_tokens
 from onparse.settings import Layer

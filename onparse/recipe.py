@@ -58,7 +58,7 @@ from onparse.corpus import read_corpus, read_sentences
 from onparse.ensemble import build, make_ensemble, tree_agreement
 from onparse.evaluate import evaluate_parser
 from onparse.families import GrammarConfig, layer_from_key, named, of
-from onparse.grammar import MAX_TRAINING_WORDS
+from onparse.families.pcfg_training import MAX_TRAINING_WORDS
 from onparse.hardware import describe, one_line
 from onparse.modeldir import read_json, write_json
 from onparse.parse import Parser

@@ -3,7 +3,7 @@
 A ``Trainer`` runs any objective: the language model (one continuous stream
 of sentences, each ended by ``<eos>``, cut into ``batch_size`` parallel
 streams and truncated back-propagation segments of ``bptt`` steps, as in
-AWD-LSTM), a grammar's likelihood (``onparse.grammar``), or distillation
+AWD-LSTM), a grammar's likelihood (``onparse.families.pcfg_training``), or distillation
 (``onparse.distill``: the language model plus a ranking loss on the distances
 toward a teacher's trees, or a grammar's joint likelihood of each sentence and
 its teacher's tree). ``Trainer.steps`` is the loop itself, a generator of
@@ -32,8 +32,8 @@ from onparse import corpus
 from onparse.config import SELECTIONS, TrainConfig
 from onparse.corpus import read_corpus
 from onparse.families import checked_layer
+from onparse.families.onlstm_model import LanguageModel, State, compute_dtype
 from onparse.hardware import one_line
-from onparse.model import LanguageModel, State, compute_dtype
 from onparse.settings import layer_key
 from onparse.vocabulary import Vocabulary
 

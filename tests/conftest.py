@@ -9,7 +9,7 @@ import torch
 
 from onparse import modeldir
 from onparse.families import ModelConfig
-from onparse.model import LanguageModel
+from onparse.families.onlstm_model import LanguageModel
 from onparse.vocabulary import Vocabulary
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -8,8 +8,8 @@ from hypothesis import strategies as st
 from nltk import Tree
 
 from onparse.distill import DistillationObjective, Example, examples, ranking_loss, split_spans
+from onparse.families.onlstm_model import LanguageModel
 from onparse.language import Sentence
-from onparse.model import LanguageModel
 from onparse.trees import build_tree, right_branching, spans
 
 from conftest import tiny_model

@@ -146,7 +146,7 @@ def test_every_layer_rule_is_one_dispatch_and_the_fixed_rule_leaves_a_grammar_it
     from onparse.config import LAYER_RULES
     from onparse.families import SPANS, GrammarConfig
     from onparse.ensemble import build, choose
-    from onparse.pcfg import NeuralPCFG
+    from onparse.families.pcfg_model import NeuralPCFG
 
     model, vocab = tiny_model(3)
     modeldir.save(tmp_path / "lm", model, vocab, default_layer=1)

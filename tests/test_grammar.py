@@ -14,7 +14,7 @@ from onparse.cli import main
 from onparse.config import TrainConfig
 from onparse.families import SPANS, GrammarConfig, named
 from onparse.families.pcfg import GRAMMAR_TRAINING
-from onparse.grammar import MAX_TRAINING_WORDS, length_batches
+from onparse.families.pcfg_training import MAX_TRAINING_WORDS, length_batches
 from onparse.language import Sentence
 from onparse.parse import Parser
 from onparse.reading import word_span_marginals

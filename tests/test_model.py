@@ -4,8 +4,8 @@ import torch
 from torch.nn.utils.rnn import pack_sequence, pad_packed_sequence
 
 from onparse.families import ModelConfig
+from onparse.families.onlstm_model import LanguageModel, ONLSTMLayer, cumax
 from onparse.kernels import linear
-from onparse.model import LanguageModel, ONLSTMLayer, cumax
 
 
 def test_cumax_is_cumulative_softmax():

@@ -7,7 +7,7 @@ import torch
 
 from onparse import modeldir
 from onparse.families import ModelConfig
-from onparse.model import LanguageModel
+from onparse.families.onlstm_model import LanguageModel
 from onparse.vocabulary import Vocabulary
 
 from conftest import tiny_model

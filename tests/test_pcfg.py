@@ -9,7 +9,7 @@ import torch
 
 from onparse.families import GrammarConfig
 from onparse.families.pcfg import PRODUCTIONS
-from onparse.pcfg import NeuralPCFG, Rules, inside, tree_span_scores
+from onparse.families.pcfg_model import NeuralPCFG, Rules, inside, tree_span_scores
 from onparse.trees import left_branching, spans
 from onparse.voting import best_tree
 

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from onparse import modeldir
 from onparse.evaluate import model_spans
 from onparse.families import ModelConfig
+from onparse.families.onlstm_model import LanguageModel
 from onparse.language import Sentence
-from onparse.model import LanguageModel
 from onparse.parse import Parser
 from onparse.reading import model_tokens, pool, read_positions, word_ranges, word_span_marginals
 from onparse.settings import BACKWARD, FORWARD, Reading

@@ -8,7 +8,7 @@ import torch
 
 from onparse.config import TrainConfig
 from onparse.families import ModelConfig
-from onparse.model import LanguageModel
+from onparse.families.onlstm_model import LanguageModel
 from onparse.runfolder import trainer as make_trainer
 from onparse.train import Evaluation, Step, batchify, learning_rate, n_segments, perplexity, segment
 from onparse.vocabulary import Vocabulary

@@ -1,5 +1,5 @@
 """The ON-LSTM family (Shen et al., 2019): language models whose master forget gates give each word a distance per
-layer; a tree is built greedily top-down from one layer's distances or their mean (``onparse.model``)."""
+layer; a tree is built greedily top-down from one layer's distances or their mean (``onparse.families.onlstm_model``)."""
 
 from __future__ import annotations
 
@@ -65,7 +65,7 @@ class ONLSTM(Family):
 
     name = NAME
     settings = ModelConfig
-    parts = {"model": "onparse.model:LanguageModel", "training_setup": "onparse.train:language_model_setup",
+    parts = {"model": "onparse.families.onlstm_model:LanguageModel", "training_setup": "onparse.train:language_model_setup",
              "student_objective": "onparse.distill:onlstm_student", "dev_figures": "onparse.distill:onlstm_dev_figures"}
     reads_either_way = True
     reads_distances = True

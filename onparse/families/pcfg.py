@@ -1,4 +1,4 @@
-"""The grammar family: neural PCFGs (``onparse.pcfg``) trained on the sentences' likelihood, whose one readout is
+"""The grammar family: neural PCFGs (``onparse.families.pcfg_model``) trained on the sentences' likelihood, whose one readout is
 their span marginals; a tree is the one with the most expected constituents (minimum Bayes risk, the voting's CKY)."""
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ class Grammar(Family):
 
     name = NAME
     settings = GrammarConfig
-    parts = {"model": "onparse.pcfg:NeuralPCFG", "training_setup": "onparse.grammar:grammar_setup",
+    parts = {"model": "onparse.families.pcfg_model:NeuralPCFG", "training_setup": "onparse.families.pcfg_training:grammar_setup",
              "student_objective": "onparse.distill:grammar_student", "dev_figures": "onparse.distill:grammar_dev_figures"}
     reads_either_way = False  # its trees are over the words read left to right
     reads_distances = False

@@ -1,4 +1,4 @@
-"""Training a grammar member (``onparse.pcfg``) on raw text: the sentences' marginal likelihood, nothing else; or,
+"""Training a grammar member (``onparse.families.pcfg_model``) on raw text: the sentences' marginal likelihood, nothing else; or,
 as a student (``onparse.distill``), the joint likelihood of each sentence and its teacher's tree.
 
 The objective is the mean negative log-likelihood per word of batches of
@@ -24,7 +24,7 @@ from torch import Tensor, nn
 from onparse import distributed
 from onparse.config import TrainConfig
 from onparse.corpus import read_corpus
-from onparse.pcfg import NeuralPCFG, tree_span_scores
+from onparse.families.pcfg_model import NeuralPCFG, tree_span_scores
 from onparse.train import DevFigures, Setup, WholeSentenceObjective
 from onparse.trees import Span
 from onparse.vocabulary import Vocabulary
