@@ -6,8 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
-import numpy as np
-
 from onparse.families.base import Family
 from onparse.settings import LARGEST_SIZES, Layer, Reading, setting
 
@@ -93,6 +91,8 @@ class ONLSTM(Family):
 
     def member_tree(self, output, layer: Layer):
         """The greedy builder's tree over ``layer``'s row of the distances (layers x words)."""
+        import numpy as np
+
         from onparse.trees import build_tree
 
         row = np.asarray(tree_row(output, layer), dtype=np.float64)

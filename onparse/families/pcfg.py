@@ -6,8 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-import numpy as np
-
 from onparse.families.base import Family
 from onparse.settings import FORWARD, LARGEST_SIZES, Layer, Reading, setting
 
@@ -80,6 +78,8 @@ class Grammar(Family):
 
     def member_tree(self, output, layer: Layer):
         """The tree with the most expected constituents under the span marginals ((words + 1) x (words + 1))."""
+        import numpy as np
+
         from onparse.voting import best_tree
 
         return best_tree(np.asarray(output, dtype=np.float64)), None
