@@ -19,11 +19,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from nltk import Tree
 
-from onparse.families import of_readout
+from onparse.families import Family, of_readout
 from onparse.settings import Layer
 from onparse.trees import right_branching, spans
 from onparse.voting import average, vote_matrix
@@ -53,11 +54,16 @@ class TreeBuilder:
     layers: tuple[Layer, ...]  # each member's readout: an ON-LSTM's layer or mean, a grammar's span marginals
     right_branching_voter: float = 0.0  # votes of the right-branching tree: 0 (none), 1 (as a member; True), or more
 
+    @cached_property
+    def families(self) -> list[Family]:
+        """Each member's family, found once from its readout (``build`` runs for every sentence)."""
+        return [of_readout(layer) for layer in self.layers]
+
     def build(self, outputs: Sequence[np.ndarray]) -> Built:
         """The tree from each member's output (in the order of ``layers``), each read by its family."""
         if len(outputs) != len(self.layers):
             raise ValueError(f"outputs of {len(outputs)} members for a builder of {len(self.layers)}")
-        families = [of_readout(layer) for layer in self.layers]
+        families = self.families
         built = [family.member_tree(output, layer) for family, output, layer in zip(families, outputs, self.layers)]
         n = families[0].words(outputs[0])
         member_trees = [tree for tree, _ in built]

@@ -137,18 +137,24 @@ def parse_lines_to(output_path: str | None, parser: Parser, lines: Iterable[byte
     be parsed is told to ``report`` (its position from 0, why) and gives ``no_parse``'s line. The file is replaced only
     once complete; EOFError, leaving it as it was, where no line came in (unless ``allow_empty``). Returns the lines
     refused. ``interactive``: a person types line by line (each parsed and written at once)."""
-    seen, refused, errors = [], {}, []
+    refused, errors = {}, []
+    came_in = False
 
     def refuse(position: int, reason: object) -> None:
         report(position, reason)
         refused[position] = reason
         errors.append(position)
 
-    counted = (seen.append(line) or line for line in lines)  # noqa: B023 (whether anything came in)
-    parses = parser.parse_lines(counted, tokenized, blank_lines=blank_lines, invalid=refuse, window=1 if interactive else None)
+    def counted() -> Iterable[bytes]:  # whether anything came in, without holding the lines
+        nonlocal came_in
+        for line in lines:
+            came_in = True
+            yield line
+
+    parses = parser.parse_lines(counted(), tokenized, blank_lines=blank_lines, invalid=refuse, window=1 if interactive else None)
     with (replacing_file(Path(output_path)) if output_path else nullcontext(sys.stdout)) as out, \
             line_counter("parsing", progress, total) as advance:
         write_parses(parses, out, fmt, punct, refused, interactive, advance)
-        if not seen and not allow_empty:
+        if not came_in and not allow_empty:
             raise EOFError("no input")
     return len(errors)
