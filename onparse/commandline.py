@@ -172,7 +172,7 @@ def options_of(settings: type, *names: str, defaults: object = None) -> Callable
             declared_as = [meta.get("option", flag), name]
             extra: dict = {}
             kind = meta.get("kind", type(value))
-            if isinstance(value, bool):
+            if isinstance(value, bool) or kind is bool:
                 declared_as = [f"{declared_as[0]}/--no-{declared_as[0][2:]}" if meta.get("negatable") else declared_as[0], name]
                 extra.update({} if meta.get("negatable") else {"is_flag": True})
             elif "choices" in meta:

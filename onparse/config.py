@@ -16,9 +16,10 @@ from onparse.settings import (AUTO_DTYPE, BACKWARD, DTYPE_CHOICES, DTYPE_HELP, F
                               MAX_SENTENCE_WORDS, Layer, Reading, check_encoding, setting, setting_of)
 
 
-# A fit's direction rule: members 1 and 2 read forward and backward, the others in the direction whose member had the
-# lower dev perplexity. A sentence's probability is the same read either way, so the direction a model fits better is
-# the one its inductive bias suits: on CTB, NEGRA and WSJ it is also the one whose trees score better (experiments/notebook.md).
+# A fit's reading rule: where punctuation or direction is not given, short ON-LSTM probes learn a sample of the text in
+# each candidate reading, and the members read as the probe whose trees agree best with the grammar members' vote on the
+# dev text (no gold trees; ``recipe.reading_stage``). A grammar reads the words whatever the ON-LSTMs read, so it is a
+# referee blind to the reading; in German, Chinese and English this chose as the gold figures would (experiments/notebook.md).
 AUTO = "auto"
 
 
@@ -101,6 +102,8 @@ class TrainConfig:
     tokenized: bool = setting(False, "Text files are already split into tokens at spaces (a treebank's leaves, a "
                               "tokenizer you ran): taken as given, not tokenized again as --language.")
     distill: DistillConfig | None = None
+    # a seeded sample of about this many tokens of the training text instead of all of it (a fit's reading probes)
+    sample_tokens: int | None = None
     select_by: str | None = None  # a key of SELECTIONS; default dev_ppl, or teacher_agreement for distillation
     keep_evaluations: bool = setting(False, "Keep every evaluation's model directory (epoch-EE.FF), not only the best's "
                                      "and the last's.")
@@ -133,6 +136,8 @@ class TrainConfig:
         for name in ("keep_evaluations", "tokenized"):
             if type(getattr(self, name)) is not bool:
                 raise ValueError(f"{name} must be true or false, not {getattr(self, name)!r:.40}")
+        if self.sample_tokens is not None and (type(self.sample_tokens) is not int or self.sample_tokens < 1):
+            raise ValueError(f"sample_tokens must be a whole number of at least 1, not {self.sample_tokens!r:.40}")
         if self.select_by is not None and self.select_by not in SELECTIONS:
             raise ValueError(f"select_by must be one of {', '.join(SELECTIONS)}, not {self.select_by!r:.40}")
         if type(self.model) is not named(self.family).settings:
@@ -191,8 +196,10 @@ class FitPlan:
     member_model: ModelConfig = field(default_factory=lambda: ModelConfig(**asdict(MEMBER_MODEL)))
     # members cycle through these sizes, e.g. {"hidden_size": [600, 1150], "chunk_size": [5, 10, 20]} (absent: member_model's)
     member_variants: dict[str, list[int]] = field(default_factory=dict)
-    member_epochs: int | None = setting(None, "Epochs of each member  [default: enough to read about a million tokens, "
-                                        "at least one].", kind=int)  # None: about MEMBER_TOKENS tokens
+    member_epochs: int | None = setting(None, "Epochs of each member  [default: enough to read about a million tokens "
+                                        "(with --hours, what fits them), a sample of the text where that is less].",
+                                        kind=int)  # None: about MEMBER_TOKENS tokens
+    member_sample: int | None = None  # settled by the fit: the tokens of the sample each member reads (None: the text)
     evals_per_epoch: int = setting(4, "Dev evaluations (perplexity, agreement, a saved model) per epoch of each run.")
     batch_size: int = 64  # language-model streams of the members
     sentences: int = setting_of(DistillConfig, "sentences")  # each teacher's
@@ -220,18 +227,23 @@ class FitPlan:
     language: str = setting_of(TrainConfig, "language")
     encoding: str = setting_of(TrainConfig, "encoding")
     tokenized: bool = setting_of(TrainConfig, "tokenized")
-    punctuation: bool = setting(False, "Whether every model reads the punctuation tokens too (trees and scores stay over "
-                                "the words).", negatable=True)
-    directions: list[str] = setting([FORWARD], "Repeat to vary the members, as --chunk-size: member k reads in the k-th "
-                                    "direction, cycling. auto: members 1 and 2 read forward and backward, the rest in the "
-                                    "direction of the two that fits the dev text better (lower perplexity).",
+    punctuation: bool | None = setting(None, "Whether the ON-LSTMs read the punctuation tokens too (trees and scores "
+                                       "stay over the words)  [default: chosen by the reading rule: --direction auto's].",
+                                       negatable=True, kind=bool)
+    directions: list[str] = setting([AUTO], "Repeat to vary the members, as --chunk-size: member k reads in the k-th "
+                                    "direction, cycling. auto: short probes learn a sample of the text in each candidate "
+                                    "reading (and punctuation, unless given), and every ON-LSTM reads as the probe whose "
+                                    "trees agree best with the grammar members' on --dev (no gold trees).",
                                     option="--direction", choices=(FORWARD, BACKWARD, AUTO))
-    families: list[str] = setting([ModelConfig.family], "Repeat to mix the members, as --chunk-size: member k is of the k-th family, "
-                                  "cycling (pcfg: a neural PCFG, trained on the words' likelihood; it votes as it is in "
-                                  "every round).", option="--family", choices=NAMES)
+    probe_tokens: int = setting(250_000, "Tokens of the training text (a seeded sample) each reading probe learns.")
+    families: list[str] = setting(["onlstm", "pcfg"], "Repeat to mix the members, as --chunk-size: member k is of the "
+                                  "k-th family, cycling (pcfg: a neural PCFG, trained on the words' likelihood; it votes "
+                                  "as it is in every round).", option="--family", choices=NAMES)
     member_grammar: GrammarConfig = field(default_factory=GrammarConfig)  # the grammar members' size
     grammar_epochs: int | None = setting(None, "Epochs of each grammar member  [default: enough to read about four million "
-                                         "words of sentences of 2-40 words, at least one].", kind=int)
+                                         "words of sentences of 2-40 words (with --hours, what fits them), a sample "
+                                         "of the text where that is less].", kind=int)
+    grammar_sample: int | None = None  # settled by the fit: the tokens of the sample each grammar reads (None: the text)
     grammar_batch_size: int = setting(GRAMMAR_TRAINING["batch_size"], "Words of a grammar member's update (German 64 x "
                                       "128 grammars did better at 200).")
     student_directions: list[str] = setting([], "The student from scratch reads in this direction  [default: the first "
@@ -286,15 +298,26 @@ class FitPlan:
         """The members (from 1) that are ON-LSTMs: the ones that read in a direction, and that students start from."""
         return [k for k in range(1, self.members + 1) if named(self.family(k)).reads_either_way]
 
-    def reading(self, k: int, better: str | None = None) -> Reading:
+    def reading(self, k: int, chosen: Reading | None = None) -> Reading:
         """What member ``k`` (from 1) reads: a grammar, the words left to right; an ON-LSTM, the plan's punctuation
-        in its turn's direction, or under the AUTO rule the first two ON-LSTMs forward and backward, the others in the
-        ``better`` direction (forward until it is known)."""
-        family = named(self.family(k))
-        if self.directions == [AUTO] and family.reads_either_way:
-            turn = self.language_models().index(k)
-            return family.fit_reading(self.punctuation, (FORWARD, BACKWARD)[turn] if turn < 2 else better or FORWARD)
-        return family.fit_reading(self.punctuation, self.directions[(k - 1) % len(self.directions)])
+        and its turn's direction, each where not given as the reading rule ``chosen`` (the first candidate's until
+        the rule has chosen)."""
+        chosen = chosen or self.candidate_readings()[0]
+        punctuation = chosen.punctuation if self.punctuation is None else self.punctuation
+        direction = chosen.direction if self.directions == [AUTO] else self.directions[(k - 1) % len(self.directions)]
+        return named(self.family(k)).fit_reading(punctuation, direction)
+
+    def candidate_readings(self) -> list[Reading]:
+        """The ON-LSTMs' readings the reading rule chooses among: with and without punctuation unless it is given,
+        both directions under the AUTO rule (else the first direction given); one where both are given."""
+        punctuation = [True, False] if self.punctuation is None else [self.punctuation]
+        directions = [FORWARD, BACKWARD] if self.directions == [AUTO] else self.directions[:1]
+        return [Reading(p, d) for p in punctuation for d in directions]
+
+    @property
+    def chooses_reading(self) -> bool:
+        """Whether the fit's ON-LSTMs read as its reading rule chooses (probes first)."""
+        return bool(self.language_models()) and len(self.candidate_readings()) > 1
 
     def check(self) -> None:
         """ValueError for a plan that cannot run (a setting of a wrong type or out of range, a missing file)."""
@@ -304,7 +327,9 @@ class FitPlan:
                      "finetune_passes", "scratch_passes", "seed", "grammar_students", "generations"):
             if type(getattr(self, name)) is not int:
                 raise ValueError(f"{name} must be a whole number, not {getattr(self, name)!r:.40}")
-        for name in ("punctuation", "keep_evaluations", "select_by_gold", "tokenized"):
+        if self.punctuation is not None and type(self.punctuation) is not bool:
+            raise ValueError(f"punctuation must be true, false or null (chosen by the reading rule), not {self.punctuation!r:.40}")
+        for name in ("keep_evaluations", "select_by_gold", "tokenized"):
             if type(getattr(self, name)) is not bool:
                 raise ValueError(f"{name} must be true or false, not {getattr(self, name)!r:.40}")
         if self.member_epochs is not None and type(self.member_epochs) is not int:
@@ -337,9 +362,13 @@ class FitPlan:
         if (not isinstance(self.student_directions, list) or set(self.student_directions) - {FORWARD, BACKWARD}
                 or len(set(self.student_directions)) < len(self.student_directions)):
             raise ValueError(f"students read {FORWARD}, {BACKWARD} or both, each once, not {self.student_directions!r:.40}")
-        if not self.language_models() and (self.rounds or self.directions == [AUTO] or self.student_directions):
-            raise ValueError("distillation rounds, students' directions and the auto direction rule need ON-LSTM members: "
-                             "add --family onlstm")
+        if not self.language_models() and (self.rounds or self.student_directions):
+            raise ValueError("distillation rounds and students' directions need ON-LSTM members: add --family onlstm")
+        if self.chooses_reading and len(self.candidate_readings()) < 4 and not self.members_of(GrammarConfig.family):
+            raise ValueError("the reading rule compares two probes with the grammar members' trees: add --family pcfg, or "
+                             "give both --punctuation/--no-punctuation and --direction")
+        if type(self.probe_tokens) is not int or self.probe_tokens < 1:
+            raise ValueError(f"probe_tokens must be a whole number of at least 1, not {self.probe_tokens!r:.40}")
         if self.grammar_students and not self.members_of(GrammarConfig.family):
             raise ValueError("grammar students take the shape and vocabulary of a grammar member: add --family pcfg")
         if not isinstance(self.member_grammar, GrammarConfig) or not isinstance(self.student_grammar, GrammarConfig | None):

@@ -12,11 +12,15 @@ import re
 from collections.abc import Iterable, Iterator
 from itertools import chain, islice
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from onparse.language import ENGLISH, Sentence, tokenizer, unspaced_script, written_without_spaces
 from onparse.reading import model_tokens
 from onparse.settings import Reading
 from onparse.treebank import read_gold, text_lines, tree_files
+
+if TYPE_CHECKING:
+    from onparse.config import TrainConfig
 
 TREE_SUFFIXES = (".mrg", ".penn")  # files of bracketed trees; any other file is text, one sentence a line
 COMMENT = "%%"  # starts a comment line in a text file (the NEGRA corpus's header)
@@ -97,3 +101,26 @@ def read_corpus(paths: list[str], language: str = ENGLISH, encoding: str = "UTF-
                 reading: Reading = Reading(), tokenized: bool = False) -> list[list[str]]:
     """``read_sentences`` as the model reads them (``reading.model_tokens``): its tokens, normalized, in its order."""
     return [model_tokens(reading, sentence) for sentence in read_sentences(paths, language, encoding, tokenized)]
+
+
+def sample(sentences: list[list[str]], tokens: int, seed: int) -> list[list[str]]:
+    """A seeded sample of about ``tokens`` tokens (each sentence's and its end's) of ``sentences``, in the corpus's
+    order: the same for every run given one seed, so that runs which compare readings see the same text."""
+    import random
+
+    order = list(range(len(sentences)))
+    random.Random(seed).shuffle(order)
+    chosen, count = set(), 0
+    for i in order:
+        if count >= tokens:
+            break
+        chosen.add(i)
+        count += len(sentences[i]) + 1
+    return [sentence for i, sentence in enumerate(sentences) if i in chosen]
+
+
+def training_sentences(config: TrainConfig) -> list[list[str]]:
+    """A run's training text as its model reads it: the whole corpus, or its ``sample_tokens`` sample (seeded by the
+    run's seed)."""
+    sentences = read_corpus(config.train, config.language, config.encoding, config.reading, config.tokenized)
+    return sample(sentences, config.sample_tokens, config.seed) if config.sample_tokens else sentences

@@ -51,13 +51,14 @@ from pathlib import Path
 
 from rich.console import Console
 
-from onparse import distributed, runfolder
+from onparse import budget, distributed, runfolder
+from onparse.budget import MEMBER_TOKENS
 from onparse.atomic import replacing_file
-from onparse.config import AUTO, DistillConfig, FitPlan, TrainConfig
+from onparse.config import DistillConfig, FitPlan, TrainConfig
 from onparse.corpus import read_corpus, read_sentences
-from onparse.ensemble import build, make_ensemble, tree_agreement
+from onparse.ensemble import build, make_ensemble, reference_agreement, tree_agreement
 from onparse.evaluate import evaluate_parser
-from onparse.families import GrammarConfig, layer_from_key, named, of
+from onparse.families import GrammarConfig, ModelConfig, layer_from_key, named, of
 from onparse.families.pcfg_training import MAX_TRAINING_WORDS
 from onparse.hardware import describe, one_line
 from onparse.modeldir import read_json, write_json
@@ -66,11 +67,6 @@ from onparse.settings import BACKWARD, FORWARD, Layer, Reading, layer_key
 from onparse.train import selection_rule
 from onparse.treebank import read_gold
 
-# Tokens a member reads: one epoch of WSJ 00-20 (about 0.95 M) parsed best of the schedules measured; a smaller corpus is read more often.
-MEMBER_TOKENS = 1_000_000
-# Words a grammar member reads: five epochs of WSJ 00-20's or CTB 29's sentences of 2-40 words, fifteen of NEGRA's;
-# the members measured were within half a point of their best by then (experiments/notebook.md, issue 33)
-GRAMMAR_TOKENS = 4_000_000
 RECORD = "fit.json"
 FINAL = "model"  # the last stage: the fit's parser, made again whenever a stage before it is added
 log = logging.getLogger("onparse")
@@ -84,34 +80,48 @@ class Stage:
     config: TrainConfig | None = None
     members: list[str] = field(default_factory=list)
     teacher: str | None = None  # an ensemble of students: the stage whose vote they learnt (their trees are compared)
+    reference: list[str] | None = None  # the reading rule's stage: the models whose vote its candidates (members) meet
 
 
-def better_direction(record: dict | None, plan: FitPlan) -> str | None:
-    """Under the AUTO direction rule, the direction of the first two ON-LSTM members (forward, backward) whose kept
-    point had the lower dev perplexity (None until both are recorded)."""
+READINGS = "readings"  # the stage where the reading rule chooses what the ON-LSTMs read
+PROBE_BATCH = 20  # streams of a probe's updates: about 180 updates of its sample, where a member's 64 would make 55
+
+
+def probe_name(reading: Reading) -> str:
+    return f"probe-{reading.direction}-" + ("punctuation" if reading.punctuation else "words")
+
+
+def chosen_reading(record: dict | None) -> Reading | None:
+    """The reading the rule chose, once the ``readings`` stage is recorded (None before)."""
     done = {entry["name"]: entry for entry in (record or {}).get("stages", [])}
-    first = [done.get(f"member-{k}", {}).get("selected", {}).get("dev_ppl") for k in plan.language_models()[:2]]
-    if len(first) < 2 or None in first:
-        return None
-    return FORWARD if first[0] <= first[1] else BACKWARD
+    chosen = done.get(READINGS, {}).get("chosen")
+    return Reading.from_dict(chosen) if chosen else None
 
 
 def stages(plan: FitPlan, out: Path, record: dict | None = None) -> list[Stage]:
     """The recipe's stages in order, each a run folder or ensemble directory under ``out``; ``record`` (what the fit
-    has done so far) settles what depends on earlier stages (the AUTO direction rule)."""
-    better = better_direction(record, plan)
+    has done so far) settles what depends on earlier stages (the reading the rule chose)."""
+    chosen = chosen_reading(record)
     select = "dev_f1" if plan.select_by_gold else None
     common = dict(train=plan.train, dev=plan.dev, dev_gold=plan.dev_gold, default_layer=plan.layer, language=plan.language, encoding=plan.encoding, tokenized=plan.tokenized,
                   dtype=plan.dtype, device=plan.device, evals_per_epoch=plan.evals_per_epoch, select_by=select,
                   keep_evaluations=plan.keep_evaluations)
-    found = [Stage(f"member-{k}", member_stage_config(plan, k, plan.reading(k, better), common))
-             for k in range(1, plan.members + 1)]
+    members = [Stage(f"member-{k}", member_stage_config(plan, k, plan.reading(k, chosen), common))
+               for k in range(1, plan.members + 1)]
+    grammars = {stage.name for stage in members if not of(stage.config.model).reads_either_way}  # they vote as trained
+    found = []
+    if plan.chooses_reading:  # probes, then the grammars that referee them, then the ON-LSTMs as the rule chose
+        lead = plan.language_models()[0]  # the probes take the first ON-LSTM's shape and seed
+        probes = [Stage(probe_name(reading), replace(
+            member_stage_config(plan, lead, reading, common), epochs=1, batch_size=PROBE_BATCH,
+            evals_per_epoch=2, sample_tokens=plan.probe_tokens)) for reading in plan.candidate_readings()]
+        found += [*probes, *(stage for stage in members if stage.name in grammars),
+                  Stage(READINGS, members=[stage.name for stage in probes], reference=[stage.name for stage in members if stage.name in grammars])]
+    found += [stage for stage in members if stage.name not in {s.name for s in found}]
     # a student keeps the shape and the reading of the model it starts from
-    shapes = {stage.name: (stage.config.model, stage.config.reading) for stage in found}
+    shapes = {stage.name: (stage.config.model, stage.config.reading) for stage in members}
     lineage = {f"member-{k}": k for k in range(1, plan.members + 1)}  # the member each model descends from
-    grammars = {stage.name for stage in found if not of(stage.config.model).reads_either_way}  # they vote as trained
-    # under the AUTO rule, once known, only the ON-LSTMs of the better direction vote (the other first one was a probe)
-    voters = [s.name for s in found if better is None or s.name in grammars or s.config.reading.direction == better]
+    voters = [stage.name for stage in members]
     found.append(Stage("ensemble-1", members=voters))
     previous = found[-1].members
     for r in range(1, plan.rounds + 1):
@@ -202,20 +212,27 @@ def member_stage_config(plan: FitPlan, k: int, reading: Reading, common: dict) -
 SMALL_TEXT_TOKENS = 100_000  # training text under this is said to be small: a tenth of what a member reads
 
 
-def with_member_epochs(plan: FitPlan) -> FitPlan:
-    """The plan with its members' epochs settled: as asked, or enough to read about MEMBER_TOKENS tokens (a
-    grammar's: GRAMMAR_TOKENS of its training sentences, two to MAX_TRAINING_WORDS words)."""
-    if plan.member_epochs is not None and (plan.grammar_epochs is not None or not plan.members_of(GrammarConfig.family)):
-        return plan
-    sentences = read_corpus(plan.train, plan.language, plan.encoding, plan.reading(1), plan.tokenized)
+def settled_plan(plan: FitPlan, out: Path, hours: float | None = None) -> tuple[FitPlan, dict | None]:
+    """The plan with what each model reads settled: members' epochs as asked, or enough to read about MEMBER_TOKENS
+    tokens (a grammar: GRAMMAR_TOKENS of its training sentences, two to MAX_TRAINING_WORDS words), a sample where
+    that is less than the text; with ``hours``, all of it scaled to end within them on this machine (``budget``),
+    and what the record keeps of that."""
+    sentences = read_corpus(plan.train, plan.language, plan.encoding, replace(plan.reading(1), punctuation=True), plan.tokenized)
     tokens = sum(len(words) + 1 for words in sentences)
-    grammar_tokens = sum(len(words) for words in sentences if 2 <= len(words) <= MAX_TRAINING_WORDS)
+    corpus = {"tokens": tokens, "sentence_tokens": tokens / max(len(sentences), 1),
+              "grammar_words": sum(len(words) for words in sentences if 2 <= len(words) <= MAX_TRAINING_WORDS)}
     if tokens < SMALL_TEXT_TOKENS:
         log.warning(f"the training text is small ({len(sentences):,} sentences, {tokens:,} tokens): each member reads it "
                     f"about {MEMBER_TOKENS / max(tokens, 1):,.0f} times over; the shipped parsers learnt from 400,000 "
                     "to 1,000,000 tokens, and more text helps more than any setting")
-    return replace(plan, member_epochs=plan.member_epochs or max(1, round(MEMBER_TOKENS / max(tokens, 1))),
-                   grammar_epochs=plan.grammar_epochs or max(1, round(GRAMMAR_TOKENS / max(grammar_tokens, 1))))
+    if not hours:
+        return budget.at_scale(plan, corpus, 1.0, plan), None
+    log.info(f"measuring this machine's throughput on the text, to size the fit to {hours:g} hours")
+    first = {}
+    for stage in stages(plan, out):
+        if stage.name.startswith("member-"):
+            first.setdefault(stage.config.family, stage.config)
+    return budget.sized(plan, budget.measure(first), corpus, hours)
 
 
 class TimeUp(Exception):
@@ -304,9 +321,30 @@ def gold_layer(run: Path) -> Layer:
 def run_stage(stage: Stage, plan: FitPlan, out: Path, deadline: float | None, console: Console,
               ranks: distributed.Ranks) -> dict:
     """Run one stage to its end and return what the record keeps of it; TimeUp when the deadline comes first."""
+    if stage.reference is not None:
+        return reading_stage(stage, plan, out)
     if stage.config is None:
         return ensemble_stage(stage, plan, out)
     return training_stage(stage, plan, out, deadline, console, ranks)
+
+
+def reading_stage(stage: Stage, plan: FitPlan, out: Path) -> dict:
+    """The reading rule: each probe's trees against the vote of the grammar members' trees on the dev text (without
+    grammar members, against the other probes' vote); the ON-LSTMs read as the probe that agrees best. No gold trees:
+    a grammar reads the words whatever the probes read, so it referees them all alike."""
+    settings = {"device": plan.device, "dtype": plan.dtype}
+    sentences = read_sentences([plan.dev], plan.language, plan.encoding, plan.tokenized)
+    probes = [out / name for name in stage.members]
+    agreement = reference_agreement(probes, [out / name for name in stage.reference], sentences, settings)
+    best = max(range(len(probes)), key=lambda m: agreement[m])  # ties: the earlier candidate
+    entry = {"agreement": {name: round(value, 2) for name, value in zip(stage.members, agreement)},
+             "referee": "the grammar members' vote" if stage.reference else "the other probes' vote",
+             "chosen": asdict(plan.candidate_readings()[best])}
+    if plan.dev_gold:  # for the record: what each probe reads on gold trees
+        gold = list(read_gold(plan.dev_gold, encoding=plan.encoding))
+        entry["dev_gold"] = {name: round(evaluate_parser(Parser.load(probe, **settings), gold, None)["sentence_f1"], 2)
+                             for name, probe in zip(stage.members, probes)}
+    return entry
 
 
 def ensemble_stage(stage: Stage, plan: FitPlan, out: Path) -> dict:
@@ -392,8 +430,9 @@ def fit(plan: FitPlan | None, out: Path, resume: bool = False, hours: float | No
         check_stages_done(plan, out, record)
     else:
         plan.check()
-        plan = with_member_epochs(plan)
-        record = {"plan": asdict(plan), "command": command, "hardware": describe(plan.device), "stages": []}
+        plan, sizing = settled_plan(plan, out, hours)
+        record = {"plan": asdict(plan), "command": command, "hardware": describe(plan.device), "stages": [],
+                  **({"budget": sizing} if sizing else {})}
         if ranks.main:
             out.mkdir(parents=True, exist_ok=True)
             write_record(out, record)
@@ -453,6 +492,26 @@ def climb_summary(record: dict) -> str:
             f"voting alone (no gold trees); {ended}.")
 
 
+def budget_summary(record: dict) -> str:
+    """What the card says of the fit's sizing: the hours, this machine's rates, the scale and the minutes foreseen."""
+    sizing = record["budget"]
+    rates = sizing["rates"]
+    measured = ", ".join(f"{value:,.0f} {name.replace('_per_second', '').replace('_', ' ')} a second"
+                         for name, value in rates.items() if value)
+    return (f"Sized to {sizing['hours']:g} hours: this machine trained {measured} on this text, so each model read "
+            f"{sizing['scale']:.0%} of what the recipe reads (at most all of it), foreseen to take "
+            f"{sizing['predicted_total_minutes']:.0f} minutes.")
+
+
+def reading_summary(record: dict) -> str:
+    """What the card says of the reading rule: each probe's agreement with its referee, and the reading chosen."""
+    entry = next(entry for entry in record["stages"] if entry["name"] == READINGS)
+    figures = ", ".join(f"{name.removeprefix('probe-')} {value:.2f}" for name, value in entry["agreement"].items())
+    reads = of(ModelConfig()).describe_reading(chosen_reading(record))
+    return (f"Reading: the ON-LSTMs read {reads}, the probe reading whose trees agreed best with {entry['referee']} on "
+            f"the dev text (sentence F1, no gold trees: {figures}).")
+
+
 def folder_bytes(folder: Path) -> int:
     """The bytes of the files under ``folder`` (links not followed)."""
     return sum(path.lstat().st_size for path in folder.rglob("*") if path.is_file() and not path.is_symlink())
@@ -483,10 +542,9 @@ def write_card(model: Path, record: dict) -> None:
                 f"students learn their teachers' trees at layer {plan['layer']!r}")
              + "; the right-branching voter is " + (f"on, with {card['right_branching_voter']:g} votes" if card["right_branching_voter"] else "off")
              + (" (asked for: a prior for right-branching languages)" if plan["right_branching_voter"] else "") + ".",
-             *([f"Directions: the first two ON-LSTM members read forward and backward; the others read {better}, the "
-                "direction whose member fitted the dev text better (lower perplexity; no gold trees)."]
-               if plan.get("directions") == [AUTO] and (better := better_direction(record, FitPlan.from_dict(plan))) else []),
+             *([reading_summary(record)] if chosen_reading(record) else []),
              *([climb_summary(record)] if plan.get("generations") else []),
+             *([budget_summary(record)] if record.get("budget") else []),
              f"Hardware: {record['hardware']}.", "",
              "| stage | reads | training minutes | wall minutes | selected point | dev F1 (gold, scored only) |",
              "| --- | --- | ---: | ---: | --- | ---: |"]

@@ -30,7 +30,7 @@ from torch import nn
 from onparse import distributed
 from onparse import corpus
 from onparse.config import SELECTIONS, TrainConfig
-from onparse.corpus import read_corpus
+from onparse.corpus import read_corpus, training_sentences
 from onparse.families import checked_layer
 from onparse.families.onlstm_model import LanguageModel, State, compute_dtype
 from onparse.hardware import one_line
@@ -244,7 +244,7 @@ def language_model_setup(config: TrainConfig, checkpoint: dict | None = None, ra
     Under torchrun each rank trains on its own columns of the batch: contiguous shards of the token stream.
     """
     device = torch.device(config.device)
-    sentences = read_corpus(config.train, config.language, config.encoding, config.reading, config.tokenized)
+    sentences = training_sentences(config)
     if not sentences:
         raise ValueError("the training corpus holds no sentences")
     vocab = Vocabulary(checkpoint["vocab"]) if checkpoint else Vocabulary.build(sentences, config.model.vocab_size)

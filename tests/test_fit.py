@@ -27,7 +27,8 @@ DEV = [line for line in (EXAMPLES / "dev.txt").read_text().splitlines() if line.
 def tiny_plan(**changes) -> FitPlan:
     settings = dict(train=[str(EXAMPLES / "corpus.txt")], dev=str(EXAMPLES / "dev.txt"), members=2, rounds=1,
                     member_model=ModelConfig(vocab_size=60, embedding_size=16, hidden_size=24, n_layers=3, chunk_size=4),
-                    member_epochs=1, sentences=200, evals_per_epoch=2, dtype="fp32")
+                    member_epochs=1, sentences=200, evals_per_epoch=2, dtype="fp32", families=["onlstm"],
+                    directions=["forward"], punctuation=False)
     return FitPlan(**{**settings, **changes})
 
 
@@ -110,7 +111,9 @@ def test_a_fit_stopped_by_its_time_limit_mid_stage_resumes_from_the_checkpoint(f
     for path in [out / "member-1", *(out / "member-1").rglob("*")]:
         os.utime(path, (started + 240, started + 240))
     record = fit(None, out, resume=True)
-    assert trees(out / "model") == trees(fitted[0] / "model")
+    planned = FitPlan.from_dict(record["plan"])  # sized to the hours: the same plan run without a clock
+    assert planned.sentences < tiny_plan().sentences and record["budget"]["hours"] == 1e-9
+    assert trees(out / "model") == trees(Path(fit(planned, tmp_path / "unclocked") and tmp_path / "unclocked" / "model"))
     # the stopped call's, the killed call's up to its last write, and this one's
     assert record["stages"][0]["wall_minutes"] == pytest.approx(2.0 + 4.0 + 1.0) and not record["unfinished"]
     assert "in_flight" not in record
@@ -225,17 +228,22 @@ def test_the_maintainer_tool_starts_a_gold_selected_fit_from_another_fits_member
     assert resumed["stages"][-1]["name"] == "model" and resumed["stages"][-1]["layers_chosen_on_gold"]
 
 
-def test_members_of_a_small_corpus_read_it_more_often(monkeypatch):
-    from onparse import recipe
+def test_members_of_a_small_corpus_read_it_more_often_and_of_a_large_one_a_sample(monkeypatch, tmp_path):
+    from onparse import budget, recipe
     from onparse.corpus import read_corpus
+    from onparse.settings import Reading
 
     plan = tiny_plan(member_epochs=None)
-    tokens = sum(len(words) + 1 for words in read_corpus(plan.train))
-    monkeypatch.setattr(recipe, "MEMBER_TOKENS", 3 * tokens)
-    assert recipe.with_member_epochs(plan).member_epochs == 3
-    monkeypatch.setattr(recipe, "MEMBER_TOKENS", tokens // 10)
-    assert recipe.with_member_epochs(plan).member_epochs == 1  # at least one
-    assert recipe.with_member_epochs(tiny_plan(member_epochs=2)).member_epochs == 2  # as asked
+    tokens = sum(len(words) + 1 for words in read_corpus(plan.train, reading=Reading(punctuation=True)))
+    monkeypatch.setattr(budget, "MEMBER_TOKENS", 3 * tokens)
+    settled, sizing = recipe.settled_plan(plan, tmp_path)
+    assert (settled.member_epochs, settled.member_sample, sizing) == (3, None, None)
+    monkeypatch.setattr(budget, "MEMBER_TOKENS", tokens // 10)
+    settled = recipe.settled_plan(plan, tmp_path)[0]
+    assert (settled.member_epochs, settled.member_sample) == (1, tokens // 10)  # a tenth of the text, once
+    stage = next(stage for stage in stages(settled, tmp_path) if stage.name == "member-1")
+    assert stage.config.sample_tokens == tokens // 10
+    assert recipe.settled_plan(tiny_plan(member_epochs=2), tmp_path)[0].member_epochs == 2  # as asked
 
 
 def test_members_can_vary_their_sizes_and_students_keep_their_starts_shape(tmp_path):
@@ -286,25 +294,37 @@ def test_the_ensembles_agreement_text_is_read_in_the_fits_language(tmp_path, mon
     assert [seen[0].tokens[i] for i in seen[0].words] == ["Die", "Mäuse", "laufen", "schnell"]
 
 
-def test_the_auto_direction_rule_reads_the_rest_as_the_member_that_fits_the_dev_text_better(tmp_path):
-    from onparse.recipe import better_direction
+def test_the_reading_rule_probes_each_candidate_and_every_onlstm_reads_as_the_probe_the_grammars_agree_with(tmp_path):
+    from onparse.recipe import READINGS, chosen_reading
+    from onparse.settings import Reading
 
-    plan = tiny_plan(members=4, rounds=0, directions=["auto"], scratch_passes=1)
-    unsettled = [stage.config.reading.direction for stage in stages(plan, tmp_path)[:4]]
-    assert unsettled == ["forward", "backward", "forward", "forward"]
-    for ppl, better in (((210.0, 190.0), "backward"), ((190.0, 210.0), "forward")):
-        record = {"stages": [{"name": f"member-{k}", "selected": {"dev_ppl": p}} for k, p in enumerate(ppl, 1)]}
-        assert better_direction(record, plan) == better
+    plan = tiny_plan(members=3, rounds=0, families=["onlstm", "pcfg"], directions=["auto"], punctuation=None,
+                     scratch_passes=1, probe_tokens=300, grammar_epochs=1)
+    names = [stage.name for stage in stages(plan, tmp_path)]
+    probes = ["probe-forward-punctuation", "probe-backward-punctuation", "probe-forward-words", "probe-backward-words"]
+    assert names[:7] == [*probes, "member-2", READINGS, "member-1"]  # the grammar referees before any ON-LSTM member
+    assert [stage.config.sample_tokens for stage in stages(plan, tmp_path)[:4]] == [300] * 4
+    for chosen in (Reading(False, "backward"), Reading(True, "forward")):
+        record = {"stages": [{"name": READINGS, "chosen": {"punctuation": chosen.punctuation, "direction": chosen.direction}}]}
         settled = {stage.name: stage for stage in stages(plan, tmp_path, record)}
-        assert [settled[f"member-{k}"].config.reading.direction for k in range(1, 5)] == ["forward", "backward", better, better]
-        voters = ["member-1" if better == "forward" else "member-2", "member-3", "member-4"]  # the other first member probed
-        assert settled["ensemble-1"].members == voters and settled["model"].members == ["scratch", *voters]
-        assert settled["scratch"].config.reading.direction == better
+        assert settled["member-1"].config.reading == settled["member-3"].config.reading == settled["scratch"].config.reading == chosen
+        assert settled["member-2"].config.reading == Reading()  # a grammar reads the words, whatever the ON-LSTMs read
+        assert settled["ensemble-1"].members == ["member-1", "member-2", "member-3"]  # probes never vote
     record = fit(plan, tmp_path / "fit")
-    members = {entry["name"]: entry for entry in record["stages"] if entry["name"].startswith("member-")}
-    better = "forward" if members["member-1"]["selected"]["dev_ppl"] <= members["member-2"]["selected"]["dev_ppl"] else "backward"
-    assert [members[f"member-{k}"]["reads"].split(",")[0].split(" ")[0] for k in range(1, 5)] == ["forward", "backward", better, better]
-    assert f"the others read {better}" in (tmp_path / "fit" / "model" / "card.md").read_text()
+    rule = next(entry for entry in record["stages"] if entry["name"] == READINGS)
+    best = max(rule["agreement"], key=rule["agreement"].get)
+    assert set(rule["agreement"]) == set(probes) and rule["referee"] == "the grammar members' vote"
+    reads = {entry["name"]: entry["reads"] for entry in record["stages"] if "reads" in entry}
+    assert reads["member-1"] == reads["member-3"] == reads[best]
+    assert chosen_reading(record) == Reading.from_dict(rule["chosen"])
+    assert "Reading: the ON-LSTMs read" in (tmp_path / "fit" / "model" / "card.md").read_text()
+
+
+def test_the_reading_rule_needs_a_referee_where_it_weighs_two_probes():
+    with pytest.raises(ValueError, match="add --family pcfg"):
+        tiny_plan(directions=["auto"], punctuation=True).check()
+    assert not tiny_plan(directions=["forward"], punctuation=True).chooses_reading
+    assert [r.punctuation for r in tiny_plan(families=["onlstm", "pcfg"], punctuation=None).candidate_readings()] == [True, False]
 
 
 def test_a_fit_mixing_families_votes_grammars_beside_onlstms_and_resumes_to_the_same_parser(tmp_path):
@@ -507,11 +527,11 @@ def test_a_fit_in_a_language_that_cannot_be_tokenized_here_is_refused_before_its
     assert refused.exit_code == 2 and "PyThaiNLP" in refused.stderr and not (tmp_path / "thai").exists()
 
 
-def test_a_fit_on_small_text_says_so_before_it_trains(caplog):
-    from onparse.recipe import with_member_epochs
+def test_a_fit_on_small_text_says_so_before_it_trains(caplog, tmp_path):
+    from onparse.recipe import settled_plan
 
     with caplog.at_level("WARNING", logger="onparse"):
-        planned = with_member_epochs(tiny_plan(member_epochs=None))
+        planned = settled_plan(tiny_plan(member_epochs=None), tmp_path)[0]
     assert planned.member_epochs > 1 and "the training text is small (" in caplog.text
 
 

@@ -126,7 +126,7 @@ class ONLSTM(Family):
         return f"{batch_size // processes} of the {batch_size} streams"
 
     def schedule(self, plan: Any) -> dict:
-        return {"epochs": plan.member_epochs, "batch_size": plan.batch_size}
+        return {"epochs": plan.member_epochs, "batch_size": plan.batch_size, "sample_tokens": plan.member_sample}
 
     def member_settings(self, plan: Any, k: int) -> ModelConfig:
         """``member_model``, with each varied size at member ``k``'s turn in its cycle."""

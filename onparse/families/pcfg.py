@@ -116,7 +116,7 @@ class Grammar(Family):
         return f"one in {processes} of the sentences of each {batch_size}-word batch"
 
     def schedule(self, plan: Any) -> dict:
-        return {"epochs": plan.grammar_epochs, "batch_size": plan.grammar_batch_size}
+        return {"epochs": plan.grammar_epochs, "batch_size": plan.grammar_batch_size, "sample_tokens": plan.grammar_sample}
 
     def member_settings(self, plan: Any, k: int) -> GrammarConfig:
         return plan.member_grammar

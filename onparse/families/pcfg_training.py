@@ -23,7 +23,7 @@ from torch import Tensor, nn
 
 from onparse import distributed
 from onparse.config import TrainConfig
-from onparse.corpus import read_corpus
+from onparse.corpus import read_corpus, training_sentences
 from onparse.families.pcfg_model import NeuralPCFG, tree_span_scores
 from onparse.train import DevFigures, Setup, WholeSentenceObjective
 from onparse.trees import Span
@@ -106,7 +106,7 @@ def grammar_perplexity(sentences: list[list[int]], words_per_batch: int) -> DevF
 def grammar_setup(config: TrainConfig, checkpoint: dict | None = None, ranks: distributed.Ranks = distributed.Ranks()) -> Setup:
     """A grammar from random weights and its vocabulary from the corpus (the checkpoint's, resuming)."""
     device = torch.device(config.device)
-    sentences = read_corpus(config.train, config.language, config.encoding, config.reading, config.tokenized)
+    sentences = training_sentences(config)
     if not sentences:
         raise ValueError("the training corpus holds no sentences")
     vocab = Vocabulary(checkpoint["vocab"]) if checkpoint else Vocabulary.build(sentences, config.model.vocab_size)

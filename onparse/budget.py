@@ -1,0 +1,141 @@
+"""A fit sized to the hours it is given: this machine's throughput measured on the fit's own text, then how much text
+each model reads scaled so that the whole recipe ends within the time.
+
+The recipe's reading (about a million tokens a language model, four million
+words a grammar, a sample of ``plan.sentences`` for the students) is what
+the shipped parsers were measured with; a fit given fewer hours than that
+takes reads them all scaled by one factor (never more than the recipe: longer
+training was not measured to help). The cost of each stage is its reading
+over the throughput measured here, times what evaluations and parsing add
+(ratios measured on the shipped fits' records, ``experiments/notebook.md``).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from onparse.config import FitPlan, TrainConfig
+
+log = logging.getLogger("onparse")
+
+# Tokens a member reads: one epoch of WSJ 00-20 (about 0.95 M) parsed best of the schedules measured; a smaller corpus is read more often.
+MEMBER_TOKENS = 1_000_000
+# Words a grammar member reads: five epochs of WSJ 00-20's or CTB 29's sentences of 2-40 words, fifteen of NEGRA's;
+# the members measured were within half a point of their best by then (experiments/notebook.md, issue 33)
+GRAMMAR_TOKENS = 4_000_000
+
+TIMED_UPDATES = 6  # updates timed per family, after one that warms the caches
+# wall time over training time: a language model's dev evaluations; a grammar's (its dev perplexity is an inside pass
+# over every dev sentence, four times an epoch); students: a distillation step against a language model's
+LM_WALL, GRAMMAR_WALL, STUDENT_WALL = 1.25, 1.9, 1.5
+# parsing a word costs a fraction of training on it (no backward pass), a grammar's its inside and outside passes
+LM_PARSE, GRAMMAR_PARSE = 1 / 3, 1.0
+USABLE = 0.85  # of the hours: what the plan fills, the rest is margin for what the model does not foresee
+FIXED_MINUTES = 6.0  # the votes on the dev text and the model's copy
+
+
+@dataclass
+class Rates:
+    """Throughput of this machine on the fit's text: a language model's tokens and a grammar's words per second of
+    training (None for a family the fit has no member of)."""
+
+    lm_tokens: float | None
+    grammar_words: float | None
+
+
+def timed(config: TrainConfig) -> float:
+    """Tokens a second of a few updates of a run of ``config``, from fresh weights (nothing is written)."""
+    from onparse.runfolder import trainer
+    from onparse.train import Step
+
+    endless = replace(config, dev=None, dev_gold=None, epochs=10 * TIMED_UPDATES)  # a small text's epoch is one update
+    steps = (step for step in trainer(endless).steps() if isinstance(step, Step))
+    next(steps)  # the first update warms allocators and caches
+    tokens = seconds = 0.0
+    for _, step in zip(range(TIMED_UPDATES), steps):
+        tokens, seconds = tokens + step.tokens, seconds + step.seconds
+    return tokens / max(seconds, 1e-9)
+
+
+def measure(members: dict[str, TrainConfig]) -> Rates:
+    """This machine's throughput for the first member of each family (``members``: family name -> its run)."""
+    found = {family: timed(config) for family, config in members.items()}
+    return Rates(found.get("onlstm"), found.get("pcfg"))
+
+
+def reading_of(target: float, corpus: float) -> tuple[int, int | None]:
+    """Epochs and sample of a model that should read about ``target`` tokens of a text of ``corpus``: the whole text
+    ``target / corpus`` times, rounded, or once a seeded sample of ``target`` tokens where that rounds to none."""
+    epochs = round(target / max(corpus, 1))
+    return (epochs, None) if epochs >= 1 else (1, max(1, round(target)))
+
+
+def read_of(epochs: int, sample: int | None, corpus: float) -> float:
+    """Tokens a model reads over its run: its sample, or the text, each epoch."""
+    return epochs * (sample if sample is not None else corpus)
+
+
+def costs(plan: FitPlan, rates: Rates, corpus: dict[str, float]) -> dict[str, float]:
+    """Predicted wall minutes of each part of ``plan`` (its members' epochs and samples settled). ``corpus``: the
+    text's ``tokens`` (a language model's, sentence ends included), ``grammar_words`` (of the sentences a grammar
+    learns) and ``sentence_tokens`` (a sentence's, on average)."""
+    lm, grammars = len(plan.language_models()), plan.members - len(plan.language_models())
+    probes = len(plan.candidate_readings()) if plan.chooses_reading else 0
+    student_tokens = min(plan.sentences * corpus["sentence_tokens"], corpus["tokens"])
+    parse_seconds = 0.0  # a word's, the teacher's members together
+    minutes = {}
+    if lm:
+        minutes["probes"] = probes * min(plan.probe_tokens, corpus["tokens"]) / rates.lm_tokens * LM_WALL / 60
+        minutes["language models"] = (lm * read_of(plan.member_epochs, plan.member_sample, corpus["tokens"])
+                                      / rates.lm_tokens * LM_WALL / 60)
+        minutes["language-model student"] = plan.scratch_passes * student_tokens / rates.lm_tokens * STUDENT_WALL / 60
+        parse_seconds += lm * LM_PARSE / rates.lm_tokens
+    if grammars:
+        minutes["grammars"] = (grammars * read_of(plan.grammar_epochs, plan.grammar_sample, corpus["grammar_words"])
+                               / rates.grammar_words * GRAMMAR_WALL / 60)
+        minutes["grammar students"] = (plan.grammar_students * plan.scratch_passes * student_tokens / rates.grammar_words
+                                       * STUDENT_WALL / 60)
+        parse_seconds += grammars * GRAMMAR_PARSE / rates.grammar_words
+    minutes["teacher's trees"] = student_tokens * parse_seconds / 60
+    minutes["votes"] = FIXED_MINUTES
+    return minutes
+
+
+def at_scale(plan: FitPlan, corpus: dict[str, float], scale: float, given: FitPlan) -> FitPlan:
+    """The plan reading ``scale`` of the recipe: each member's tokens, each grammar's words and the students' sample;
+    epochs the user gave (``given``) stay as given."""
+    member = ((given.member_epochs, given.member_sample) if given.member_epochs else
+              reading_of(scale * MEMBER_TOKENS, corpus["tokens"]))
+    grammar = ((given.grammar_epochs, given.grammar_sample) if given.grammar_epochs else
+               reading_of(scale * GRAMMAR_TOKENS, corpus["grammar_words"]))
+    return replace(plan, member_epochs=member[0], member_sample=member[1], grammar_epochs=grammar[0],
+                   grammar_sample=grammar[1], sentences=max(1, round(scale * given.sentences)))
+
+
+def sized(plan: FitPlan, rates: Rates, corpus: dict[str, float], hours: float) -> tuple[FitPlan, dict]:
+    """The plan at the largest scale of the recipe's reading (at most all of it) whose predicted minutes fill USABLE
+    of ``hours``, and what the fit records of it: the rates, the scale and the predicted minutes. The cost grows
+    with the scale, so halving settles it."""
+    low, high = 0.0, 1.0
+    fits = lambda scale: sum(costs(at_scale(plan, corpus, scale, plan), rates, corpus).values()) <= USABLE * 60 * hours
+    if fits(high):
+        low = high
+    for _ in range(20):
+        if low == high:
+            break
+        middle = (low + high) / 2
+        low, high = (middle, high) if fits(middle) else (low, middle)
+    scale = max(low, 0.05)
+    if low < 0.1:
+        log.warning(f"{hours:g} hours are few for this text on this machine: each model reads {scale:.0%} of what the "
+                    "recipe reads, and the fit may end before its model is made (more hours, or fewer --members)")
+    found = at_scale(plan, corpus, scale, plan)
+    predicted = {part: round(value, 1) for part, value in costs(found, rates, corpus).items()}
+    return found, {"hours": hours, "scale": round(scale, 3), "rates": {"lm_tokens_per_second": rates.lm_tokens,
+                   "grammar_words_per_second": rates.grammar_words}, "predicted_minutes": predicted,
+                   "predicted_total_minutes": round(sum(predicted.values()), 1),
+                   "measured_at": time.strftime("%Y-%m-%d %H:%M")}

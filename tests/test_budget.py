@@ -1,0 +1,61 @@
+"""A fit sized to its hours: the recipe's reading scaled so that the predicted minutes fit, never past the recipe."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from onparse import budget
+from onparse.budget import Rates, costs, reading_of, sized
+from onparse.config import FitPlan
+from onparse.families import ModelConfig
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+CORPUS = {"tokens": 950_000, "grammar_words": 800_000, "sentence_tokens": 25.0}  # WSJ 00-20's size
+RATES = Rates(lm_tokens=1_000.0, grammar_words=4_500.0)  # one thread of this project's machines
+
+
+def plan(**changes) -> FitPlan:
+    return FitPlan(train=["t"], dev="d", member_epochs=None, grammar_students=2, **changes)
+
+
+def test_a_model_reads_the_text_whole_as_often_as_its_target_says_or_a_sample_of_it_once():
+    assert reading_of(3_000_000, 1_000_000) == (3, None)
+    assert reading_of(1_200_000, 1_000_000) == (1, None)
+    assert reading_of(400_000, 1_000_000) == (1, 400_000)
+
+
+@pytest.mark.parametrize("hours", [1.0, 2.0, 3.0])
+def test_the_plan_fills_the_hours_given_and_no_more(hours):
+    found, record = sized(plan(), RATES, CORPUS, hours)
+    total = sum(costs(found, RATES, CORPUS).values())
+    assert total <= budget.USABLE * 60 * hours and record["predicted_total_minutes"] == pytest.approx(total, abs=0.5)
+    assert 0 < record["scale"] < 1 and found.sentences == pytest.approx(record["scale"] * plan().sentences, rel=0.01)
+    larger = sized(plan(), RATES, CORPUS, hours + 1)[1]["scale"]
+    assert larger > record["scale"]  # more time, more reading
+
+
+def test_hours_to_spare_never_train_past_the_recipe():
+    found, record = sized(plan(), RATES, CORPUS, 100.0)
+    assert record["scale"] == 1 and found.member_epochs == 1 and found.member_sample is None
+    assert found.grammar_epochs == 5 and found.sentences == plan().sentences
+
+
+def test_too_few_hours_are_said(caplog):
+    with caplog.at_level("WARNING", logger="onparse"):
+        found, record = sized(plan(), RATES, CORPUS, 0.05)
+    assert "hours are few" in caplog.text and record["scale"] == 0.05 and found.member_sample < CORPUS["tokens"]
+
+
+def test_a_fit_given_hours_measures_this_machine_and_records_its_plan(tmp_path):
+    from onparse.recipe import fit
+
+    given = FitPlan(train=[str(EXAMPLES / "corpus.txt")], dev=str(EXAMPLES / "dev.txt"), members=2, rounds=0,
+                    member_model=ModelConfig(vocab_size=60, embedding_size=16, hidden_size=24, n_layers=3, chunk_size=4),
+                    families=["onlstm", "pcfg"], directions=["forward"], punctuation=False, sentences=100,
+                    scratch_passes=1, evals_per_epoch=1, dtype="fp32", member_epochs=1, grammar_epochs=1)
+    record = fit(given, tmp_path / "fit", hours=2.0)
+    sizing = json.loads((tmp_path / "fit" / "fit.json").read_text())["budget"]
+    assert sizing == record["budget"] and sizing["hours"] == 2.0
+    assert sizing["rates"]["lm_tokens_per_second"] > 0 and sizing["rates"]["grammar_words_per_second"] > 0
+    assert "Sized to 2 hours" in (tmp_path / "fit" / "model" / "card.md").read_text()
