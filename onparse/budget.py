@@ -27,6 +27,9 @@ MEMBER_TOKENS = 1_000_000
 # Words a grammar member reads: five epochs of WSJ 00-20's or CTB 29's sentences of 2-40 words, fifteen of NEGRA's;
 # the members measured were within half a point of their best by then (experiments/notebook.md, issue 33)
 GRAMMAR_TOKENS = 4_000_000
+# A small text is read at most this often: past it a model learns the text by heart (its dev perplexity turns after a
+# few epochs), and 400 sentences read a million tokens' worth took an hour for nothing
+MAX_EPOCHS = 20
 
 TIMED_UPDATES = 6  # updates timed per family, after one that warms the caches
 # wall time over training time: a language model's dev evaluations; a grammar's (its dev perplexity is an inside pass
@@ -69,8 +72,9 @@ def measure(members: dict[str, TrainConfig]) -> Rates:
 
 def reading_of(target: float, corpus: float) -> tuple[int, int | None]:
     """Epochs and sample of a model that should read about ``target`` tokens of a text of ``corpus``: the whole text
-    ``target / corpus`` times, rounded, or once a seeded sample of ``target`` tokens where that rounds to none."""
-    epochs = round(target / max(corpus, 1))
+    ``target / corpus`` times, rounded (at most MAX_EPOCHS), or once a seeded sample of ``target`` tokens where that
+    rounds to none."""
+    epochs = min(MAX_EPOCHS, round(target / max(corpus, 1)))
     return (epochs, None) if epochs >= 1 else (1, max(1, round(target)))
 
 
@@ -89,7 +93,8 @@ def costs(plan: FitPlan, rates: Rates, corpus: dict[str, float]) -> dict[str, fl
     parse_seconds = 0.0  # a word's, the teacher's members together
     minutes = {}
     if lm:
-        minutes["probes"] = probes * min(plan.probe_tokens, corpus["tokens"]) / rates.lm_tokens * LM_WALL / 60
+        minutes["probes"] = (probes * plan.probe_epochs * min(plan.probe_tokens, corpus["tokens"]) / rates.lm_tokens
+                             * LM_WALL / 60)
         minutes["language models"] = (lm * read_of(plan.member_epochs, plan.member_sample, corpus["tokens"])
                                       / rates.lm_tokens * LM_WALL / 60)
         minutes["language-model student"] = plan.scratch_passes * student_tokens / rates.lm_tokens * STUDENT_WALL / 60
@@ -112,7 +117,8 @@ def at_scale(plan: FitPlan, corpus: dict[str, float], scale: float, given: FitPl
               reading_of(scale * MEMBER_TOKENS, corpus["tokens"]))
     grammar = ((given.grammar_epochs, given.grammar_sample) if given.grammar_epochs else
                reading_of(scale * GRAMMAR_TOKENS, corpus["grammar_words"]))
-    return replace(plan, member_epochs=member[0], member_sample=member[1], grammar_epochs=grammar[0],
+    return replace(plan, probe_epochs=reading_of(plan.probe_tokens, corpus["tokens"])[0], member_epochs=member[0],
+                   member_sample=member[1], grammar_epochs=grammar[0],
                    grammar_sample=grammar[1], sentences=max(1, round(scale * given.sentences)))
 
 

@@ -376,7 +376,7 @@ def quantize(model, out_dir, gold, encoding, device, threads) -> None:
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="Fit folder: a run folder or ensemble per stage, fit.json, and model/ (the parser).")
 @click.option("--resume", is_flag=True, help="Continue the fit in --out where it stopped, with its own settings.")
-@click.option("--hours", type=click.FloatRange(min=0, min_open=True), help="Stop (recorded, resumable) after this much wall time.")
+@click.option("--hours", type=click.FloatRange(min=0, min_open=True), help="Size the fit to end within this much wall time on this machine (its throughput timed first), and stop (recorded, resumable) if it runs over.")
 @options_of(FitPlan, "members", "rounds", "member_epochs")
 @options_of(ModelConfig, *VARIED_SIZES, defaults=MEMBER_MODEL)
 @options_of(ModelConfig, "n_layers", "vocab_size")
@@ -386,21 +386,21 @@ def quantize(model, out_dir, gold, encoding, device, threads) -> None:
 @options_of(FitPlan, "generations", "stop_agreement", "evals_per_epoch")
 @right_branching_options("in every ensemble")
 @options_of(FitPlan, "layer_rule", "layer", "vote_layer", "keep_evaluations", "select_by_gold", "language", "encoding",
-            "tokenized", "punctuation", "directions", "families")
+            "tokenized", "punctuation", "directions", "probe_tokens", "families")
 @options_of(GrammarConfig, *GRAMMAR_SIZES)
 @options_of(FitPlan, "grammar_epochs", "grammar_batch_size", "seed", "dtype", "device")
 @click.option("--threads", type=Threads, help=THREADS_HELP)
 @QUIET
 def fit(train_paths, dev, dev_gold, out_dir, resume, hours, vocab_size, student_nonterminals, student_preterminals, right_branching_voter, right_branching_votes, threads, quiet,
         **settings) -> None:
-    """Train a full parser on raw text, no gold trees: members, ensembles, distillation rounds, a student from scratch.
+    """Train a full parser on raw text, no gold trees: reading probes, members of both families, their vote, students.
 
     Each stage is recorded in OUT/fit.json as it ends; an interrupted or
     time-limited fit continues with --resume. The parser is OUT/model.
 
     \b
     Examples:
-      onparse fit --train corpus.txt --dev dev.txt --out runs/fit --hours 3
+      onparse fit --train corpus.txt --dev dev.txt --language de --out runs/fit --hours 3
       onparse fit --out runs/fit --resume
       onparse fit --train corpus.txt --dev dev.txt --out runs/mixed --members 6 \\
           --hidden-size 600 --hidden-size 1150 --embedding-size 200 --embedding-size 400 --chunk-size 5 --chunk-size 10 --chunk-size 20

@@ -236,6 +236,7 @@ class FitPlan:
                                     "trees agree best with the grammar members' on --dev (no gold trees).",
                                     option="--direction", choices=(FORWARD, BACKWARD, AUTO))
     probe_tokens: int = setting(250_000, "Tokens of the training text (a seeded sample) each reading probe learns.")
+    probe_epochs: int = 1  # settled by the fit: a text smaller than probe_tokens is read more often
     families: list[str] = setting(["onlstm", "pcfg"], "Repeat to mix the members, as --chunk-size: member k is of the "
                                   "k-th family, cycling (pcfg: a neural PCFG, trained on the words' likelihood; it votes "
                                   "as it is in every round).", option="--family", choices=NAMES)
@@ -250,7 +251,7 @@ class FitPlan:
                                             "voting ON-LSTM's]; repeat for one student per direction, each voting "
                                             "(together they see both sides of every gap).", option="--student-direction",
                                             choices=(FORWARD, BACKWARD))
-    grammar_students: int = setting(0, "Grammars from scratch that learn the last ensemble's trees beside the ON-LSTM "
+    grammar_students: int = setting(2, "Grammars from scratch that learn the last ensemble's trees beside the ON-LSTM "
                                     "students (the first grammar member's shape and vocabulary, --scratch-passes passes, "
                                     "seeds counting up from --seed); each votes.", minimum=0)
     student_grammar: GrammarConfig | None = None  # the grammar students' shape (None: the first grammar member's)
@@ -367,8 +368,9 @@ class FitPlan:
         if self.chooses_reading and len(self.candidate_readings()) < 4 and not self.members_of(GrammarConfig.family):
             raise ValueError("the reading rule compares two probes with the grammar members' trees: add --family pcfg, or "
                              "give both --punctuation/--no-punctuation and --direction")
-        if type(self.probe_tokens) is not int or self.probe_tokens < 1:
-            raise ValueError(f"probe_tokens must be a whole number of at least 1, not {self.probe_tokens!r:.40}")
+        for name in ("probe_tokens", "probe_epochs"):
+            if type(getattr(self, name)) is not int or getattr(self, name) < 1:
+                raise ValueError(f"{name} must be a whole number of at least 1, not {getattr(self, name)!r:.40}")
         if self.grammar_students and not self.members_of(GrammarConfig.family):
             raise ValueError("grammar students take the shape and vocabulary of a grammar member: add --family pcfg")
         if not isinstance(self.member_grammar, GrammarConfig) or not isinstance(self.student_grammar, GrammarConfig | None):

@@ -113,7 +113,7 @@ def stages(plan: FitPlan, out: Path, record: dict | None = None) -> list[Stage]:
     if plan.chooses_reading:  # probes, then the grammars that referee them, then the ON-LSTMs as the rule chose
         lead = plan.language_models()[0]  # the probes take the first ON-LSTM's shape and seed
         probes = [Stage(probe_name(reading), replace(
-            member_stage_config(plan, lead, reading, common), epochs=1, batch_size=PROBE_BATCH,
+            member_stage_config(plan, lead, reading, common), epochs=plan.probe_epochs, batch_size=PROBE_BATCH,
             evals_per_epoch=2, sample_tokens=plan.probe_tokens)) for reading in plan.candidate_readings()]
         found += [*probes, *(stage for stage in members if stage.name in grammars),
                   Stage(READINGS, members=[stage.name for stage in probes], reference=[stage.name for stage in members if stage.name in grammars])]
@@ -472,6 +472,8 @@ def fit(plan: FitPlan | None, out: Path, resume: bool = False, hours: float | No
         record["stages"].append(entry)
         if ranks.main:
             write_record(out, record)
+            for probe in stage.members if stage.reference is not None and not plan.keep_evaluations else []:
+                runfolder.retire(out / probe)  # the rule has chosen: a probe's figures are in the record
         if ranks.main:
             log.info(f"stage {stage.name} done: {json.dumps(entry)}")
         if stage_done:

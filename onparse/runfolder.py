@@ -450,3 +450,17 @@ def settle(out_dir: Path) -> None:
         found = out_dir / name
         if found.is_file() and not found.is_symlink():
             found.unlink()
+
+
+def retire(out_dir: Path) -> None:
+    """A run whose model served one choice and is never used again (a fit's reading probe, once the rule has chosen):
+    its settings and history kept, everything else removed."""
+    if not is_run_folder(out_dir):
+        raise RunFolderError(f"{out_dir} is not a training run's folder: nothing removed")
+    for found in out_dir.iterdir():
+        if found.name in ("config.json", "history.jsonl", LOCK):
+            continue
+        if found.is_dir() and not found.is_symlink():
+            shutil.rmtree(found)
+        else:
+            found.unlink()

@@ -23,6 +23,7 @@ def test_a_model_reads_the_text_whole_as_often_as_its_target_says_or_a_sample_of
     assert reading_of(3_000_000, 1_000_000) == (3, None)
     assert reading_of(1_200_000, 1_000_000) == (1, None)
     assert reading_of(400_000, 1_000_000) == (1, 400_000)
+    assert reading_of(1_000_000, 3_724) == (budget.MAX_EPOCHS, None)  # 400 sentences are not read 269 times
 
 
 @pytest.mark.parametrize("hours", [1.0, 2.0, 3.0])

@@ -299,11 +299,11 @@ def test_the_reading_rule_probes_each_candidate_and_every_onlstm_reads_as_the_pr
     from onparse.settings import Reading
 
     plan = tiny_plan(members=3, rounds=0, families=["onlstm", "pcfg"], directions=["auto"], punctuation=None,
-                     scratch_passes=1, probe_tokens=300, grammar_epochs=1)
+                     scratch_passes=1, probe_tokens=100_000, grammar_epochs=1)
     names = [stage.name for stage in stages(plan, tmp_path)]
     probes = ["probe-forward-punctuation", "probe-backward-punctuation", "probe-forward-words", "probe-backward-words"]
     assert names[:7] == [*probes, "member-2", READINGS, "member-1"]  # the grammar referees before any ON-LSTM member
-    assert [stage.config.sample_tokens for stage in stages(plan, tmp_path)[:4]] == [300] * 4
+    assert [stage.config.sample_tokens for stage in stages(plan, tmp_path)[:4]] == [100_000] * 4
     for chosen in (Reading(False, "backward"), Reading(True, "forward")):
         record = {"stages": [{"name": READINGS, "chosen": {"punctuation": chosen.punctuation, "direction": chosen.direction}}]}
         settled = {stage.name: stage for stage in stages(plan, tmp_path, record)}
@@ -317,6 +317,9 @@ def test_the_reading_rule_probes_each_candidate_and_every_onlstm_reads_as_the_pr
     reads = {entry["name"]: entry["reads"] for entry in record["stages"] if "reads" in entry}
     assert reads["member-1"] == reads["member-3"] == reads[best]
     assert chosen_reading(record) == Reading.from_dict(rule["chosen"])
+    for probe in probes:  # the rule has chosen: a probe keeps its settings and history, its figures in the record
+        assert sorted(path.name for path in (tmp_path / "fit" / probe).iterdir() if path.name != ".lock") == ["config.json", "history.jsonl"]
+    assert json.loads((tmp_path / "fit" / "fit.json").read_text())["plan"]["probe_epochs"] == 20  # a small text, read often
     assert "Reading: the ON-LSTMs read" in (tmp_path / "fit" / "model" / "card.md").read_text()
 
 
