@@ -17,9 +17,10 @@ from onparse.settings import (AUTO_DTYPE, BACKWARD, DTYPE_CHOICES, DTYPE_HELP, F
 
 
 # A fit's reading rule: where punctuation or direction is not given, short ON-LSTM probes learn a sample of the text in
-# each candidate reading, and the members read as the probe whose trees agree best with the grammar members' vote on the
-# dev text (no gold trees; ``recipe.reading_stage``). A grammar reads the words whatever the ON-LSTMs read, so it is a
-# referee blind to the reading; in German, Chinese and English this chose as the gold figures would (experiments/notebook.md).
+# each candidate reading, and the members read as the probe whose trees agree best with the vote of the other probes
+# and the grammar members on the dev text (no gold trees; ``recipe.reading_stage``). A grammar reads the words whatever
+# the ON-LSTMs read, so it referees every reading alike; in English, Chinese and German the rule chose the reading the
+# gold figures would have (experiments/notebook.md, issue 45).
 AUTO = "auto"
 
 
@@ -233,7 +234,8 @@ class FitPlan:
     directions: list[str] = setting([AUTO], "Repeat to vary the members, as --chunk-size: member k reads in the k-th "
                                     "direction, cycling. auto: short probes learn a sample of the text in each candidate "
                                     "reading (and punctuation, unless given), and every ON-LSTM reads as the probe whose "
-                                    "trees agree best with the grammar members' on --dev (no gold trees).",
+                                    "trees agree best with the other probes' and the grammar members' vote on --dev (no "
+                                    "gold trees).",
                                     option="--direction", choices=(FORWARD, BACKWARD, AUTO))
     probe_tokens: int = setting(250_000, "Tokens of the training text (a seeded sample) each reading probe learns.")
     probe_epochs: int = 1  # settled by the fit: a text smaller than probe_tokens is read more often

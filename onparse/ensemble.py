@@ -97,23 +97,21 @@ def tree_agreement(model: Path | str, other: Path | str, sentences: list[Sentenc
     return pairwise_agreement(trees, sentences)[0][1]
 
 
-def reference_agreement(models: list[Path | str], reference: list[Path | str], sentences: list[Sentence],
+def reference_agreement(models: list[Path | str], referees: list[Path | str], sentences: list[Sentence],
                         settings: dict) -> list[float]:
-    """Sentence F1 of each model's trees (at its own layer) against the vote of the ``reference`` models' trees on
-    unlabelled text; with no reference, against the vote of the other models. No gold trees."""
-    everyone = [*models, *reference]
+    """Sentence F1 of each model's trees (at its own layer) against the vote of every other model and the
+    ``referees`` on unlabelled text: the candidate that agrees best with all the others. No gold trees."""
+    everyone = [*models, *referees]
     distances, _, own_trees = candidate_trees(everyone, sentences, settings)
     layers = [modeldir.load(member_source(model).model).default_layer for model in everyone]
-
-    def vote_of(voters: list[int]) -> list[GoldSentence]:
-        builder = TreeBuilder(tuple(layers[k] for k in voters))
-        return [GoldSentence(tuple(sentence.word_tokens), frozenset(spans(builder.build([distances[k][i] for k in voters]).tree)),
-                             (), "the reference vote") for i, sentence in enumerate(sentences)]
-
-    referees = list(range(len(models), len(everyone)))
-    shared = vote_of(referees) if referees else None
-    return [score(own_trees[m][layers[m]], shared or vote_of([k for k in range(len(models)) if k != m]))["sentence_f1"]
-            for m in range(len(models))]
+    found = []
+    for m in range(len(models)):
+        voters = [k for k in range(len(everyone)) if k != m]
+        vote = TreeBuilder(tuple(layers[k] for k in voters))
+        reference = [GoldSentence(tuple(sentence.word_tokens), frozenset(spans(vote.build([distances[k][i] for k in voters]).tree)),
+                                  (), "the others' vote") for i, sentence in enumerate(sentences)]
+        found.append(score(own_trees[m][layers[m]], reference)["sentence_f1"])
+    return found
 
 
 def most_consistent(own_trees: list[dict[Layer, list[set]]], sentences: list[Sentence]) -> tuple[Layer, dict[str, float]]:

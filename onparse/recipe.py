@@ -329,16 +329,16 @@ def run_stage(stage: Stage, plan: FitPlan, out: Path, deadline: float | None, co
 
 
 def reading_stage(stage: Stage, plan: FitPlan, out: Path) -> dict:
-    """The reading rule: each probe's trees against the vote of the grammar members' trees on the dev text (without
-    grammar members, against the other probes' vote); the ON-LSTMs read as the probe that agrees best. No gold trees:
-    a grammar reads the words whatever the probes read, so it referees them all alike."""
+    """The reading rule: each probe's trees against the vote of the other probes and the grammar members on the dev
+    text; the ON-LSTMs read as the probe that agrees best with them all. No gold trees: a grammar reads the words
+    whatever the probes read, so it referees them alike, and the other probes add what each reading sees."""
     settings = {"device": plan.device, "dtype": plan.dtype}
     sentences = read_sentences([plan.dev], plan.language, plan.encoding, plan.tokenized)
     probes = [out / name for name in stage.members]
     agreement = reference_agreement(probes, [out / name for name in stage.reference], sentences, settings)
     best = max(range(len(probes)), key=lambda m: agreement[m])  # ties: the earlier candidate
     entry = {"agreement": {name: round(value, 2) for name, value in zip(stage.members, agreement)},
-             "referee": "the grammar members' vote" if stage.reference else "the other probes' vote",
+             "referee": "the vote of the other probes and the grammar members" if stage.reference else "the other probes' vote",
              "chosen": asdict(plan.candidate_readings()[best])}
     if plan.dev_gold:  # for the record: what each probe reads on gold trees
         gold = list(read_gold(plan.dev_gold, encoding=plan.encoding))

@@ -164,3 +164,28 @@ def test_every_layer_rule_is_one_dispatch_and_the_fixed_rule_leaves_a_grammar_it
     assert set(LAYER_RULES) == {"own", "agreement", "consistency", "fixed"}
     chosen = build(tmp_path / "e", models, "fixed", fixed_layer=2)
     assert json.loads((tmp_path / "e" / "config.json").read_text())["ensemble"]["layers"] == chosen["layers"] == [2, SPANS]
+
+
+def test_the_reading_rule_scores_each_probe_against_the_vote_of_every_other_model():
+    """Constructed: two probes that are copies of one model and a third alone, with a referee that is that model too:
+    each copy meets a vote its twins carry (100), the third meets theirs; with no referee, two probes meet each
+    other's trees, the same F1 both ways (a vote that counted the probe itself would pull it toward its own)."""
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    from onparse.ensemble import reference_agreement
+    from onparse.language import Sentence
+
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        for seed in range(2):
+            model, vocab = tiny_model(seed)
+            modeldir.save(root / f"m{seed}", model, vocab, default_layer=2)
+        shutil.copytree(root / "m0", root / "twin")
+        shutil.copytree(root / "m0", root / "referee")
+        sentences = [Sentence.of_tokens(s.split()) for s in SENTENCES * 4]
+        found = reference_agreement([root / "m0", root / "m1", root / "twin"], [root / "referee"], sentences, {})
+        assert found[0] == found[2] == 100.0 and found[1] < 100.0
+        alone = reference_agreement([root / "m0", root / "m1"], [], sentences, {})
+        assert alone[0] == alone[1] < 100.0  # two probes, no referee: each meets the other's trees

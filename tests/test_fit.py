@@ -294,7 +294,7 @@ def test_the_ensembles_agreement_text_is_read_in_the_fits_language(tmp_path, mon
     assert [seen[0].tokens[i] for i in seen[0].words] == ["Die", "Mäuse", "laufen", "schnell"]
 
 
-def test_the_reading_rule_probes_each_candidate_and_every_onlstm_reads_as_the_probe_the_grammars_agree_with(tmp_path):
+def test_the_reading_rule_probes_each_candidate_and_every_onlstm_reads_as_the_probe_the_others_agree_with(tmp_path):
     from onparse.recipe import READINGS, chosen_reading
     from onparse.settings import Reading
 
@@ -313,7 +313,7 @@ def test_the_reading_rule_probes_each_candidate_and_every_onlstm_reads_as_the_pr
     record = fit(plan, tmp_path / "fit")
     rule = next(entry for entry in record["stages"] if entry["name"] == READINGS)
     best = max(rule["agreement"], key=rule["agreement"].get)
-    assert set(rule["agreement"]) == set(probes) and rule["referee"] == "the grammar members' vote"
+    assert set(rule["agreement"]) == set(probes) and rule["referee"] == "the vote of the other probes and the grammar members"
     reads = {entry["name"]: entry["reads"] for entry in record["stages"] if "reads" in entry}
     assert reads["member-1"] == reads["member-3"] == reads[best]
     assert chosen_reading(record) == Reading.from_dict(rule["chosen"])
