@@ -64,10 +64,14 @@ def timed(config: TrainConfig) -> float:
     return tokens / max(seconds, 1e-9)
 
 
-def measure(members: dict[str, TrainConfig]) -> Rates:
-    """This machine's throughput for the first member of each family (``members``: family name -> its run)."""
-    found = {family: timed(config) for family, config in members.items()}
-    return Rates(found.get("onlstm"), found.get("pcfg"))
+def measure(members: list[TrainConfig]) -> Rates:
+    """This machine's throughput for the first language model and the first grammar among ``members`` (runs)."""
+    from onparse.families import of
+
+    first = {}
+    for config in members:
+        first.setdefault(of(config.model).reads_either_way, config)  # a language model reads either way; a grammar not
+    return Rates(*(timed(first[kind]) if kind in first else None for kind in (True, False)))
 
 
 def reading_of(target: float, corpus: float) -> tuple[int, int | None]:

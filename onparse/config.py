@@ -239,7 +239,7 @@ class FitPlan:
                                     option="--direction", choices=(FORWARD, BACKWARD, AUTO))
     probe_tokens: int = setting(250_000, "Tokens of the training text (a seeded sample) each reading probe learns.")
     probe_epochs: int = 1  # settled by the fit: a text smaller than probe_tokens is read more often
-    families: list[str] = setting(["onlstm", "pcfg"], "Repeat to mix the members, as --chunk-size: member k is of the "
+    families: list[str] = setting([ModelConfig.family, GrammarConfig.family], "Repeat to mix the members, as --chunk-size: member k is of the "
                                   "k-th family, cycling (pcfg: a neural PCFG, trained on the words' likelihood; it votes "
                                   "as it is in every round).", option="--family", choices=NAMES)
     member_grammar: GrammarConfig = field(default_factory=GrammarConfig)  # the grammar members' size

@@ -8,6 +8,7 @@ text, and what a model reads of a sentence is its own reading's choice
 
 from __future__ import annotations
 
+import random
 import re
 from collections.abc import Iterable, Iterator
 from itertools import chain, islice
@@ -106,8 +107,6 @@ def read_corpus(paths: list[str], language: str = ENGLISH, encoding: str = "UTF-
 def sample(sentences: list[list[str]], tokens: int, seed: int) -> list[list[str]]:
     """A seeded sample of about ``tokens`` tokens (each sentence's and its end's) of ``sentences``, in the corpus's
     order: the same for every run given one seed, so that runs which compare readings see the same text."""
-    import random
-
     order = list(range(len(sentences)))
     random.Random(seed).shuffle(order)
     chosen, count = set(), 0

@@ -52,8 +52,8 @@ from pathlib import Path
 from rich.console import Console
 
 from onparse import budget, distributed, runfolder
-from onparse.budget import MEMBER_TOKENS
 from onparse.atomic import replacing_file
+from onparse.budget import MEMBER_TOKENS
 from onparse.config import DistillConfig, FitPlan, TrainConfig
 from onparse.corpus import read_corpus, read_sentences
 from onparse.ensemble import build, make_ensemble, reference_agreement, tree_agreement
@@ -228,11 +228,8 @@ def settled_plan(plan: FitPlan, out: Path, hours: float | None = None) -> tuple[
     if not hours:
         return budget.at_scale(plan, corpus, 1.0, plan), None
     log.info(f"measuring this machine's throughput on the text, to size the fit to {hours:g} hours")
-    first = {}
-    for stage in stages(plan, out):
-        if stage.name.startswith("member-"):
-            first.setdefault(stage.config.family, stage.config)
-    return budget.sized(plan, budget.measure(first), corpus, hours)
+    members = [stage.config for stage in stages(plan, out) if stage.name.startswith("member-")]
+    return budget.sized(plan, budget.measure(members), corpus, hours)
 
 
 class TimeUp(Exception):
