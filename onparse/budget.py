@@ -106,7 +106,7 @@ def costs(plan: FitPlan, rates: Rates, corpus: dict[str, float]) -> dict[str, fl
     if grammars:
         minutes["grammars"] = (grammars * read_of(plan.grammar_epochs, plan.grammar_sample, corpus["grammar_words"])
                                / rates.grammar_words * GRAMMAR_WALL / 60)
-        minutes["grammar students"] = (plan.grammar_students * plan.scratch_passes * student_tokens / rates.grammar_words
+        minutes["grammar students"] = (plan.grammar_student_count * plan.scratch_passes * student_tokens / rates.grammar_words
                                        * STUDENT_WALL / 60)
         parse_seconds += grammars * GRAMMAR_PARSE / rates.grammar_words
     minutes["teacher's trees"] = student_tokens * parse_seconds / 60
@@ -116,13 +116,16 @@ def costs(plan: FitPlan, rates: Rates, corpus: dict[str, float]) -> dict[str, fl
 
 def at_scale(plan: FitPlan, corpus: dict[str, float], scale: float, given: FitPlan) -> FitPlan:
     """The plan reading ``scale`` of the recipe: each member's tokens, each grammar's words and the students' sample;
-    epochs the user gave (``given``) stay as given."""
+    epochs the user gave (``given``) stay as given (``member_epochs`` for the grammars too, unless ``grammar_epochs``
+    says otherwise), and the reading probes read no more than a member does."""
     member = ((given.member_epochs, given.member_sample) if given.member_epochs else
               reading_of(scale * MEMBER_TOKENS, corpus["tokens"]))
     grammar = ((given.grammar_epochs, given.grammar_sample) if given.grammar_epochs else
+               (given.member_epochs, None) if given.member_epochs else
                reading_of(scale * GRAMMAR_TOKENS, corpus["grammar_words"]))
-    return replace(plan, probe_epochs=reading_of(plan.probe_tokens, corpus["tokens"])[0], member_epochs=member[0],
-                   member_sample=member[1], grammar_epochs=grammar[0],
+    probe_tokens = min(given.probe_tokens, round(read_of(*member, corpus["tokens"])))
+    return replace(plan, probe_tokens=probe_tokens, probe_epochs=reading_of(probe_tokens, corpus["tokens"])[0],
+                   member_epochs=member[0], member_sample=member[1], grammar_epochs=grammar[0],
                    grammar_sample=grammar[1], sentences=max(1, round(scale * given.sentences)))
 
 

@@ -179,6 +179,10 @@ class TrainConfig:
 LAYER_RULES = ("own", "agreement", "consistency", "fixed")
 
 
+# Grammar students a fit trains by default where it has grammar members: in English two students of the fit's first
+# vote read 58.8-59.5 alone where the vote read 55.1 (experiments/notebook.md, issue 33)
+GRAMMAR_STUDENTS = 2
+
 # The members' architecture: small enough that four train in well under an hour on two cores.
 MEMBER_MODEL = ModelConfig(embedding_size=200, hidden_size=600, n_layers=3, chunk_size=10)
 VARIED_SIZES = ("embedding_size", "hidden_size", "chunk_size")  # what members may vary: the layers stay, so one layer rule fits all
@@ -197,8 +201,9 @@ class FitPlan:
     member_model: ModelConfig = field(default_factory=lambda: ModelConfig(**asdict(MEMBER_MODEL)))
     # members cycle through these sizes, e.g. {"hidden_size": [600, 1150], "chunk_size": [5, 10, 20]} (absent: member_model's)
     member_variants: dict[str, list[int]] = field(default_factory=dict)
-    member_epochs: int | None = setting(None, "Epochs of each member  [default: enough to read about a million tokens "
-                                        "(with --hours, what fits them), a sample of the text where that is less].",
+    member_epochs: int | None = setting(None, "Epochs of each member, grammars too unless --grammar-epochs  [default: "
+                                        "enough to read about a million tokens (with --hours, what fits them), a sample "
+                                        "of the text where that is less; the reading probes read no more].",
                                         kind=int)  # None: about MEMBER_TOKENS tokens
     member_sample: int | None = None  # settled by the fit: the tokens of the sample each member reads (None: the text)
     evals_per_epoch: int = setting(4, "Dev evaluations (perplexity, agreement, a saved model) per epoch of each run.")
@@ -243,7 +248,8 @@ class FitPlan:
                                   "k-th family, cycling (pcfg: a neural PCFG, trained on the words' likelihood; it votes "
                                   "as it is in every round).", option="--family", choices=NAMES)
     member_grammar: GrammarConfig = field(default_factory=GrammarConfig)  # the grammar members' size
-    grammar_epochs: int | None = setting(None, "Epochs of each grammar member  [default: enough to read about four million "
+    grammar_epochs: int | None = setting(None, "Epochs of each grammar member  [default: --member-epochs where given, "
+                                         "else enough to read about four million "
                                          "words of sentences of 2-40 words (with --hours, what fits them), a sample "
                                          "of the text where that is less].", kind=int)
     grammar_sample: int | None = None  # settled by the fit: the tokens of the sample each grammar reads (None: the text)
@@ -253,9 +259,11 @@ class FitPlan:
                                             "voting ON-LSTM's]; repeat for one student per direction, each voting "
                                             "(together they see both sides of every gap).", option="--student-direction",
                                             choices=(FORWARD, BACKWARD))
-    grammar_students: int = setting(2, "Grammars from scratch that learn the last ensemble's trees beside the ON-LSTM "
-                                    "students (the first grammar member's shape and vocabulary, --scratch-passes passes, "
-                                    "seeds counting up from --seed); each votes.", minimum=0)
+    grammar_students: int | None = setting(None, "Grammars from scratch that learn the last ensemble's trees beside the "
+                                           "ON-LSTM students (the first grammar member's shape and vocabulary, "
+                                           "--scratch-passes passes, seeds counting up from --seed); each votes  "
+                                           f"[default: {GRAMMAR_STUDENTS} where the fit has grammar members, else none].",
+                                           minimum=0, kind=int)
     student_grammar: GrammarConfig | None = None  # the grammar students' shape (None: the first grammar member's)
     # generation 0 is the first students' vote
     generations: int = setting(0, "Self-training: each generation's students (as the first ones, new seeds) learn the "
@@ -318,6 +326,13 @@ class FitPlan:
         return [Reading(p, d) for p in punctuation for d in directions]
 
     @property
+    def grammar_student_count(self) -> int:
+        """The grammar students each teacher has: as asked, else GRAMMAR_STUDENTS where the fit has grammar members."""
+        if self.grammar_students is not None:
+            return self.grammar_students
+        return GRAMMAR_STUDENTS if self.members_of(GrammarConfig.family) else 0
+
+    @property
     def chooses_reading(self) -> bool:
         """Whether the fit's ON-LSTMs read as its reading rule chooses (probes first)."""
         return bool(self.language_models()) and len(self.candidate_readings()) > 1
@@ -327,7 +342,7 @@ class FitPlan:
         if not isinstance(self.train, list) or not all(isinstance(path, str) for path in self.train) or not isinstance(self.dev, str):
             raise ValueError("train must be a list of paths and dev a path")
         for name in ("members", "rounds", "evals_per_epoch", "batch_size", "sentences", "student_batch_size",
-                     "finetune_passes", "scratch_passes", "seed", "grammar_students", "generations"):
+                     "finetune_passes", "scratch_passes", "seed", "generations"):
             if type(getattr(self, name)) is not int:
                 raise ValueError(f"{name} must be a whole number, not {getattr(self, name)!r:.40}")
         if self.punctuation is not None and type(self.punctuation) is not bool:
@@ -335,8 +350,9 @@ class FitPlan:
         for name in ("keep_evaluations", "select_by_gold", "tokenized"):
             if type(getattr(self, name)) is not bool:
                 raise ValueError(f"{name} must be true or false, not {getattr(self, name)!r:.40}")
-        if self.member_epochs is not None and type(self.member_epochs) is not int:
-            raise ValueError(f"member_epochs must be a whole number, not {self.member_epochs!r:.40}")
+        for name in ("member_epochs", "grammar_students"):
+            if getattr(self, name) is not None and type(getattr(self, name)) is not int:
+                raise ValueError(f"{name} must be a whole number, not {getattr(self, name)!r:.40}")
         if not isinstance(self.member_model, ModelConfig) or not isinstance(self.member_variants, dict) or not isinstance(self.directions, list):
             raise ValueError("member_model and member_variants must be objects, directions a list")
         if type(self.right_branching_voter) not in (int, float, bool) or self.right_branching_voter < 0:
@@ -346,7 +362,7 @@ class FitPlan:
         if self.layer_rule not in LAYER_RULES:
             raise ValueError(f"the layer rule is {' or '.join(LAYER_RULES)}, not {self.layer_rule!r}")
         if min(self.members, self.member_epochs or 1, self.evals_per_epoch, self.sentences, self.scratch_passes) < 1 or min(
-                self.rounds, self.grammar_students, self.generations) < 0:
+                self.rounds, self.grammar_students or 0, self.generations) < 0:
             raise ValueError("members, epochs, evaluations, sentences and passes must be at least 1, rounds, grammar "
                              "students and generations at least 0")
         if type(self.stop_agreement) not in (int, float) or not 0 <= self.stop_agreement <= 100:
@@ -380,9 +396,9 @@ class FitPlan:
         self.member_grammar.check()
         if self.student_grammar is not None:
             self.student_grammar.check()
-            if not self.grammar_students:
+            if not self.grammar_student_count:
                 raise ValueError("student_grammar is the grammar students' shape: ask for grammar students too")
-        if self.generations and not (self.language_models() or self.grammar_students):
+        if self.generations and not (self.language_models() or self.grammar_student_count):
             raise ValueError("generations are students: they need ON-LSTM members or grammar students")
         for k in range(1, self.members + 1):
             self.member_settings(k).check()

@@ -172,7 +172,7 @@ GENERATION_SEEDS = 100
 def student_stages(plan: FitPlan, out: Path, teacher: str, prefix: str, starts: dict, seed: int, common: dict) -> list[Stage]:
     """Students from scratch of one teacher (a stage's vote), all learning its trees of one sample of the training
     text: an ON-LSTM per direction the plan's ``student_directions`` name (one, reading as its start, if none),
-    from ``seed``; ``plan.grammar_students`` grammars, from ``seed`` up. ``starts`` gives each family's start folder
+    from ``seed``; ``plan.grammar_student_count`` grammars, from ``seed`` up. ``starts`` gives each family's start folder
     and shape (None where the fit has no such member); names begin with ``prefix``."""
     distill = DistillConfig(teacher=str(out / teacher), from_scratch=True, sentences=plan.sentences, sample_seed=plan.seed,
                             trees=str(out / "teachers" / f"{teacher}.jsonl"), rank_weight=plan.rank_weight,
@@ -185,7 +185,7 @@ def student_stages(plan: FitPlan, out: Path, teacher: str, prefix: str, starts: 
             found.append(Stage(prefix + (f"scratch-{i + 1}" if i else "scratch"), TrainConfig(
                 model=model, reading=student_reading, epochs=plan.scratch_passes, lr=plan.scratch_lr,
                 batch_size=plan.student_batch_size, seed=seed, distill=replace(distill, start=start), **common)))
-    for i in range(plan.grammar_students):
+    for i in range(plan.grammar_student_count):
         start, model = starts["grammar"]
         grammar = of(model)
         found.append(Stage(f"{prefix}grammar-student-{i + 1}", TrainConfig(

@@ -16,7 +16,16 @@ RATES = Rates(lm_tokens=1_000.0, grammar_words=4_500.0)  # one thread of this pr
 
 
 def plan(**changes) -> FitPlan:
-    return FitPlan(train=["t"], dev="d", member_epochs=None, grammar_students=2, **changes)
+    return FitPlan(**{"train": ["t"], "dev": "d", "member_epochs": None, "grammar_students": 2, **changes})
+
+
+def test_members_epochs_hold_for_the_grammars_and_the_probes_read_no_more_than_a_member():
+    from onparse.budget import at_scale
+
+    given, small = plan(member_epochs=1), {**CORPUS, "tokens": 100_000, "grammar_words": 80_000}
+    settled = at_scale(given, small, 1.0, given)
+    assert settled.grammar_epochs == 1 and settled.probe_tokens == 100_000 and settled.probe_epochs == 1
+    assert at_scale(plan(), CORPUS, 1.0, plan()).probe_tokens == plan().probe_tokens  # a member reads more than a probe
 
 
 def test_a_model_reads_the_text_whole_as_often_as_its_target_says_or_a_sample_of_it_once():

@@ -295,6 +295,7 @@ def test_the_ensembles_agreement_text_is_read_in_the_fits_language(tmp_path, mon
 
 
 def test_the_reading_rule_probes_each_candidate_and_every_onlstm_reads_as_the_probe_the_others_agree_with(tmp_path):
+    from onparse.corpus import read_corpus
     from onparse.recipe import READINGS, chosen_reading
     from onparse.settings import Reading
 
@@ -319,7 +320,9 @@ def test_the_reading_rule_probes_each_candidate_and_every_onlstm_reads_as_the_pr
     assert chosen_reading(record) == Reading.from_dict(rule["chosen"])
     for probe in probes:  # the rule has chosen: a probe keeps its settings and history, its figures in the record
         assert sorted(path.name for path in (tmp_path / "fit" / probe).iterdir() if path.name != ".lock") == ["config.json", "history.jsonl"]
-    assert json.loads((tmp_path / "fit" / "fit.json").read_text())["plan"]["probe_epochs"] == 20  # a small text, read often
+    settled = json.loads((tmp_path / "fit" / "fit.json").read_text())["plan"]
+    tokens = sum(len(words) + 1 for words in read_corpus(plan.train, reading=Reading(punctuation=True)))
+    assert (settled["probe_epochs"], settled["probe_tokens"]) == (1, tokens)  # no more than a member reads: one epoch
     assert "Reading: the ON-LSTMs read" in (tmp_path / "fit" / "model" / "card.md").read_text()
 
 
@@ -327,6 +330,9 @@ def test_the_reading_rule_needs_a_referee_where_it_weighs_two_probes():
     with pytest.raises(ValueError, match="add --family pcfg"):
         tiny_plan(directions=["auto"], punctuation=True).check()
     assert not tiny_plan(directions=["forward"], punctuation=True).chooses_reading
+    # two grammar students by default where there are grammars to take their shape from; none asked of a fit without
+    assert tiny_plan(families=["onlstm", "pcfg"]).grammar_student_count == 2 and tiny_plan().grammar_student_count == 0
+    tiny_plan().check()
     assert [r.punctuation for r in tiny_plan(families=["onlstm", "pcfg"], punctuation=None).candidate_readings()] == [True, False]
 
 
@@ -334,7 +340,7 @@ def test_a_fit_mixing_families_votes_grammars_beside_onlstms_and_resumes_to_the_
     from onparse.families import SPANS, GrammarConfig
 
     plan = tiny_plan(members=3, families=["onlstm", "pcfg"], rounds=1, scratch_passes=1, grammar_epochs=2,
-                     grammar_batch_size=50,
+                     grammar_batch_size=50, grammar_students=0,
                      member_grammar=GrammarConfig(vocab_size=60, nonterminals=3, preterminals=4, symbol_size=8))
     settled = {stage.name: stage for stage in stages(plan, tmp_path)}
     assert [settled[f"member-{k}"].config.family for k in (1, 2, 3)] == ["onlstm", "pcfg", "onlstm"]
