@@ -218,6 +218,8 @@ def settled_plan(plan: FitPlan, out: Path, hours: float | None = None) -> tuple[
     that is less than the text; with ``hours``, all of it scaled to end within them on this machine (``budget``),
     and what the record keeps of that."""
     sentences = read_corpus(plan.train, plan.language, plan.encoding, replace(plan.reading(1), punctuation=True), plan.tokenized)
+    if not sentences:
+        raise ValueError(f"the training text ({', '.join(plan.train)}) holds no sentence")
     tokens = sum(len(words) + 1 for words in sentences)
     corpus = {"tokens": tokens, "sentence_tokens": tokens / max(len(sentences), 1),
               "grammar_words": sum(len(words) for words in sentences if 2 <= len(words) <= MAX_TRAINING_WORDS)}

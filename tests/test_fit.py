@@ -550,3 +550,10 @@ def test_a_finished_stage_keeps_its_model_settings_and_history_alone_unless_eval
     kept = fit(tiny_plan(rounds=0, members=1, keep_evaluations=True), tmp_path / "kept")
     assert kept and (tmp_path / "kept" / "member-1" / "checkpoint.pt").is_file()
     assert (tmp_path / "kept" / "member-1" / "epoch-00.00").is_dir()
+
+
+def test_a_fit_on_text_without_a_sentence_is_refused_in_one_line_before_its_folder_is_made(tmp_path):
+    (tmp_path / "empty.txt").write_text("\n\n")
+    result = CliRunner().invoke(main, ["fit", "--train", str(tmp_path / "empty.txt"), "--dev", str(EXAMPLES / "dev.txt"),
+                                       "--out", str(tmp_path / "fit")])
+    assert result.exit_code != 0 and "holds no sentence" in result.stderr and not (tmp_path / "fit").exists()
