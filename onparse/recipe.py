@@ -339,6 +339,7 @@ def reading_stage(stage: Stage, plan: FitPlan, out: Path) -> dict:
     entry = {"agreement": {name: round(value, 2) for name, value in zip(stage.members, agreement)},
              "referee": "the vote of the other probes and the grammar members" if stage.reference else "the other probes' vote",
              "chosen": asdict(plan.candidate_readings()[best])}
+    distributed.wait_for_all()  # under torchrun every rank weighed the probes before rank 0 trims them
     if plan.dev_gold:  # for the record: what each probe reads on gold trees
         gold = list(read_gold(plan.dev_gold, encoding=plan.encoding))
         entry["dev_gold"] = {name: round(evaluate_parser(Parser.load(probe, **settings), gold, None)["sentence_f1"], 2)
@@ -445,7 +446,8 @@ def fit(plan: FitPlan | None, out: Path, resume: bool = False, hours: float | No
             record["stages"] = [entry for entry in record["stages"] if entry["name"] != FINAL]
             continue
         stage, number = todo[0], len(settled) - len(todo) + 1
-        if ranks.world > 1 and (stage.config is None or stage.config.distill is not None):  # the members are done
+        alone = stage.config.distill is not None if stage.config else stage.reference is None  # the members are done
+        if ranks.world > 1 and alone:  # (every rank weighs the probes, and trains the members after them)
             if not ranks.main:
                 distributed.go_alone()
                 return record

@@ -121,9 +121,12 @@ def test_a_fit_under_torchrun_trains_members_of_both_families_on_both_processes_
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.count("fit done") == 1
     record = json.loads((tmp_path / "fit" / "fit.json").read_text())
-    assert [stage["name"] for stage in record["stages"]] == ["member-1", "member-2", "ensemble-1", "scratch", "model"]
+    probes = ["probe-forward-punctuation", "probe-backward-punctuation", "probe-forward-words", "probe-backward-words"]
+    assert [stage["name"] for stage in record["stages"]] == [*probes, "member-2", "readings", "member-1", "ensemble-1",
+                                                             "scratch", "grammar-student-1", "grammar-student-2", "model"]
     cards = [json.loads((tmp_path / "fit" / member / "model" / "card.json").read_text()) for member in ("member-1", "member-2")]
-    assert [card["processes"] for card in cards] == [2, 2]
+    assert [card["processes"] for card in cards] == [2, 2]  # the probes weighed by both, the members trained by both
     assert "one in 2 of the sentences of each" in done.stderr
-    assert json.loads((tmp_path / "fit" / "scratch" / "model" / "card.json").read_text())["processes"] == 1
+    for student in ("scratch", "grammar-student-1"):
+        assert json.loads((tmp_path / "fit" / student / "model" / "card.json").read_text())["processes"] == 1
     assert (tmp_path / "fit" / "model" / "card.md").is_file()
