@@ -117,7 +117,8 @@ def stages(plan: FitPlan, out: Path, record: dict | None = None) -> list[Stage]:
             evals_per_epoch=2, sample_tokens=plan.probe_tokens)) for reading in plan.candidate_readings()]
         found += [*probes, *(stage for stage in members if stage.name in grammars),
                   Stage(READINGS, members=[stage.name for stage in probes], reference=[stage.name for stage in members if stage.name in grammars])]
-    found += [stage for stage in members if stage.name not in {s.name for s in found}]
+    placed = {stage.name for stage in found}
+    found += [stage for stage in members if stage.name not in placed]
     # a student keeps the shape and the reading of the model it starts from
     shapes = {stage.name: (stage.config.model, stage.config.reading) for stage in members}
     lineage = {f"member-{k}": k for k in range(1, plan.members + 1)}  # the member each model descends from
