@@ -4,7 +4,7 @@ each model reads scaled so that the whole recipe ends within the time.
 The recipe's reading (about a million tokens a language model, four million
 words a grammar, a sample of ``plan.sentences`` for the students) is what
 the shipped parsers were measured with; a fit given fewer hours than that
-takes reads them all scaled by one factor (never more than the recipe: longer
+takes reads each of them scaled by one factor (never more than the recipe: longer
 training was not measured to help). The cost of each stage is its reading
 over the throughput measured here, times what evaluations and parsing add
 (ratios measured on the shipped fits' records, ``experiments/notebook.md``).
@@ -28,7 +28,7 @@ MEMBER_TOKENS = 1_000_000
 # the members measured were within half a point of their best by then (experiments/notebook.md, issue 33)
 GRAMMAR_TOKENS = 4_000_000
 # A small text is read at most this often: past it a model learns the text by heart (its dev perplexity turns after a
-# few epochs), and 400 sentences read a million tokens' worth took an hour for nothing
+# few epochs), and 400 sentences would otherwise be read 269 times over
 MAX_EPOCHS = 20
 
 TIMED_UPDATES = 6  # updates timed per family, after one that warms the caches
