@@ -55,7 +55,7 @@ from onparse import budget, distributed, runfolder
 from onparse.atomic import replacing_file
 from onparse.budget import MEMBER_TOKENS
 from onparse.config import DistillConfig, FitPlan, TrainConfig
-from onparse.corpus import read_corpus, read_sentences
+from onparse.corpus import read_sentences
 from onparse.ensemble import build, make_ensemble, reference_agreement, tree_agreement
 from onparse.evaluate import evaluate_parser
 from onparse.families import GrammarConfig, ModelConfig, layer_from_key, named, of
@@ -63,6 +63,7 @@ from onparse.families.pcfg_training import MAX_TRAINING_WORDS
 from onparse.hardware import describe, one_line
 from onparse.modeldir import read_json, write_json
 from onparse.parse import Parser
+from onparse.reading import model_tokens
 from onparse.settings import BACKWARD, FORWARD, Layer, Reading, layer_key
 from onparse.train import selection_rule
 from onparse.treebank import read_gold
@@ -218,14 +219,17 @@ def settled_plan(plan: FitPlan, out: Path, hours: float | None = None) -> tuple[
     tokens (a grammar: GRAMMAR_TOKENS of its training sentences, two to MAX_TRAINING_WORDS words), a sample where
     that is less than the text; with ``hours``, all of it scaled to end within them on this machine (``budget``),
     and what the record keeps of that."""
-    sentences = read_corpus(plan.train, plan.language, plan.encoding, replace(plan.reading(1), punctuation=True), plan.tokenized)
-    if not sentences:
+    text = read_sentences(plan.train, plan.language, plan.encoding, plan.tokenized)
+    if not text:
         raise ValueError(f"the training text ({', '.join(plan.train)}) holds no sentence")
-    tokens = sum(len(words) + 1 for words in sentences)
-    corpus = {"tokens": tokens, "sentence_tokens": tokens / max(len(sentences), 1),
-              "grammar_words": sum(len(words) for words in sentences if 2 <= len(words) <= MAX_TRAINING_WORDS)}
+    # a language model's tokens (punctuation counted: the more a member may read) and a grammar's words, each as it reads them
+    lm, grammar = replace(plan.reading(1), punctuation=True), named(GrammarConfig.family).fit_reading(False, FORWARD)
+    tokens = sum(len(model_tokens(lm, sentence)) + 1 for sentence in text)
+    lengths = (len(model_tokens(grammar, sentence)) for sentence in text)
+    corpus = {"tokens": tokens, "sentence_tokens": tokens / len(text),
+              "grammar_words": sum(n for n in lengths if 2 <= n <= MAX_TRAINING_WORDS)}
     if tokens < SMALL_TEXT_TOKENS:
-        log.warning(f"the training text is small ({len(sentences):,} sentences, {tokens:,} tokens): each member reads it "
+        log.warning(f"the training text is small ({len(text):,} sentences, {tokens:,} tokens): each member reads it "
                     f"about {MEMBER_TOKENS / max(tokens, 1):,.0f} times over; the shipped parsers learnt from 400,000 "
                     "to 1,000,000 tokens, and more text helps more than any setting")
     if not hours:

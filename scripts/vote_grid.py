@@ -54,7 +54,7 @@ def main() -> None:
         if cached and cached.is_file():
             distances.append(torch.load(cached, weights_only=False))
         else:
-            distances.append([found for (found,) in Parser(bundle, max_words=2000).distances(sentences)])
+            distances.append([found for (found,) in Parser(bundle, max_words=800).distances(sentences)])
             if cached:
                 cached.parent.mkdir(parents=True, exist_ok=True)
                 torch.save(distances[-1], cached)

@@ -246,6 +246,17 @@ def test_members_of_a_small_corpus_read_it_more_often_and_of_a_large_one_a_sampl
     assert recipe.settled_plan(tiny_plan(member_epochs=2), tmp_path)[0].member_epochs == 2  # as asked
 
 
+def test_grammars_epochs_are_counted_in_the_words_a_grammar_reads_not_the_punctuation_it_leaves_out(monkeypatch, tmp_path):
+    from onparse import budget, recipe
+    from onparse.corpus import read_corpus
+    from onparse.families.pcfg_training import MAX_TRAINING_WORDS
+
+    plan = tiny_plan(member_epochs=None, families=["onlstm", "pcfg"])
+    words = sum(len(s) for s in read_corpus(plan.train) if 2 <= len(s) <= MAX_TRAINING_WORDS)  # the words alone
+    monkeypatch.setattr(budget, "GRAMMAR_TOKENS", 10 * words)
+    assert recipe.settled_plan(plan, tmp_path)[0].grammar_epochs == 10  # counted with punctuation: 9
+
+
 def test_members_can_vary_their_sizes_and_students_keep_their_starts_shape(tmp_path):
     plan = tiny_plan(members=2, rounds=1, scratch_passes=1, evals_per_epoch=1,
                      member_variants={"chunk_size": [4, 8], "hidden_size": [24, 32, 40]})
