@@ -117,8 +117,9 @@ def costs(plan: FitPlan, rates: Rates, corpus: dict[str, float]) -> dict[str, fl
 
 def grammar_share(scale: float) -> float:
     """The share of the recipe's reading a grammar keeps when the rest keeps ``scale``: cut half as fast, since a
-    grammar is the cheapest model and loses most when cut (seeds 1112 and 1114 read 36.6 and 39.8 on WSJ 22 after 3
-    epochs, 40.0 and 47.8 after 5; experiments/notebook.md, issue 45)."""
+    grammar is the cheapest model. Whether it gains is not settled: on WSJ 22 seeds 1112 and 1114 read 36.6 and
+    39.8 after 3 epochs, 41.5 and 41.2 after 4, 35.7 and 38.6 after 5 (40.0 and 47.8 after 5 in issue 29's fit);
+    experiments/notebook.md, issue 45."""
     return min(1.0, 2 * scale)
 
 
