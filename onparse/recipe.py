@@ -223,7 +223,8 @@ def settled_plan(plan: FitPlan, out: Path, hours: float | None = None) -> tuple[
     if not text:
         raise ValueError(f"the training text ({', '.join(plan.train)}) holds no sentence")
     # a language model's tokens (punctuation counted: the more a member may read) and a grammar's words, each as it reads them
-    lm, grammar = replace(plan.reading(1), punctuation=True), named(GrammarConfig.family).fit_reading(False, FORWARD)
+    grammars = plan.members_of(GrammarConfig.family)
+    lm, grammar = replace(plan.reading(1), punctuation=True), plan.reading(grammars[0]) if grammars else Reading()
     tokens = sum(len(model_tokens(lm, sentence)) + 1 for sentence in text)
     lengths = (len(model_tokens(grammar, sentence)) for sentence in text)
     corpus = {"tokens": tokens, "sentence_tokens": tokens / len(text),
