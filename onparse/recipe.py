@@ -64,7 +64,7 @@ from onparse.hardware import describe, one_line
 from onparse.modeldir import read_json, write_json
 from onparse.parse import Parser
 from onparse.reading import model_tokens
-from onparse.settings import BACKWARD, FORWARD, Layer, Reading, layer_key
+from onparse.settings import Layer, Reading, layer_key
 from onparse.train import selection_rule
 from onparse.treebank import read_gold
 
