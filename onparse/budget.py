@@ -102,7 +102,8 @@ def costs(plan: FitPlan, rates: Rates, corpus: dict[str, float]) -> dict[str, fl
                              * LM_WALL / 60)
         minutes["language models"] = (lm * read_of(plan.member_epochs, plan.member_sample, corpus["tokens"])
                                       / rates.lm_tokens * LM_WALL / 60)
-        minutes["language-model student"] = plan.scratch_passes * student_tokens / rates.lm_tokens * STUDENT_WALL / 60
+        minutes["language-model students"] = (plan.language_model_students * plan.scratch_passes * student_tokens
+                                              / rates.lm_tokens * STUDENT_WALL / 60)
         parse_seconds += lm * LM_PARSE / rates.lm_tokens
     if grammars:
         minutes["grammars"] = (grammars * read_of(plan.grammar_epochs, plan.grammar_sample, corpus["grammar_words"])

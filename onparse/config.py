@@ -333,6 +333,12 @@ class FitPlan:
         return GRAMMAR_STUDENTS if self.members_of(GrammarConfig.family) else 0
 
     @property
+    def language_model_students(self) -> int:
+        """The ON-LSTM students from scratch each teacher has: one per direction asked for, else one (none without
+        ON-LSTM members)."""
+        return (len(self.student_directions) or 1) if self.language_models() else 0
+
+    @property
     def chooses_reading(self) -> bool:
         """Whether the fit's ON-LSTMs read as its reading rule chooses (probes first)."""
         return bool(self.language_models()) and len(self.candidate_readings()) > 1

@@ -79,3 +79,14 @@ def test_a_grammar_is_cut_half_as_fast_as_the_rest_and_its_dev_gold_scoring_is_p
     assert at_scale(plan(), CORPUS, 0.25, plan()).grammar_epochs == 2  # half of five epochs, rounded to even
     scored = plan(dev_gold="gold.mrg")
     assert costs(full, RATES, CORPUS)["grammars"] < costs(at_scale(scored, CORPUS, 1.0, scored), RATES, CORPUS)["grammars"]
+
+
+def test_the_onlstm_students_are_paid_for_one_per_direction():
+    from onparse.budget import at_scale
+
+    def student_minutes(given: FitPlan) -> float:
+        return costs(at_scale(given, CORPUS, 1.0, given), RATES, CORPUS).get("language-model students", 0.0)
+
+    one, both = (student_minutes(plan(student_directions=directions)) for directions in ([], ["forward", "backward"]))
+    assert 0 < one and both == pytest.approx(2 * one)
+    assert student_minutes(plan(families=["pcfg"], grammar_students=None)) == 0  # grammars alone: no ON-LSTM student
