@@ -45,6 +45,19 @@ class Sentence:
         return [self.tokens[i] for i in self.words]
 
 
+# Languages whose phrases put their heads first: verb before object, prepositions, noun before relative clause (WALS
+# features 83A, 85A and 90A), the word orders that go with right-branching trees (Dryer 1992, "The Greenbergian word
+# order correlations"). Chinese (relative clauses first) and German (object before verb in subordinate clauses) are
+# not; Japanese, Korean, Turkish and Hindi are head-final.
+HEAD_INITIAL = frozenset({"en", "fr", "es", "it", "pt", "ca", "gl", "ro", "ga", "cy", "ar", "he", "id", "ms", "tl",
+                          "sw", "th", "vi", "ru", "uk", "pl", "cs", "sk", "sl", "hr", "sr", "bg", "mk", "sv", "da",
+                          "nb", "nn", "no", "is", "el", "sq", "lt", "lv"})
+
+
+def head_initial(language: str) -> bool:
+    return language in HEAD_INITIAL
+
+
 # Languages whose script is written without spaces between words: their text is segmented, never split at spaces.
 UNSPACED = frozenset({"zh", "ja", "th", "lo", "km", "my", "bo"})
 

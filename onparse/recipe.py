@@ -70,6 +70,7 @@ from onparse.treebank import read_gold
 
 RECORD = "fit.json"
 FINAL = "model"  # the last stage: the fit's parser, made again whenever a stage before it is added
+TEACHERS = "ensemble-"  # the votes students learn (ensemble-R teaches round R, the last the students from scratch)
 log = logging.getLogger("onparse")
 
 
@@ -361,10 +362,13 @@ def ensemble_stage(stage: Stage, plan: FitPlan, out: Path) -> dict:
     members = [out / name for name in stage.members]
     gold_layers = [gold_layer(member) for member in members] if plan.select_by_gold else None  # the original protocol
     sentences = read_sentences([plan.dev], plan.language, plan.encoding, plan.tokenized) if plan.layer_rule in ("agreement", "consistency") else None
+    prior = plan.teacher_right_branching if stage.name.startswith(TEACHERS) else 0.0  # the ensembles students learn
+    votes = plan.right_branching_voter + prior * len(members)
     chosen = build(path, members, plan.layer_rule, sentences, settings, fixed_layer=plan.fixed_layer, layers=gold_layers,
-                   right_branching_voter=plan.right_branching_voter, copy=final, overwrite=True)
+                   right_branching_voter=votes, copy=final, overwrite=True)
     del chosen["members"]  # every member votes
-    entry = {"right_branching_voter": plan.right_branching_voter, **chosen, **({"layers_chosen_on_gold": True} if gold_layers else {})}
+    entry = {"right_branching_voter": votes, **({"teacher_prior": prior} if prior else {}), **chosen,
+             **({"layers_chosen_on_gold": True} if gold_layers else {})}
     if plan.dev_gold:
         gold = gold_figures(path, plan.dev_gold, settings, plan.encoding)
         if plan.select_by_gold:  # the voter chosen on gold trees: the record says so
@@ -512,6 +516,18 @@ def budget_summary(record: dict) -> str:
             f"{sizing['predicted_total_minutes']:.0f} minutes.")
 
 
+def prior_summary(record: dict) -> str:
+    """What the card says of the teachers' right-branching prior: where it voted, and that gold chose its share."""
+    plan = record["plan"]
+    taught = [entry["name"] for entry in record["stages"] if entry.get("teacher_prior")]
+    share = next(entry["teacher_prior"] for entry in record["stages"] if entry.get("teacher_prior"))
+    why = ("asked for" if plan.get("teacher_prior") is not None else
+           f"a prior for head-initial languages ({plan['language']}); the share was chosen on WSJ section 22's gold "
+           "trees, this fit's one choice made on gold")
+    return (f"Teacher prior: the right-branching tree cast {share:g} of the votes of {', '.join(taught)} (the trees the "
+            f"students learn), none in the model's own vote: {why}.")
+
+
 def reading_summary(record: dict) -> str:
     """What the card says of the reading rule: each probe's agreement with its referee, and the reading chosen."""
     entry = next(entry for entry in record["stages"] if entry["name"] == READINGS)
@@ -551,6 +567,7 @@ def write_card(model: Path, record: dict) -> None:
                 f"students learn their teachers' trees at layer {plan['layer']!r}")
              + "; the right-branching voter is " + (f"on, with {card['right_branching_voter']:g} votes" if card["right_branching_voter"] else "off")
              + (" (asked for: a prior for right-branching languages)" if plan["right_branching_voter"] else "") + ".",
+             *([prior_summary(record)] if any("teacher_prior" in entry for entry in record["stages"]) else []),
              *([reading_summary(record)] if chosen_reading(record) else []),
              *([climb_summary(record)] if plan.get("generations") else []),
              *([budget_summary(record)] if record.get("budget") else []),

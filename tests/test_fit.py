@@ -568,3 +568,15 @@ def test_a_fit_on_text_without_a_sentence_is_refused_in_one_line_before_its_fold
     result = CliRunner().invoke(main, ["fit", "--train", str(tmp_path / "empty.txt"), "--dev", str(EXAMPLES / "dev.txt"),
                                        "--out", str(tmp_path / "fit")])
     assert result.exit_code != 0 and "holds no sentence" in result.stderr and not (tmp_path / "fit").exists()
+
+
+def test_a_head_initial_languages_teachers_give_the_right_branching_tree_half_their_votes_and_the_model_none(fitted):
+    out, record = fitted  # English: ensemble-1 teaches round 1, ensemble-2 the student from scratch
+    votes = {entry["name"]: entry["right_branching_voter"] for entry in record["stages"] if "right_branching_voter" in entry}
+    assert votes == {"ensemble-1": 1.0, "ensemble-2": 1.0, "model": 0.0}  # half of two members' votes; the model none
+    assert json.loads((out / "ensemble-1" / "config.json").read_text())["ensemble"]["right_branching_voter"] == 1.0
+    assert "Teacher prior: the right-branching tree cast 0.5 of the votes of ensemble-1, ensemble-2" in (out / "model" / "card.md").read_text()
+    assert "chosen on WSJ section 22's gold trees" in (out / "model" / "card.md").read_text()
+    assert tiny_plan(language="de").teacher_right_branching == tiny_plan(language="zh").teacher_right_branching == 0
+    assert tiny_plan(language="de", teacher_prior=0.25).teacher_right_branching == 0.25
+    assert tiny_plan(teacher_prior=0.0).teacher_right_branching == 0
