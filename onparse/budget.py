@@ -4,8 +4,8 @@ each model reads scaled so that the whole recipe ends within the time.
 The recipe's reading (about a million tokens a language model, four million
 words a grammar, a sample of ``plan.sentences`` for the students) is what
 the shipped parsers were measured with; a fit given fewer hours than that
-reads each of them scaled by one factor, a grammar's cut half as fast (never more than the recipe:
-longer training was not measured to help). The cost of each stage is its reading
+reads each of them scaled by one factor (never more than the recipe: longer training was not measured to help;
+nor was cutting a grammar's reading less than the rest's: experiments/notebook.md, issue 45). The cost of each stage is its reading
 over the throughput measured here, times what evaluations and parsing add
 (ratios measured on the shipped fits' records, ``experiments/notebook.md``).
 """
@@ -116,24 +116,15 @@ def costs(plan: FitPlan, rates: Rates, corpus: dict[str, float]) -> dict[str, fl
     return minutes
 
 
-def grammar_share(scale: float) -> float:
-    """The share of the recipe's reading a grammar keeps when the rest keeps ``scale``: cut half as fast, since a
-    grammar is the cheapest model. Whether it gains is not settled: on WSJ 22 seeds 1112 and 1114 read 36.6 and
-    39.8 after 3 epochs, 41.5 and 41.2 after 4, 35.7 and 38.6 after 5 (40.0 and 47.8 after 5 in issue 29's fit);
-    experiments/notebook.md, issue 45."""
-    return min(1.0, 2 * scale)
-
-
 def at_scale(plan: FitPlan, corpus: dict[str, float], scale: float, given: FitPlan) -> FitPlan:
-    """The plan reading ``scale`` of the recipe: each language model's tokens and the students' sample, each
-    grammar's words at its ``grammar_share``;
-    epochs the user gave (``given``) stay as given (``member_epochs`` for the grammars too, unless ``grammar_epochs``
+    """The plan reading ``scale`` of the recipe: each language model's tokens, each grammar's words and the students'
+    sample; epochs the user gave (``given``) stay as given (``member_epochs`` for the grammars too, unless ``grammar_epochs``
     says otherwise), and the reading probes read no more than a member does."""
     member = ((given.member_epochs, given.member_sample) if given.member_epochs else
               reading_of(scale * MEMBER_TOKENS, corpus["tokens"]))
     grammar = ((given.grammar_epochs, given.grammar_sample) if given.grammar_epochs else
                (given.member_epochs, None) if given.member_epochs else
-               reading_of(grammar_share(scale) * GRAMMAR_TOKENS, corpus["grammar_words"]))
+               reading_of(scale * GRAMMAR_TOKENS, corpus["grammar_words"]))
     probe_tokens = min(given.probe_tokens, round(read_of(*member, corpus["tokens"])))
     return replace(plan, probe_tokens=probe_tokens, probe_epochs=reading_of(probe_tokens, corpus["tokens"])[0],
                    member_epochs=member[0], member_sample=member[1], grammar_epochs=grammar[0],
