@@ -385,9 +385,8 @@ def quantize(model, out_dir, gold, encoding, device, threads) -> None:
 @click.option("--student-preterminals", type=Positive, help="The grammar students' preterminals  [default: the grammar members'].")
 @options_of(FitPlan, "generations", "stop_agreement", "evals_per_epoch")
 @right_branching_options("in every ensemble")
-@options_of(FitPlan, "teacher_prior")
-@options_of(FitPlan, "layer_rule", "layer", "vote_layer", "keep_evaluations", "select_by_gold", "language", "encoding",
-            "tokenized", "punctuation", "directions", "probe_tokens", "families")
+@options_of(FitPlan, "teacher_prior", "layer_rule", "layer", "vote_layer", "keep_evaluations", "select_by_gold", "language",
+            "encoding", "tokenized", "punctuation", "directions", "probe_tokens", "families")
 @options_of(GrammarConfig, *GRAMMAR_SIZES)
 @options_of(FitPlan, "grammar_epochs", "grammar_batch_size", "seed", "dtype", "device")
 @click.option("--threads", type=Threads, help=THREADS_HELP)
