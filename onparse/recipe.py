@@ -181,7 +181,7 @@ def student_stages(plan: FitPlan, out: Path, teacher: str, prefix: str, starts: 
                             trees=str(out / "teachers" / f"{teacher}.jsonl"), rank_weight=plan.rank_weight,
                             margin=plan.margin)
     found = []
-    if starts["onlstm"]:
+    if plan.language_model_students:
         start, model, reading = starts["onlstm"]
         readings = [replace(reading, direction=d) for d in plan.student_directions] or [reading]
         for i, student_reading in enumerate(readings):
@@ -372,7 +372,9 @@ def ensemble_stage(stage: Stage, plan: FitPlan, out: Path) -> dict:
     if plan.dev_gold:
         gold = gold_figures(path, plan.dev_gold, settings, plan.encoding)
         if plan.select_by_gold:  # the voter chosen on gold trees: the record says so
-            entry["right_branching_voter"] = (plan.right_branching_voter or 1.0) if gold["with_voter"] > gold["without_voter"] else 0.0
+            entry["right_branching_voter"] = (votes or 1.0) if gold["with_voter"] > gold["without_voter"] else 0.0
+            if not entry["right_branching_voter"]:
+                entry.pop("teacher_prior", None)  # gold took the voter out, the prior with it
             make_ensemble(path, members, entry["right_branching_voter"], copy=final, layers=chosen["layers"], overwrite=True)
         entry.update(voter_chosen_on_gold=plan.select_by_gold, dev_gold=gold,
                      dev_f1=gold["with_voter" if entry["right_branching_voter"] else "without_voter"])
@@ -516,16 +518,18 @@ def budget_summary(record: dict) -> str:
             f"{sizing['predicted_total_minutes']:.0f} minutes.")
 
 
-def prior_summary(record: dict) -> str:
-    """What the card says of the teachers' right-branching prior: where it voted, and that gold chose its share."""
+def prior_summary(record: dict) -> str | None:
+    """What the card says of the teachers' right-branching prior, where one voted: where, and that gold chose its
+    share."""
+    shares = {entry["name"]: entry["teacher_prior"] for entry in record["stages"] if entry.get("teacher_prior")}
+    if not shares:
+        return None
     plan = record["plan"]
-    taught = [entry["name"] for entry in record["stages"] if entry.get("teacher_prior")]
-    share = next(entry["teacher_prior"] for entry in record["stages"] if entry.get("teacher_prior"))
     why = ("asked for" if plan.get("teacher_prior") is not None else
            f"a prior for head-initial languages ({plan['language']}); the share was chosen on WSJ section 22's gold "
            "trees, this fit's one choice made on gold")
-    return (f"Teacher prior: the right-branching tree cast {share:g} of the votes of {', '.join(taught)} (the trees the "
-            f"students learn), none in the model's own vote: {why}.")
+    return (f"Teacher prior: the right-branching tree cast {next(iter(shares.values())):g} of the votes of {', '.join(shares)} "
+            f"(the trees the students learn), none in the model's own vote: {why}.")
 
 
 def reading_summary(record: dict) -> str:
@@ -567,7 +571,7 @@ def write_card(model: Path, record: dict) -> None:
                 f"students learn their teachers' trees at layer {plan['layer']!r}")
              + "; the right-branching voter is " + (f"on, with {card['right_branching_voter']:g} votes" if card["right_branching_voter"] else "off")
              + (" (asked for: a prior for right-branching languages)" if plan["right_branching_voter"] else "") + ".",
-             *([prior_summary(record)] if any("teacher_prior" in entry for entry in record["stages"]) else []),
+             *filter(None, [prior_summary(record)]),
              *([reading_summary(record)] if chosen_reading(record) else []),
              *([climb_summary(record)] if plan.get("generations") else []),
              *([budget_summary(record)] if record.get("budget") else []),
