@@ -199,7 +199,8 @@ class FitPlan:
     train: list[str]
     dev: str
     dev_gold: str | None = None  # scored at every stage; chooses nothing unless select_by_gold
-    members: int = setting(4, "Members trained from random weights (language models, or grammars: --family).")
+    # five: two ON-LSTMs try the directions (--direction auto), a third reads as the better, beside two grammars
+    members: int = setting(5, "Members trained from random weights (language models, or grammars: --family).")
     # distillation rounds reproduced their teacher in every language measured (experiments/notebook.md)
     rounds: int = setting(0, "Distillation rounds (each student learns the last ensemble).", minimum=0)
     member_model: ModelConfig = field(default_factory=lambda: ModelConfig(**asdict(MEMBER_MODEL)))
@@ -243,13 +244,14 @@ class FitPlan:
     encoding: str = setting_of(TrainConfig, "encoding")
     tokenized: bool = setting_of(TrainConfig, "tokenized")
     punctuation: bool | None = setting(None, "Whether the ON-LSTMs read the punctuation tokens too (trees and scores "
-                                       "stay over the words)  [default: chosen by the reading rule: --direction auto's].",
+                                       "stay over the words)  [default: chosen by reading probes: short ON-LSTMs learn a sample of the "
+                                       "text each way, and the ON-LSTMs read as the probe whose trees agree best with "
+                                       "the other probes' and the grammar members' vote on --dev (no gold trees)].",
                                        negatable=True, kind=bool)
     directions: list[str] = setting([AUTO], "Repeat to vary the members, as --chunk-size: member k reads in the k-th "
-                                    "direction, cycling. auto: short probes learn a sample of the text in each candidate "
-                                    "reading (and punctuation, unless given), and every ON-LSTM reads as the probe whose "
-                                    "trees agree best with the other probes' and the grammar members' vote on --dev (no "
-                                    "gold trees).",
+                                    "direction, cycling. auto: the first two ON-LSTM members read left to right and "
+                                    "right to left, every other one as the one with the lower dev perplexity, and the "
+                                    "other does not vote (no gold trees; with one ON-LSTM, the reading probes choose).",
                                     option="--direction", choices=(FORWARD, BACKWARD, AUTO))
     probe_tokens: int = setting(250_000, "Tokens of the training text (a seeded sample) each reading probe learns.")
     probe_epochs: int = 1  # settled by the fit: a text smaller than probe_tokens is read more often
@@ -324,14 +326,28 @@ class FitPlan:
         the rule has chosen)."""
         chosen = chosen or self.candidate_readings()[0]
         punctuation = chosen.punctuation if self.punctuation is None else self.punctuation
-        direction = chosen.direction if self.directions == [AUTO] else self.directions[(k - 1) % len(self.directions)]
+        trial = self.direction_trial
+        direction = (self.directions[(k - 1) % len(self.directions)] if self.directions != [AUTO] else
+                     (FORWARD, BACKWARD)[trial.index(k)] if k in trial else chosen.direction)
         return named(self.family(k)).fit_reading(punctuation, direction)
 
+    @property
+    def direction_trial(self) -> list[int]:
+        """The two ON-LSTM members (from 1) that settle the direction under the AUTO rule, the first reading left to
+        right and the second right to left: every other ON-LSTM reads as the one with the lower dev perplexity, and
+        the other does not vote (none where the directions are given or the fit has one ON-LSTM). Probes a quarter
+        of a member's size could not tell the directions apart in Chinese, where full members could
+        (experiments/notebook.md, issue 45)."""
+        language_models = self.language_models()
+        return language_models[:2] if self.directions == [AUTO] and len(language_models) >= 2 else []
+
     def candidate_readings(self) -> list[Reading]:
-        """The ON-LSTMs' readings the reading rule chooses among: with and without punctuation unless it is given,
-        both directions under the AUTO rule (else the first direction given); one where both are given."""
+        """The ON-LSTMs' readings the reading probes choose among: with and without punctuation unless it is given,
+        read left to right where the direction trial settles the direction, both ways under the AUTO rule without a
+        trial (else the first direction given); one where nothing is left to choose."""
         punctuation = [True, False] if self.punctuation is None else [self.punctuation]
-        directions = [FORWARD, BACKWARD] if self.directions == [AUTO] else self.directions[:1]
+        directions = (self.directions[:1] if self.directions != [AUTO] else [FORWARD] if self.direction_trial
+                      else [FORWARD, BACKWARD])
         return [Reading(p, d) for p in punctuation for d in directions]
 
     @property
@@ -409,7 +425,7 @@ class FitPlan:
             raise ValueError("distillation rounds and students' directions need ON-LSTM members: add --family onlstm")
         if self.chooses_reading and len(self.candidate_readings()) < 4 and not self.members_of(GrammarConfig.family):
             raise ValueError("the reading rule compares two probes with the grammar members' trees: add --family pcfg, or "
-                             "give both --punctuation/--no-punctuation and --direction")
+                             "give --punctuation or --no-punctuation (and --direction, with one ON-LSTM member)")
         for name in ("probe_tokens", "probe_epochs"):
             if type(getattr(self, name)) is not int or getattr(self, name) < 1:
                 raise ValueError(f"{name} must be a whole number of at least 1, not {getattr(self, name)!r:.40}")

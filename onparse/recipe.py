@@ -2,8 +2,12 @@
 
 ``fit`` turns raw text into a parser without gold trees:
 
-1. ``member-K``: language models trained from random weights (seeds differ),
-   each keeping its point of lowest dev perplexity;
+1. ``member-K``: language models and grammars trained from random weights
+   (seeds differ), each keeping its point of lowest dev perplexity; where the
+   plan leaves them open, reading probes (``probe-*``, judged in ``readings``)
+   choose whether the ON-LSTMs read punctuation, and the first two ON-LSTMs,
+   reading each way, choose the others' direction (``directions``: the lower
+   dev perplexity; the other does not vote);
 2. ``ensemble-1``: their trees vote (tree averaging);
 3. ``round-R-K``: each model of the last ensemble is fine-tuned on that
    ensemble's trees of the training text (distillation; the teacher parses
@@ -83,9 +87,11 @@ class Stage:
     members: list[str] = field(default_factory=list)
     teacher: str | None = None  # an ensemble of students: the stage whose vote they learnt (their trees are compared)
     reference: list[str] | None = None  # the reading rule's stage: the models whose vote its candidates (members) meet
+    trial: bool = False  # the direction trial's stage: its members read each way, the lower dev perplexity settles it
 
 
-READINGS = "readings"  # the stage where the reading rule chooses what the ON-LSTMs read
+READINGS = "readings"  # the stage where the reading probes choose what the ON-LSTMs read
+DIRECTIONS = "directions"  # the stage where the direction trial chooses which way the other ON-LSTMs read
 PROBE_BATCH = 20  # streams of a probe's updates: about 180 updates of its sample, where a member's 64 would make 55
 
 
@@ -94,10 +100,17 @@ def probe_name(reading: Reading) -> str:
 
 
 def chosen_reading(record: dict | None) -> Reading | None:
-    """The reading the rule chose, once the ``readings`` stage is recorded (None before)."""
+    """The reading the rules chose, once the ``readings`` stage (punctuation) or the ``directions`` stage (direction)
+    is recorded (None before either): the trial's direction overrides the probes'."""
     done = {entry["name"]: entry for entry in (record or {}).get("stages", [])}
-    chosen = done.get(READINGS, {}).get("chosen")
+    chosen = {**done.get(READINGS, {}).get("chosen", {}), **done.get(DIRECTIONS, {}).get("chosen", {})}
     return Reading.from_dict(chosen) if chosen else None
+
+
+def trial_loser(record: dict | None) -> str | None:
+    """The direction trial's member that does not vote, once the ``directions`` stage is recorded (None before)."""
+    done = {entry["name"]: entry for entry in (record or {}).get("stages", [])}
+    return done.get(DIRECTIONS, {}).get("out_of_the_vote")
 
 
 def stages(plan: FitPlan, out: Path, record: dict | None = None) -> list[Stage]:
@@ -119,12 +132,15 @@ def stages(plan: FitPlan, out: Path, record: dict | None = None) -> list[Stage]:
             evals_per_epoch=2, sample_tokens=plan.probe_tokens)) for reading in plan.candidate_readings()]
         found += [*probes, *(stage for stage in members if stage.name in grammars),
                   Stage(READINGS, members=[stage.name for stage in probes], reference=[stage.name for stage in members if stage.name in grammars])]
+    trial = [f"member-{k}" for k in plan.direction_trial]
+    if trial:  # the two ON-LSTMs that read each way, then the rule that settles the others' direction
+        found += [stage for stage in members if stage.name in trial] + [Stage(DIRECTIONS, members=trial, trial=True)]
     placed = {stage.name for stage in found}
     found += [stage for stage in members if stage.name not in placed]
     # a student keeps the shape and the reading of the model it starts from
     shapes = {stage.name: (stage.config.model, stage.config.reading) for stage in members}
     lineage = {f"member-{k}": k for k in range(1, plan.members + 1)}  # the member each model descends from
-    voters = [stage.name for stage in members]
+    voters = [stage.name for stage in members if stage.name != trial_loser(record)]
     found.append(Stage("ensemble-1", members=voters))
     previous = found[-1].members
     for r in range(1, plan.rounds + 1):
@@ -329,6 +345,8 @@ def run_stage(stage: Stage, plan: FitPlan, out: Path, deadline: float | None, co
     """Run one stage to its end and return what the record keeps of it; TimeUp when the deadline comes first."""
     if stage.reference is not None:
         return reading_stage(stage, plan, out)
+    if stage.trial:
+        return direction_stage(stage, out)
     if stage.config is None:
         return ensemble_stage(stage, plan, out)
     return training_stage(stage, plan, out, deadline, console, ranks)
@@ -352,6 +370,20 @@ def reading_stage(stage: Stage, plan: FitPlan, out: Path) -> dict:
         entry["dev_gold"] = {name: round(evaluate_parser(Parser.load(probe, **settings), gold, None)["sentence_f1"], 2)
                              for name, probe in zip(stage.members, probes)}
     return entry
+
+
+def direction_stage(stage: Stage, out: Path) -> dict:
+    """The direction trial: of the two ON-LSTMs that read each way (the same punctuation, so the same vocabulary),
+    each at its point of lowest dev perplexity, the lower perplexity wins; every other ON-LSTM reads in its direction,
+    and the other does not vote. A sentence's probability is the same read either way, so the direction a model fits
+    better is the one whose bias suits the language: in every pair of full members measured (Chinese, German,
+    English) it was the one whose trees scored better (experiments/notebook.md, issues 29 and 45). No gold trees."""
+    perplexity = {name: read_json(out / name / "model" / "card.json")["selected"]["dev_ppl"] for name in stage.members}
+    best = min(stage.members, key=lambda name: perplexity[name])  # ties: the first, reading left to right
+    direction = read_json(out / best / "model" / "config.json")["reading"]["direction"]
+    return {"perplexity": {name: round(value, 2) for name, value in perplexity.items()},
+            "rule": "the lower dev perplexity (no gold trees)", "chosen": {"direction": direction},
+            "out_of_the_vote": next(name for name in stage.members if name != best)}
 
 
 def ensemble_stage(stage: Stage, plan: FitPlan, out: Path) -> dict:
@@ -439,12 +471,15 @@ def fit(plan: FitPlan | None, out: Path, resume: bool = False, hours: float | No
         record = read_record(out)
         count_killed_call(record, out)
         plan = FitPlan.from_dict(record["plan"])
+        if plan.direction_trial and not record.get("direction_trial"):
+            raise runfolder.RunFolderError(f"{out}: this fit was begun by an onparse whose probes chose the direction; "
+                                           "resume it with that version, or start a new fit")
         check_stages_done(plan, out, record)
     else:
         plan.check()
         plan, sizing = settled_plan(plan, out, hours)
         record = {"plan": asdict(plan), "command": command, "hardware": describe(plan.device), "stages": [],
-                  **({"budget": sizing} if sizing else {})}
+                  **({"budget": sizing} if sizing else {}), **({"direction_trial": True} if plan.direction_trial else {})}
         if ranks.main:
             out.mkdir(parents=True, exist_ok=True)
             write_record(out, record)
@@ -458,7 +493,7 @@ def fit(plan: FitPlan | None, out: Path, resume: bool = False, hours: float | No
             record["stages"] = [entry for entry in record["stages"] if entry["name"] != FINAL]
             continue
         stage, number = todo[0], len(settled) - len(todo) + 1
-        alone = stage.config.distill is not None if stage.config else stage.reference is None  # the members are done
+        alone = stage.config.distill is not None if stage.config else stage.reference is None and not stage.trial  # the members are done
         if ranks.world > 1 and alone:  # (every rank weighs the probes, and trains the members after them)
             if not ranks.main:
                 distributed.go_alone()
@@ -533,12 +568,22 @@ def prior_summary(record: dict) -> str | None:
 
 
 def reading_summary(record: dict) -> str:
-    """What the card says of the reading rule: each probe's agreement with its referee, and the reading chosen."""
-    entry = next(entry for entry in record["stages"] if entry["name"] == READINGS)
-    figures = ", ".join(f"{name.removeprefix('probe-')} {value:.2f}" for name, value in entry["agreement"].items())
+    """What the card says of the reading rules: each probe's agreement with its referee, the direction trial's
+    perplexities, and the reading chosen."""
+    done = {entry["name"]: entry for entry in record["stages"]}
     reads = of(ModelConfig()).describe_reading(chosen_reading(record))
-    return (f"Reading: the ON-LSTMs read {reads}, the probe reading whose trees agreed best with {entry['referee']} on "
-            f"the dev text (sentence F1, no gold trees: {figures}).")
+    why = []
+    if READINGS in done:
+        probes = done[READINGS]
+        figures = ", ".join(f"{name.removeprefix('probe-')} {value:.2f}" for name, value in probes["agreement"].items())
+        why.append(f"the probe reading whose trees agreed best with {probes['referee']} on the dev text (sentence F1: "
+                   f"{figures})")
+    if DIRECTIONS in done:
+        trial = done[DIRECTIONS]
+        figures = ", ".join(f"{name} {value:.2f}" for name, value in trial["perplexity"].items())
+        why.append(f"the direction of the trial's member of lower dev perplexity ({figures}; "
+                   f"{trial['out_of_the_vote']} does not vote)")
+    return f"Reading: the ON-LSTMs read {reads}: {'; '.join(why)}; no gold trees."
 
 
 def folder_bytes(folder: Path) -> int:

@@ -114,18 +114,21 @@ def test_one_process_needs_no_process_group():
 
 
 def test_a_fit_under_torchrun_trains_members_of_both_families_on_both_processes_and_finishes_on_one(tmp_path):
-    done = torchrun("--train", CORPUS, "--dev", DEV, "--out", "fit", "--members", "2", "--rounds", "0", "--member-epochs", "1",
+    done = torchrun("--train", CORPUS, "--dev", DEV, "--out", "fit", "--members", "5", "--rounds", "0", "--member-epochs", "1",
                     "--family", "onlstm", "--family", "pcfg", "--grammar-epochs", "1", "--nonterminals", "3", "--preterminals", "4",
                     "--symbol-size", "8", "--embedding-size", "16", "--hidden-size", "24", "--chunk-size", "4", "--vocab-size", "60",
                     "--sentences", "100", "--dtype", "fp32", cwd=tmp_path, command="fit")
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.count("fit done") == 1
     record = json.loads((tmp_path / "fit" / "fit.json").read_text())
-    probes = ["probe-forward-punctuation", "probe-backward-punctuation", "probe-forward-words", "probe-backward-words"]
-    assert [stage["name"] for stage in record["stages"]] == [*probes, "member-2", "readings", "member-1", "ensemble-1",
-                                                             "scratch", "grammar-student-1", "grammar-student-2", "model"]
-    cards = [json.loads((tmp_path / "fit" / member / "model" / "card.json").read_text()) for member in ("member-1", "member-2")]
-    assert [card["processes"] for card in cards] == [2, 2]  # the probes weighed by both, the members trained by both
+    probes = ["probe-forward-punctuation", "probe-forward-words"]
+    assert [stage["name"] for stage in record["stages"]] == [
+        *probes, "member-2", "member-4", "readings", "member-1", "member-3", "directions", "member-5", "ensemble-1",
+        "scratch", "grammar-student-1", "grammar-student-2", "model"]
+    members = [f"member-{k}" for k in range(1, 6)]
+    cards = [json.loads((tmp_path / "fit" / member / "model" / "card.json").read_text()) for member in members]
+    # the probes and the direction trial weighed by both, every member trained by both (the one after the trial too)
+    assert [card["processes"] for card in cards] == [2] * 5
     assert "one in 2 of the sentences of each" in done.stderr
     for student in ("scratch", "grammar-student-1"):
         assert json.loads((tmp_path / "fit" / student / "model" / "card.json").read_text())["processes"] == 1

@@ -305,41 +305,78 @@ def test_the_ensembles_agreement_text_is_read_in_the_fits_language(tmp_path, mon
     assert [seen[0].tokens[i] for i in seen[0].words] == ["Die", "Mäuse", "laufen", "schnell"]
 
 
-def test_the_reading_rule_probes_each_candidate_and_every_onlstm_reads_as_the_probe_the_others_agree_with(tmp_path):
+def test_probes_choose_the_punctuation_and_two_members_reading_each_way_the_direction_of_the_others(tmp_path):
     from onparse.corpus import read_corpus
-    from onparse.recipe import READINGS, chosen_reading
+    from onparse.recipe import DIRECTIONS, READINGS, chosen_reading
     from onparse.settings import Reading
 
     plan = tiny_plan(members=3, rounds=0, families=["onlstm", "pcfg"], directions=["auto"], punctuation=None,
                      scratch_passes=1, probe_tokens=100_000, grammar_epochs=1)
     names = [stage.name for stage in stages(plan, tmp_path)]
-    probes = ["probe-forward-punctuation", "probe-backward-punctuation", "probe-forward-words", "probe-backward-words"]
-    assert names[:7] == [*probes, "member-2", READINGS, "member-1"]  # the grammar referees before any ON-LSTM member
-    assert [stage.config.sample_tokens for stage in stages(plan, tmp_path)[:4]] == [100_000] * 4
-    for chosen in (Reading(False, "backward"), Reading(True, "forward")):
-        record = {"stages": [{"name": READINGS, "chosen": {"punctuation": chosen.punctuation, "direction": chosen.direction}}]}
-        settled = {stage.name: stage for stage in stages(plan, tmp_path, record)}
-        assert settled["member-1"].config.reading == settled["member-3"].config.reading == settled["scratch"].config.reading == chosen
-        assert settled["member-2"].config.reading == Reading()  # a grammar reads the words, whatever the ON-LSTMs read
-        assert settled["ensemble-1"].members == ["member-1", "member-2", "member-3"]  # probes never vote
+    probes = ["probe-forward-punctuation", "probe-forward-words"]
+    # the grammar referees the probes before any ON-LSTM member; the trial's two ON-LSTMs, then its rule
+    assert names[:7] == [*probes, "member-2", READINGS, "member-1", "member-3", DIRECTIONS]
+    assert [stage.config.sample_tokens for stage in stages(plan, tmp_path)[:2]] == [100_000] * 2
     record = fit(plan, tmp_path / "fit")
-    rule = next(entry for entry in record["stages"] if entry["name"] == READINGS)
+    done = {entry["name"]: entry for entry in record["stages"]}
+    rule, trial = done[READINGS], done[DIRECTIONS]
     best = max(rule["agreement"], key=rule["agreement"].get)
     assert set(rule["agreement"]) == set(probes) and rule["referee"] == "the vote of the other probes and the grammar members"
-    reads = {entry["name"]: entry["reads"] for entry in record["stages"] if "reads" in entry}
-    assert reads["member-1"] == reads["member-3"] == reads[best]
-    assert chosen_reading(record) == Reading.from_dict(rule["chosen"])
+    punctuation = best == "probe-forward-punctuation"
+    assert [done[name]["reads"] for name in ("member-1", "member-3")] == [
+        "forward" + (" with punctuation" if punctuation else ", words alone"),
+        "backward" + (" with punctuation" if punctuation else ", words alone")]
+    # the trial: each member's own kept perplexity, the lower one's direction, the other out of every vote
+    assert trial["perplexity"] == {name: round(done[name]["selected"]["dev_ppl"], 2) for name in ("member-1", "member-3")}
+    winner = min(trial["perplexity"], key=trial["perplexity"].get)
+    loser = "member-3" if winner == "member-1" else "member-1"
+    assert trial["chosen"] == {"direction": "forward" if winner == "member-1" else "backward"}
+    assert trial["out_of_the_vote"] == loser
+    voting = json.loads((tmp_path / "fit" / "model" / "config.json").read_text())["ensemble"]["members"]
+    assert f"members/{winner}" in voting and f"members/{loser}" not in voting
+    assert chosen_reading(record) == Reading(punctuation, trial["chosen"]["direction"])
+    settled = {stage.name: stage for stage in stages(plan, tmp_path / "fit", record)}
+    assert settled["ensemble-1"].members == sorted({"member-1", "member-2", "member-3"} - {loser})  # probes never vote
+    assert settled["scratch"].config.reading == chosen_reading(record)  # the student reads as the winner
     for probe in probes:  # the rule has chosen: a probe keeps its settings and history, its figures in the record
         assert sorted(path.name for path in (tmp_path / "fit" / probe).iterdir() if path.name != ".lock") == ["config.json", "history.jsonl"]
-    settled = json.loads((tmp_path / "fit" / "fit.json").read_text())["plan"]
+    settled_plan = json.loads((tmp_path / "fit" / "fit.json").read_text())["plan"]
     tokens = sum(len(words) + 1 for words in read_corpus(plan.train, reading=Reading(punctuation=True)))
-    assert (settled["probe_epochs"], settled["probe_tokens"]) == (1, tokens)  # no more than a member reads: one epoch
-    assert "Reading: the ON-LSTMs read" in (tmp_path / "fit" / "model" / "card.md").read_text()
+    assert (settled_plan["probe_epochs"], settled_plan["probe_tokens"]) == (1, tokens)  # no more than a member reads: one epoch
+    card = (tmp_path / "fit" / "model" / "card.md").read_text()
+    assert "Reading: the ON-LSTMs read" in card and f"{loser} does not vote" in card
+    older = json.loads((tmp_path / "fit" / "fit.json").read_text())
+    del older["direction_trial"]  # a fit begun before the trial: its probes chose the direction, its stages differ
+    (tmp_path / "fit" / "fit.json").write_text(json.dumps(older))
+    with pytest.raises(RunFolderError, match="probes chose the direction"):
+        fit(None, tmp_path / "fit", resume=True)
+
+
+def test_every_onlstm_past_the_trial_reads_as_the_trial_chose_and_a_grammar_reads_the_words(tmp_path):
+    from onparse.recipe import DIRECTIONS, READINGS
+    from onparse.settings import Reading
+
+    plan = tiny_plan(members=5, rounds=0, families=["onlstm", "pcfg"], directions=["auto"], punctuation=None)
+    assert plan.direction_trial == [1, 3] and not tiny_plan(members=2, families=["onlstm", "pcfg"], directions=["auto"]).direction_trial
+    for punctuation, direction, loser in ((False, "backward", "member-1"), (True, "forward", "member-3")):
+        record = {"stages": [{"name": READINGS, "chosen": {"punctuation": punctuation, "direction": "forward"}},
+                             {"name": DIRECTIONS, "chosen": {"direction": direction}, "out_of_the_vote": loser}]}
+        settled = {stage.name: stage for stage in stages(plan, tmp_path, record)}
+        assert settled["member-1"].config.reading == Reading(punctuation, "forward")  # the trial reads each way
+        assert settled["member-3"].config.reading == Reading(punctuation, "backward")
+        assert settled["member-5"].config.reading == Reading(punctuation, direction)
+        assert settled["member-2"].config.reading == settled["member-4"].config.reading == Reading()
+        assert settled["ensemble-1"].members == [f"member-{k}" for k in range(1, 6) if f"member-{k}" != loser]
+    given = tiny_plan(members=3, families=["onlstm", "pcfg"], directions=["auto"], punctuation=True)
+    assert not given.chooses_reading and [stage.name for stage in stages(given, tmp_path)][:3] == ["member-1", "member-3", DIRECTIONS]
 
 
 def test_the_reading_rule_needs_a_referee_where_it_weighs_two_probes():
-    with pytest.raises(ValueError, match="add --family pcfg"):
-        tiny_plan(directions=["auto"], punctuation=True).check()
+    with pytest.raises(ValueError, match="add --family pcfg"):  # two probes: with and without punctuation
+        tiny_plan(directions=["auto"], punctuation=None).check()
+    with pytest.raises(ValueError, match="add --family pcfg"):  # one ON-LSTM: two probes, one each way
+        tiny_plan(members=1, directions=["auto"], punctuation=True).check()
+    tiny_plan(directions=["auto"], punctuation=True).check()  # two ON-LSTMs try the directions: no probe to referee
     assert not tiny_plan(directions=["forward"], punctuation=True).chooses_reading
     # two grammar students by default where there are grammars to take their shape from; none asked of a fit without
     assert tiny_plan(families=["onlstm", "pcfg"]).grammar_student_count == 2 and tiny_plan().grammar_student_count == 0
