@@ -245,8 +245,9 @@ class FitPlan:
     tokenized: bool = setting_of(TrainConfig, "tokenized")
     punctuation: bool | None = setting(None, "Whether the ON-LSTMs read the punctuation tokens too (trees and scores "
                                        "stay over the words)  [default: chosen by reading probes: short ON-LSTMs learn a sample of the "
-                                       "text each way, and the ON-LSTMs read as the probe whose trees agree best with "
-                                       "the other probes' and the grammar members' vote on --dev (no gold trees)].",
+                                       "text with and without it, and the ON-LSTMs read as the probe whose trees agree "
+                                       "best with the other probes' and the grammar members' vote on --dev (no gold "
+                                       "trees)].",
                                        negatable=True, kind=bool)
     directions: list[str] = setting([AUTO], "Repeat to vary the members, as --chunk-size: member k reads in the k-th "
                                     "direction, cycling. auto: the first two ON-LSTM members read left to right and "
