@@ -372,6 +372,14 @@ def reading_stage(stage: Stage, plan: FitPlan, out: Path) -> dict:
     return entry
 
 
+def unused_after(stage: Stage, entry: dict) -> list[str]:
+    """The runs a rule's stage leaves unused: the probes once the reading is chosen, the trial's other member once
+    the direction is (their settings, histories and figures stay in the record)."""
+    if stage.reference is not None:
+        return stage.members
+    return [entry["out_of_the_vote"]] if stage.trial else []
+
+
 def direction_stage(stage: Stage, out: Path) -> dict:
     """The direction trial: of the two ON-LSTMs that read each way (the same punctuation, so the same vocabulary),
     each at its point of lowest dev perplexity, the lower perplexity wins; every other ON-LSTM reads in its direction,
@@ -521,8 +529,8 @@ def fit(plan: FitPlan | None, out: Path, resume: bool = False, hours: float | No
         record["stages"].append(entry)
         if ranks.main:
             write_record(out, record)
-            for probe in stage.members if stage.reference is not None and not plan.keep_evaluations else []:
-                runfolder.retire(out / probe)  # the rule has chosen: a probe's figures are in the record
+            for run in [] if plan.keep_evaluations else unused_after(stage, entry):
+                runfolder.retire(out / run)  # the rule has chosen: the run's figures are in the record
         if ranks.main:
             log.info(f"stage {stage.name} done: {json.dumps(entry)}")
         if stage_done:

@@ -338,8 +338,9 @@ def test_probes_choose_the_punctuation_and_two_members_reading_each_way_the_dire
     settled = {stage.name: stage for stage in stages(plan, tmp_path / "fit", record)}
     assert settled["ensemble-1"].members == sorted({"member-1", "member-2", "member-3"} - {loser})  # probes never vote
     assert settled["scratch"].config.reading == chosen_reading(record)  # the student reads as the winner
-    for probe in probes:  # the rule has chosen: a probe keeps its settings and history, its figures in the record
-        assert sorted(path.name for path in (tmp_path / "fit" / probe).iterdir() if path.name != ".lock") == ["config.json", "history.jsonl"]
+    for run in [*probes, loser]:  # the rules have chosen: a run keeps its settings and history, its figures in the record
+        assert sorted(path.name for path in (tmp_path / "fit" / run).iterdir() if path.name != ".lock") == ["config.json", "history.jsonl"]
+    assert (tmp_path / "fit" / winner / "model" / "weights.pt").is_file()
     settled_plan = json.loads((tmp_path / "fit" / "fit.json").read_text())["plan"]
     tokens = sum(len(words) + 1 for words in read_corpus(plan.train, reading=Reading(punctuation=True)))
     assert (settled_plan["probe_epochs"], settled_plan["probe_tokens"]) == (1, tokens)  # no more than a member reads: one epoch
