@@ -32,6 +32,7 @@ def test_a_model_reads_the_text_whole_as_often_as_its_target_says_or_a_sample_of
     assert reading_of(3_000_000, 1_000_000) == (3, None)
     assert reading_of(1_200_000, 1_000_000) == (1, None)
     assert reading_of(400_000, 1_000_000) == (1, 400_000)
+    assert reading_of(700_000, 1_000_000) == (1, 700_000)  # below one epoch, what fits: not the whole text it cannot afford
     assert reading_of(1_000_000, 3_724) == (budget.MAX_EPOCHS, None)  # 400 sentences are not read 269 times
 
 
@@ -40,9 +41,16 @@ def test_the_plan_fills_the_hours_given_and_no_more(hours):
     found, record = sized(plan(), RATES, CORPUS, hours)
     total = sum(costs(found, RATES, CORPUS).values())
     assert total <= budget.USABLE * 60 * hours and record["predicted_total_minutes"] == pytest.approx(total, abs=0.5)
+    assert total >= 0.98 * budget.USABLE * 60 * hours  # filled
     assert 0 < record["scale"] < 1 and found.sentences == pytest.approx(record["scale"] * plan().sentences, rel=0.01)
     larger = sized(plan(), RATES, CORPUS, hours + 1)[1]["scale"]
     assert larger > record["scale"]  # more time, more reading
+
+
+def test_a_text_larger_than_a_members_reading_fills_the_hours_too():
+    chinese = {**CORPUS, "tokens": 1_360_000}  # CTB 29: a member reads less than one epoch of it at 3 hours
+    found, _ = sized(plan(), RATES, chinese, 3.0)
+    assert found.member_sample is not None and sum(costs(found, RATES, chinese).values()) >= 0.98 * budget.USABLE * 180
 
 
 def test_hours_to_spare_never_train_past_the_recipe():
