@@ -332,6 +332,13 @@ class FitPlan:
                      (FORWARD, BACKWARD)[trial.index(k)] if k in trial else chosen.direction)
         return named(self.family(k)).fit_reading(punctuation, direction)
 
+    def member_seed(self, k: int) -> int:
+        """Member ``k``'s seed (from 1): the plan's seed + k - 1, but the direction trial's second member takes the
+        first's, so that the pair differs in its direction alone (in English a seed moved a member's dev perplexity
+        by 10, the direction by 0.6: experiments/notebook.md, issue 45)."""
+        trial = self.direction_trial
+        return self.seed + (trial[0] if k in trial else k) - 1
+
     @property
     def direction_trial(self) -> list[int]:
         """The two ON-LSTM members (from 1) that settle the direction under the AUTO rule, the first reading left to

@@ -225,7 +225,7 @@ def member_stage_config(plan: FitPlan, k: int, reading: Reading, common: dict) -
     """Member ``k``'s run: its family's training settings, the plan's schedule for that family."""
     family = plan.family(k)
     settings = {**common, **named(family).training, **plan.schedule(k)}
-    return TrainConfig(family=family, model=plan.member_settings(k), seed=plan.seed + k - 1, reading=reading, **settings)
+    return TrainConfig(family=family, model=plan.member_settings(k), seed=plan.member_seed(k), reading=reading, **settings)
 
 
 SMALL_TEXT_TOKENS = 100_000  # training text under this is said to be small: a tenth of what a member reads

@@ -368,6 +368,8 @@ def test_every_onlstm_past_the_trial_reads_as_the_trial_chose_and_a_grammar_read
         assert settled["member-5"].config.reading == Reading(punctuation, direction)
         assert settled["member-2"].config.reading == settled["member-4"].config.reading == Reading()
         assert settled["ensemble-1"].members == [f"member-{k}" for k in range(1, 6) if f"member-{k}" != loser]
+        # the pair differs in its direction alone; every other member draws its own seed
+        assert [settled[f"member-{k}"].config.seed for k in range(1, 6)] == [1111, 1112, 1111, 1114, 1115]
     given = tiny_plan(members=3, families=["onlstm", "pcfg"], directions=["auto"], punctuation=True)
     assert not given.chooses_reading and [stage.name for stage in stages(given, tmp_path)][:3] == ["member-1", "member-3", DIRECTIONS]
 
