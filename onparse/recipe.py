@@ -99,17 +99,22 @@ def probe_name(reading: Reading) -> str:
     return f"probe-{reading.direction}-" + ("punctuation" if reading.punctuation else "words")
 
 
+def done_entries(record: dict | None) -> dict[str, dict]:
+    """The record's entries of the stages done so far, by name (none before the fit's first)."""
+    return {entry["name"]: entry for entry in (record or {}).get("stages", [])}
+
+
 def chosen_reading(record: dict | None) -> Reading | None:
     """The reading the rules chose, once the ``readings`` stage (punctuation) or the ``directions`` stage (direction)
     is recorded (None before either): the trial's direction overrides the probes'."""
-    done = {entry["name"]: entry for entry in (record or {}).get("stages", [])}
+    done = done_entries(record)
     chosen = {**done.get(READINGS, {}).get("chosen", {}), **done.get(DIRECTIONS, {}).get("chosen", {})}
     return Reading.from_dict(chosen) if chosen else None
 
 
 def trial_loser(record: dict | None) -> str | None:
     """The direction trial's member that does not vote, once the ``directions`` stage is recorded (None before)."""
-    done = {entry["name"]: entry for entry in (record or {}).get("stages", [])}
+    done = done_entries(record)
     return done.get(DIRECTIONS, {}).get("out_of_the_vote")
 
 
@@ -216,7 +221,7 @@ def student_stages(plan: FitPlan, out: Path, teacher: str, prefix: str, starts: 
 def climb_ended(record: dict | None, plan: FitPlan, generation: int) -> bool:
     """Whether the climb stops after ``generation`` (from 1): its vote's trees agree with its teacher's on the dev text
     at ``plan.stop_agreement`` sentence F1 or more, so another generation would learn nearly the same trees (no gold)."""
-    done = {entry["name"]: entry for entry in (record or {}).get("stages", [])}
+    done = done_entries(record)
     agreement = done.get(f"generation-{generation}", {}).get("teacher_agreement")
     return generation >= 1 and agreement is not None and agreement >= plan.stop_agreement
 
