@@ -91,25 +91,29 @@ def read_of(epochs: int, sample: int | None, corpus: float) -> float:
     return epochs * (sample if sample is not None else corpus)
 
 
-def costs(plan: FitPlan, rates: Rates, corpus: dict[str, float]) -> dict[str, float]:
+def costs(plan: FitPlan, rates: Rates, corpus: dict[str, float], done: dict[str, int] | None = None) -> dict[str, float]:
     """Predicted wall minutes of each part of ``plan`` (its members' epochs and samples settled). ``corpus``: the
     text's ``tokens`` (a language model's, sentence ends included), ``grammar_words`` (of the sentences a grammar
-    learns) and ``sentence_tokens`` (a sentence's, on average)."""
-    lm, grammars = len(plan.language_models()), plan.members - len(plan.language_models())
-    probes = len(plan.candidate_readings()) if plan.chooses_reading else 0
+    learns) and ``sentence_tokens`` (a sentence's, on average). ``done``: how many ``probes``, ``language models``
+    and ``grammars`` are trained already, so cost nothing more."""
+    done = done or {}
+    lm_trained = len(plan.language_models()) - done.get("language models", 0)
+    grammars_trained = plan.members - len(plan.language_models()) - done.get("grammars", 0)
+    lm, grammars = len(plan.language_models()), plan.members - len(plan.language_models())  # the voters, all parsing
+    probes = (len(plan.candidate_readings()) if plan.chooses_reading else 0) - done.get("probes", 0)
     student_tokens = min(plan.sentences * corpus["sentence_tokens"], corpus["tokens"])
     parse_seconds = 0.0  # a word's, the teacher's members together
     minutes = {}
     if lm:
         minutes["probes"] = (probes * plan.probe_epochs * min(plan.probe_tokens, corpus["tokens"]) / rates.lm_tokens
                              * LM_WALL / 60)
-        minutes["language models"] = (lm * read_of(plan.member_epochs, plan.member_sample, corpus["tokens"])
+        minutes["language models"] = (lm_trained * read_of(plan.member_epochs, plan.member_sample, corpus["tokens"])
                                       / rates.lm_tokens * LM_WALL / 60)
         minutes["language-model students"] = (plan.language_model_students * plan.scratch_passes * student_tokens
                                               / rates.lm_tokens * STUDENT_WALL / 60)
         parse_seconds += lm * LM_PARSE / rates.lm_tokens
     if grammars:
-        minutes["grammars"] = (grammars * read_of(plan.grammar_epochs, plan.grammar_sample, corpus["grammar_words"])
+        minutes["grammars"] = (grammars_trained * read_of(plan.grammar_epochs, plan.grammar_sample, corpus["grammar_words"])
                                / rates.grammar_words * (GRAMMAR_SCORED_WALL if plan.dev_gold else GRAMMAR_WALL) / 60)
         minutes["grammar students"] = (plan.grammar_student_count * plan.scratch_passes * student_tokens / rates.grammar_words
                                        * STUDENT_WALL / 60)
@@ -134,12 +138,16 @@ def at_scale(plan: FitPlan, corpus: dict[str, float], scale: float, given: FitPl
                    grammar_sample=grammar[1], sentences=max(1, round(scale * given.sentences)))
 
 
-def sized(plan: FitPlan, rates: Rates, corpus: dict[str, float], hours: float) -> tuple[FitPlan, dict]:
+def sized(plan: FitPlan, rates: Rates, corpus: dict[str, float], hours: float, spent: float = 0.0,
+          given: FitPlan | None = None, done: dict[str, int] | None = None) -> tuple[FitPlan, dict]:
     """The plan at the largest scale of the recipe's reading (at most all of it) whose predicted minutes fill USABLE
-    of ``hours``, and what the fit records of it: the rates, the scale and the predicted minutes. The cost grows
-    with the scale, so halving settles it."""
+    of ``hours`` less the ``spent`` minutes, and what the fit records of it: the rates, the scale and the predicted
+    minutes. ``given`` is the plan as the user gave it (``plan`` itself for a new fit: a re-plan passes the one
+    recorded), ``done`` what is trained already (``costs``). The cost grows with the scale, so halving settles it."""
+    given = given or plan
+    left = USABLE * 60 * hours - spent
     low, high = 0.0, 1.0
-    fits = lambda scale: sum(costs(at_scale(plan, corpus, scale, plan), rates, corpus).values()) <= USABLE * 60 * hours
+    fits = lambda scale: sum(costs(at_scale(plan, corpus, scale, given), rates, corpus, done).values()) <= left
     if fits(high):
         low = high
     for _ in range(20):
@@ -151,9 +159,18 @@ def sized(plan: FitPlan, rates: Rates, corpus: dict[str, float], hours: float) -
     if low < 0.1:
         log.warning(f"{hours:g} hours are few for this text on this machine: each model reads {scale:.0%} of what the "
                     "recipe reads, and the fit may end before its model is made (more hours, or fewer --members)")
-    found = at_scale(plan, corpus, scale, plan)
-    predicted = {part: round(value, 1) for part, value in costs(found, rates, corpus).items()}
+    found = at_scale(plan, corpus, scale, given)
+    predicted = {part: round(value, 1) for part, value in costs(found, rates, corpus, done).items()}
     return found, {"hours": hours, "scale": round(scale, 3), "rates": {"lm_tokens_per_second": rates.lm_tokens,
                    "grammar_words_per_second": rates.grammar_words}, "predicted_minutes": predicted,
                    "predicted_total_minutes": round(sum(predicted.values()), 1),
                    "measured_at": time.strftime("%Y-%m-%d %H:%M")}
+
+
+# what a re-plan needs of the plan as the user gave it: the readings ``at_scale`` scales unless they were given
+GIVEN = ("member_epochs", "member_sample", "grammar_epochs", "grammar_sample", "probe_tokens", "sentences")
+
+
+def given_reading(plan: FitPlan) -> dict:
+    """The readings of ``plan`` as the user gave it, for the record, so a re-plan scales what the first plan scaled."""
+    return {name: getattr(plan, name) for name in GIVEN}

@@ -258,8 +258,44 @@ def settled_plan(plan: FitPlan, out: Path, hours: float | None = None) -> tuple[
     if not hours:
         return budget.at_scale(plan, corpus, 1.0, plan), None
     log.info(f"measuring this machine's throughput on the text, to size the fit to {hours:g} hours")
+    started = time.monotonic()
     members = [stage.config for stage in stages(plan, out) if stage.name.startswith("member-")]
-    return budget.sized(plan, budget.measure(members), corpus, hours)
+    rates = budget.measure(members)
+    found, sizing = budget.sized(plan, rates, corpus, hours)
+    # what a re-plan needs: the text's size, the readings as given, the minutes the timing took
+    return found, {**sizing, "corpus": corpus, "given": budget.given_reading(plan),
+                   "timing_minutes": round((time.monotonic() - started) / 60, 2)}
+
+
+def replanned(plan: FitPlan, record: dict, settled: list[Stage]) -> FitPlan | None:
+    """The plan re-sized to the time left once each family's first training stages are done, at the throughput they
+    showed (a few timed updates misjudge it when other work runs beside them), and what it records in the budget's
+    ``replanned``; None where the fit has no hours, is re-planned already, or a family's rate is not seen yet."""
+    sizing = record.get("budget")
+    if not sizing or "replanned" in sizing or "given" not in sizing:
+        return None
+    by_name = {stage.name: stage for stage in settled}
+    trained = [(of(by_name[name].config.model).reads_either_way, name, entry) for name, entry in done_entries(record).items()
+               if name in by_name and by_name[name].config and by_name[name].config.distill is None]  # members, probes
+    wanted = {True: bool(plan.language_models()), False: plan.members > len(plan.language_models())}  # either way: an LM
+    seen = {kind: (sum(entry["tokens_seen"] for k, _, entry in trained if k == kind),
+                   sum(entry["tokens_seen"] / entry["tokens_per_second"] for k, _, entry in trained
+                       if k == kind and entry.get("tokens_per_second"))) for kind in wanted}
+    if any(wanted[kind] and seconds <= 0 for kind, (_, seconds) in seen.items()):
+        return None
+    rates = budget.Rates(*(tokens / seconds if wanted[kind] else None for kind, (tokens, seconds) in seen.items()))
+    members = [kind for kind, name, _ in trained if name.startswith("member-")]
+    counts = {"probes": sum(name.startswith("probe-") for _, name, _ in trained),
+              "language models": members.count(True), "grammars": members.count(False)}
+    spent = sizing.get("timing_minutes", 0.0) + sum(entry["wall_minutes"] for entry in record["stages"])
+    found, again = budget.sized(plan, rates, sizing["corpus"], sizing["hours"], spent,
+                                replace(plan, **sizing["given"]), counts)
+    sizing["replanned"] = {"after": record["stages"][-1]["name"], "spent_minutes": round(spent, 1),
+                           **{key: again[key] for key in ("scale", "rates", "predicted_minutes", "predicted_total_minutes")}}
+    log.info(f"re-planned after {sizing['replanned']['after']}, at the rates its models trained: each model still to "
+             f"train reads {again['scale']:.0%} of the recipe (was {sizing['scale']:.0%}), "
+             f"{again['predicted_total_minutes']:.0f} more minutes foreseen")
+    return found
 
 
 class TimeUp(Exception):
@@ -450,7 +486,8 @@ def training_stage(stage: Stage, plan: FitPlan, out: Path, deadline: float | Non
     figures = {"dev_f1": round(selected["dev_f1_per_layer"][layer_key(layer)], 2)} if "dev_f1_per_layer" in selected else {}
     reading = stage.config.reading
     reads = of(stage.config.model).describe_reading(reading)
-    return {"train_minutes": round(run.train_seconds / 60, 2), "tokens_seen": run.tokens_seen, "selected": kept,
+    return {"train_minutes": round(run.train_seconds / 60, 2), "tokens_seen": run.tokens_seen,
+            "tokens_per_second": round(run.tokens_seen / max(run.train_seconds, 1e-9), 1), "selected": kept,
             "model_selection": selection_rule(stage.config), "reads": reads, **figures}
 
 
@@ -532,6 +569,8 @@ def fit(plan: FitPlan | None, out: Path, resume: bool = False, hours: float | No
         entry["wall_minutes"] = round(earlier + (time.monotonic() - started) / 60, 2)
         del record["in_flight"]
         record["stages"].append(entry)
+        if ranks.world == 1 and (again := replanned(plan, record, settled)):  # (the ranks of a launch would each time their own)
+            plan, record["plan"] = again, asdict(again)
         if ranks.main:
             write_record(out, record)
             for run in [] if plan.keep_evaluations else unused_after(stage, entry):
@@ -562,9 +601,14 @@ def budget_summary(record: dict) -> str:
     rates = sizing["rates"]
     measured = ", ".join(f"{value:,.0f} {name.replace('_per_second', '').replace('_', ' ')} a second"
                          for name, value in rates.items() if value)
+    again = sizing.get("replanned")
+    replan = "" if not again else (
+        f" After {again['after']} ({again['spent_minutes']:.0f} minutes in) the rest was sized again at the rates its "
+        f"models trained ({', '.join(f'{value:,.0f}' for value in again['rates'].values() if value)} a second): each "
+        f"model still to train read {again['scale']:.0%}, foreseen to take {again['predicted_total_minutes']:.0f} more minutes.")
     return (f"Sized to {sizing['hours']:g} hours: this machine trained {measured} on this text, so each model read "
             f"{sizing['scale']:.0%} of what the recipe reads (at most all of it), foreseen to take "
-            f"{sizing['predicted_total_minutes']:.0f} minutes.")
+            f"{sizing['predicted_total_minutes']:.0f} minutes.{replan}")
 
 
 def prior_summary(record: dict) -> str | None:

@@ -76,7 +76,10 @@ def test_a_fit_given_hours_measures_this_machine_and_records_its_plan(tmp_path):
     sizing = json.loads((tmp_path / "fit" / "fit.json").read_text())["budget"]
     assert sizing == record["budget"] and sizing["hours"] == 2.0
     assert sizing["rates"]["lm_tokens_per_second"] > 0 and sizing["rates"]["grammar_words_per_second"] > 0
-    assert "Sized to 2 hours" in (tmp_path / "fit" / "model" / "card.md").read_text()
+    card = (tmp_path / "fit" / "model" / "card.md").read_text()
+    assert "Sized to 2 hours" in card and "After member-2" in card  # sized again once both families trained
+    member = next(entry for entry in record["stages"] if entry["name"] == "member-1")
+    assert sizing["replanned"]["rates"]["lm_tokens_per_second"] == pytest.approx(member["tokens_per_second"])
 
 
 def test_a_grammar_is_cut_as_the_rest_and_its_dev_gold_scoring_is_paid_for():
@@ -97,3 +100,35 @@ def test_the_onlstm_students_are_paid_for_one_per_direction():
     one, both = (student_minutes(plan(student_directions=directions)) for directions in ([], ["forward", "backward"]))
     assert 0 < one and both == pytest.approx(2 * one)
     assert student_minutes(plan(families=["pcfg"], grammar_students=None)) == 0  # grammars alone: no ON-LSTM student
+
+
+def test_a_fit_replans_at_the_rates_its_first_models_showed_to_fill_the_time_left(tmp_path):
+    from dataclasses import asdict
+
+    from onparse.recipe import replanned, stages
+
+    given = plan()
+    slow = Rates(lm_tokens=RATES.lm_tokens / 2, grammar_words=RATES.grammar_words / 2)  # timed beside other work
+    first, sizing = sized(given, slow, CORPUS, 3.0)
+    record = {"plan": asdict(first), "stages": [], "budget": {**sizing, "corpus": CORPUS, "timing_minutes": 1.0,
+                                                               "given": budget.given_reading(given)}}
+
+    def trained(name: str, tokens: int, rate: float) -> None:  # a stage done, at the machine's true rate
+        record["stages"].append({"name": name, "tokens_seen": tokens, "tokens_per_second": rate,
+                                 "wall_minutes": 1.25 * tokens / rate / 60})
+
+    trained("probe-forward-punctuation", first.probe_tokens, RATES.lm_tokens)
+    trained("probe-forward-words", first.probe_tokens, RATES.lm_tokens)
+    assert replanned(first, record, stages(first, tmp_path, record)) is None  # no grammar's rate seen yet
+    trained("member-2", 2_000_000, RATES.grammar_words)
+    again = replanned(first, record, stages(first, tmp_path, record))
+    redone = record["budget"]["replanned"]
+    assert redone["after"] == "member-2" and redone["rates"]["lm_tokens_per_second"] == pytest.approx(RATES.lm_tokens)
+    assert redone["scale"] > 1.5 * sizing["scale"] and again.member_sample > first.member_sample  # twice the speed
+    done = {"probes": 2, "language models": 0, "grammars": 1}
+    whole, rest = costs(again, RATES, CORPUS), costs(again, RATES, CORPUS, done)
+    assert rest["probes"] == 0 < whole["probes"] and rest["grammars"] == pytest.approx(whole["grammars"] / 2)  # one of two
+    left = budget.USABLE * 180 - redone["spent_minutes"]
+    assert left * 0.95 <= sum(costs(again, RATES, CORPUS, done).values()) <= left  # the time left, filled (a grammar reads whole epochs)
+    assert again.grammar_epochs > first.grammar_epochs and again.sentences > first.sentences  # the grammar and students still to train
+    assert replanned(again, record, stages(again, tmp_path, record)) is None  # once
