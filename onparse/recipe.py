@@ -528,12 +528,17 @@ def fit(plan: FitPlan | None, out: Path, resume: bool = False, hours: float | No
         check_stages_done(plan, out, record)
     else:
         plan.check()
-        plan, sizing = settled_plan(plan, out, hours)
-        record = {"plan": asdict(plan), "command": command, "hardware": describe(plan.device), "stages": [],
-                  **({"budget": sizing} if sizing else {}), **({"direction_trial": True} if plan.direction_trial else {})}
-        if ranks.main:
+        distributed.join(plan.device, ranks)  # the launch's processes meet: rank 0 alone times the machine and
+        if ranks.main:  # settles the plan, and every process trains as it says
+            plan, sizing = settled_plan(plan, out, hours)
+            record = {"plan": asdict(plan), "command": command, "hardware": describe(plan.device), "stages": [],
+                      **({"budget": sizing} if sizing else {}), **({"direction_trial": True} if plan.direction_trial else {})}
             out.mkdir(parents=True, exist_ok=True)
             write_record(out, record)
+        distributed.wait_for_all()
+        if not ranks.main:
+            record = read_record(out)
+            plan = FitPlan.from_dict(record["plan"])
     while True:
         settled = stages(plan, out, record)  # what is left, as settled by the stages done
         done = {entry["name"] for entry in record["stages"]}
@@ -569,12 +574,16 @@ def fit(plan: FitPlan | None, out: Path, resume: bool = False, hours: float | No
         entry["wall_minutes"] = round(earlier + (time.monotonic() - started) / 60, 2)
         del record["in_flight"]
         record["stages"].append(entry)
-        if ranks.world == 1 and (again := replanned(plan, record, settled)):  # (the ranks of a launch would each time their own)
+        if ranks.main and (again := replanned(plan, record, settled)):
             plan, record["plan"] = again, asdict(again)
         if ranks.main:
             write_record(out, record)
             for run in [] if plan.keep_evaluations else unused_after(stage, entry):
                 runfolder.retire(out / run)  # the rule has chosen: the run's figures are in the record
+        if ranks.world > 1:  # the other processes train as rank 0's plan says, re-planned or not
+            distributed.wait_for_all()
+            if not ranks.main:
+                plan = FitPlan.from_dict(read_record(out)["plan"])
         if ranks.main:
             log.info(f"stage {stage.name} done: {json.dumps(entry)}")
         if stage_done:

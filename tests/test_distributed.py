@@ -117,10 +117,12 @@ def test_a_fit_under_torchrun_trains_members_of_both_families_on_both_processes_
     done = torchrun("--train", CORPUS, "--dev", DEV, "--out", "fit", "--members", "5", "--rounds", "0", "--member-epochs", "1",
                     "--family", "onlstm", "--family", "pcfg", "--grammar-epochs", "1", "--nonterminals", "3", "--preterminals", "4",
                     "--symbol-size", "8", "--embedding-size", "16", "--hidden-size", "24", "--chunk-size", "4", "--vocab-size", "60",
-                    "--sentences", "100", "--dtype", "fp32", cwd=tmp_path, command="fit")
+                    "--sentences", "100", "--dtype", "fp32", "--hours", "1", cwd=tmp_path, command="fit")
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.count("fit done") == 1
+    assert done.stderr.count("measuring this machine's throughput") == 1  # rank 0 sizes the fit, both train as it says
     record = json.loads((tmp_path / "fit" / "fit.json").read_text())
+    assert record["budget"]["replanned"]["after"] == "member-2"  # the probes' rate and a grammar's
     probes = ["probe-forward-punctuation", "probe-forward-words"]
     assert [stage["name"] for stage in record["stages"]] == [
         *probes, "member-2", "member-4", "readings", "member-1", "member-3", "directions", "member-5", "ensemble-1",
