@@ -236,25 +236,31 @@ def member_stage_config(plan: FitPlan, k: int, reading: Reading, common: dict) -
 SMALL_TEXT_TOKENS = 100_000  # training text under this is said to be small: a tenth of what a member reads
 
 
+def text_size(plan: FitPlan) -> dict:
+    """The training text's size as the budget weighs it: ``tokens`` a language model reads (punctuation counted: the
+    more a member may read, sentence ends included), ``grammar_words`` of the sentences a grammar learns (two to
+    MAX_TRAINING_WORDS words), ``sentence_tokens`` on average, and ``sentences``; ValueError for a text of none."""
+    text = read_sentences(plan.train, plan.language, plan.encoding, plan.tokenized)
+    if not text:
+        raise ValueError(f"the training text ({', '.join(plan.train)}) holds no sentence")
+    grammars = plan.members_of(GrammarConfig.family)
+    lm, grammar = replace(plan.reading(1), punctuation=True), plan.reading(grammars[0]) if grammars else Reading()
+    tokens = sum(len(model_tokens(lm, sentence)) + 1 for sentence in text)
+    lengths = (len(model_tokens(grammar, sentence)) for sentence in text)
+    return {"tokens": tokens, "sentence_tokens": tokens / len(text), "sentences": len(text),
+            "grammar_words": sum(n for n in lengths if 2 <= n <= MAX_TRAINING_WORDS)}
+
+
 def settled_plan(plan: FitPlan, out: Path, hours: float | None = None) -> tuple[FitPlan, dict | None]:
     """The plan with what each model reads settled: members' epochs as asked, or enough to read about MEMBER_TOKENS
     tokens (a grammar: GRAMMAR_TOKENS of its training sentences, two to MAX_TRAINING_WORDS words), a sample where
     that is less than the text; with ``hours``, all of it scaled to end within them on this machine (``budget``),
     and what the record keeps of that."""
-    text = read_sentences(plan.train, plan.language, plan.encoding, plan.tokenized)
-    if not text:
-        raise ValueError(f"the training text ({', '.join(plan.train)}) holds no sentence")
-    # a language model's tokens (punctuation counted: the more a member may read) and a grammar's words, each as it reads them
-    grammars = plan.members_of(GrammarConfig.family)
-    lm, grammar = replace(plan.reading(1), punctuation=True), plan.reading(grammars[0]) if grammars else Reading()
-    tokens = sum(len(model_tokens(lm, sentence)) + 1 for sentence in text)
-    lengths = (len(model_tokens(grammar, sentence)) for sentence in text)
-    corpus = {"tokens": tokens, "sentence_tokens": tokens / len(text),
-              "grammar_words": sum(n for n in lengths if 2 <= n <= MAX_TRAINING_WORDS)}
-    if tokens < SMALL_TEXT_TOKENS:
-        log.warning(f"the training text is small ({len(text):,} sentences, {tokens:,} tokens): each member reads it "
-                    f"about {MEMBER_TOKENS / max(tokens, 1):,.0f} times over; the shipped parsers learnt from 400,000 "
-                    "to 1,000,000 tokens, and more text helps more than any setting")
+    corpus = text_size(plan)
+    if corpus["tokens"] < SMALL_TEXT_TOKENS:
+        log.warning(f"the training text is small ({corpus['sentences']:,} sentences, {corpus['tokens']:,} tokens): each "
+                    f"member reads it about {MEMBER_TOKENS / max(corpus['tokens'], 1):,.0f} times over; the shipped parsers "
+                    "learnt from 400,000 to 1,000,000 tokens, and more text helps more than any setting")
     if not hours:
         return budget.at_scale(plan, corpus, 1.0, plan), None
     log.info(f"measuring this machine's throughput on the text, to size the fit to {hours:g} hours")
