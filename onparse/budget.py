@@ -97,8 +97,8 @@ def costs(plan: FitPlan, rates: Rates, corpus: dict[str, float], done: dict[str,
     learns) and ``sentence_tokens`` (a sentence's, on average). ``done``: how many ``probes``, ``language models``
     and ``grammars`` are trained already, so cost nothing more."""
     done = done or {}
-    lm_trained = len(plan.language_models()) - done.get("language models", 0)
-    grammars_trained = plan.members - len(plan.language_models()) - done.get("grammars", 0)
+    lm_to_train = len(plan.language_models()) - done.get("language models", 0)
+    grammars_to_train = plan.members - len(plan.language_models()) - done.get("grammars", 0)
     lm, grammars = len(plan.language_models()), plan.members - len(plan.language_models())  # the voters, all parsing
     probes = (len(plan.candidate_readings()) if plan.chooses_reading else 0) - done.get("probes", 0)
     student_tokens = min(plan.sentences * corpus["sentence_tokens"], corpus["tokens"])
@@ -107,13 +107,13 @@ def costs(plan: FitPlan, rates: Rates, corpus: dict[str, float], done: dict[str,
     if lm:
         minutes["probes"] = (probes * plan.probe_epochs * min(plan.probe_tokens, corpus["tokens"]) / rates.lm_tokens
                              * LM_WALL / 60)
-        minutes["language models"] = (lm_trained * read_of(plan.member_epochs, plan.member_sample, corpus["tokens"])
+        minutes["language models"] = (lm_to_train * read_of(plan.member_epochs, plan.member_sample, corpus["tokens"])
                                       / rates.lm_tokens * LM_WALL / 60)
         minutes["language-model students"] = (plan.language_model_students * plan.scratch_passes * student_tokens
                                               / rates.lm_tokens * STUDENT_WALL / 60)
         parse_seconds += lm * LM_PARSE / rates.lm_tokens
     if grammars:
-        minutes["grammars"] = (grammars_trained * read_of(plan.grammar_epochs, plan.grammar_sample, corpus["grammar_words"])
+        minutes["grammars"] = (grammars_to_train * read_of(plan.grammar_epochs, plan.grammar_sample, corpus["grammar_words"])
                                / rates.grammar_words * (GRAMMAR_SCORED_WALL if plan.dev_gold else GRAMMAR_WALL) / 60)
         minutes["grammar students"] = (plan.grammar_student_count * plan.scratch_passes * student_tokens / rates.grammar_words
                                        * STUDENT_WALL / 60)
