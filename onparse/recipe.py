@@ -274,15 +274,17 @@ def settled_plan(plan: FitPlan, out: Path, hours: float | None = None) -> tuple[
 
 
 def replanned(plan: FitPlan, record: dict, settled: list[Stage]) -> FitPlan | None:
-    """The plan re-sized to the time left once each family's first training stages are done, at the throughput they
+    """The plan re-sized to the time left once a member of each family is trained, at the throughput the members
     showed (a few timed updates misjudge it when other work runs beside them), and what it records in the budget's
     ``replanned``; None where the fit has no hours, is re-planned already, or a family's rate is not seen yet."""
     sizing = record.get("budget")
     if not sizing or "replanned" in sizing or "given" not in sizing:
         return None
     by_name = {stage.name: stage for stage in settled}
-    trained = [(of(by_name[name].config.model).reads_either_way, name, entry) for name, entry in done_entries(record).items()
-               if name in by_name and by_name[name].config and by_name[name].config.distill is None]  # members, probes
+    done = done_entries(record)
+    # the members' rates, not the probes': a probe learns in smaller batches (PROBE_BATCH), so trains slower a token
+    trained = [(of(by_name[name].config.model).reads_either_way, name, entry) for name, entry in done.items()
+               if name.startswith("member-") and name in by_name]
     wanted = {True: bool(plan.language_models()), False: plan.members > len(plan.language_models())}  # either way: an LM
     seen = {kind: (sum(entry["tokens_seen"] for k, _, entry in trained if k == kind),
                    sum(entry["tokens_seen"] / entry["tokens_per_second"] for k, _, entry in trained
@@ -290,8 +292,8 @@ def replanned(plan: FitPlan, record: dict, settled: list[Stage]) -> FitPlan | No
     if any(wanted[kind] and seconds <= 0 for kind, (_, seconds) in seen.items()):
         return None
     rates = budget.Rates(*(tokens / seconds if wanted[kind] else None for kind, (tokens, seconds) in seen.items()))
-    members = [kind for kind, name, _ in trained if name.startswith("member-")]
-    counts = {"probes": sum(name.startswith("probe-") for _, name, _ in trained),
+    members = [kind for kind, _, _ in trained]
+    counts = {"probes": sum(name.startswith("probe-") for name in done),
               "language models": members.count(True), "grammars": members.count(False)}
     spent = sizing.get("timing_minutes", 0.0) + sum(entry["wall_minutes"] for entry in record["stages"])
     found, again = budget.sized(plan, rates, sizing["corpus"], sizing["hours"], spent,
