@@ -582,9 +582,9 @@ def fit(plan: FitPlan | None, out: Path, resume: bool = False, hours: float | No
         entry["wall_minutes"] = round(earlier + (time.monotonic() - started) / 60, 2)
         del record["in_flight"]
         record["stages"].append(entry)
-        if ranks.main and (again := replanned(plan, record, settled)):
-            plan, record["plan"] = again, asdict(again)
         if ranks.main:
+            if again := replanned(plan, record, settled):
+                plan, record["plan"] = again, asdict(again)
             write_record(out, record)
             for run in [] if plan.keep_evaluations else unused_after(stage, entry):
                 runfolder.retire(out / run)  # the rule has chosen: the run's figures are in the record
