@@ -17,6 +17,10 @@ import time
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from onparse.config import DEFAULT_GRAMMAR_SHAPE
+from onparse.families import GrammarConfig
+from onparse.families.pcfg import LARGER_GRAMMAR
+
 if TYPE_CHECKING:
     from onparse.config import FitPlan, TrainConfig
 
@@ -27,6 +31,8 @@ MEMBER_TOKENS = 1_000_000
 # Words a grammar member reads: five epochs of WSJ 00-20's or CTB 29's sentences of 2-40 words, fifteen of NEGRA's;
 # the members measured were within half a point of their best by then (experiments/notebook.md, issue 33)
 GRAMMAR_TOKENS = 4_000_000
+# Words a larger grammar (LARGER_GRAMMAR) reads: nine epochs of NEGRA's, where the German one that read 51.0 was kept
+LARGER_GRAMMAR_TOKENS = 2_400_000
 # A small text is read at most this often: past it a model learns the text by heart (its dev perplexity turns after a
 # few epochs), and 400 sentences would otherwise be read 269 times over
 MAX_EPOCHS = 20
@@ -131,7 +137,7 @@ def at_scale(plan: FitPlan, corpus: dict[str, float], scale: float, given: FitPl
               reading_of(scale * MEMBER_TOKENS, corpus["tokens"]))
     grammar = ((given.grammar_epochs, given.grammar_sample) if given.grammar_epochs else
                (given.member_epochs, None) if given.member_epochs else
-               reading_of(scale * GRAMMAR_TOKENS, corpus["grammar_words"]))
+               reading_of(scale * (plan.grammar_tokens or GRAMMAR_TOKENS), corpus["grammar_words"]))
     probe_tokens = min(given.probe_tokens, round(read_of(*member, corpus["tokens"])))
     return replace(plan, probe_tokens=probe_tokens, probe_epochs=reading_of(probe_tokens, corpus["tokens"])[0],
                    member_epochs=member[0], member_sample=member[1], grammar_epochs=grammar[0],
@@ -165,6 +171,20 @@ def sized(plan: FitPlan, rates: Rates, corpus: dict[str, float], hours: float, s
                    "grammar_words_per_second": rates.grammar_words}, "predicted_minutes": predicted,
                    "predicted_total_minutes": round(sum(predicted.values()), 1),
                    "measured_at": time.strftime("%Y-%m-%d %H:%M")}
+
+
+def larger(plan: FitPlan) -> FitPlan:
+    """``plan`` with the larger grammar members (and students of their shape), each reading LARGER_GRAMMAR_TOKENS."""
+    symbols = {name: LARGER_GRAMMAR[name] for name in ("nonterminals", "preterminals")}
+    return replace(plan, member_grammar=replace(plan.member_grammar, **symbols),
+                   grammar_batch_size=LARGER_GRAMMAR["batch_size"], grammar_tokens=LARGER_GRAMMAR_TOKENS)
+
+
+def time_chooses_grammars(plan: FitPlan) -> bool:
+    """Whether the hours choose the grammars' shape: the user asked neither way and left their symbols, updates,
+    reading and students' shape as the recipe's."""
+    return (plan.larger_grammars is None and bool(plan.members_of(GrammarConfig.family)) and plan.grammar_epochs is None
+            and plan.student_grammar is None and plan.grammar_shape == DEFAULT_GRAMMAR_SHAPE)
 
 
 # what a re-plan needs of the plan as the user gave it: the readings ``at_scale`` scales unless they were given

@@ -388,7 +388,7 @@ def quantize(model, out_dir, gold, encoding, device, threads) -> None:
 @options_of(FitPlan, "teacher_prior", "layer_rule", "layer", "vote_layer", "keep_evaluations", "select_by_gold", "language",
             "encoding", "tokenized", "punctuation", "directions", "probe_tokens", "families")
 @options_of(GrammarConfig, *GRAMMAR_SIZES)
-@options_of(FitPlan, "grammar_epochs", "grammar_batch_size", "seed", "dtype", "device")
+@options_of(FitPlan, "grammar_epochs", "grammar_batch_size", "larger_grammars", "seed", "dtype", "device")
 @click.option("--threads", type=Threads, help=THREADS_HELP)
 @QUIET
 def fit(train_paths, dev, dev_gold, out_dir, resume, hours, vocab_size, student_nonterminals, student_preterminals, right_branching_voter, right_branching_votes, threads, quiet,

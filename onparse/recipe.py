@@ -255,22 +255,49 @@ def settled_plan(plan: FitPlan, out: Path, hours: float | None = None) -> tuple[
     """The plan with what each model reads settled: members' epochs as asked, or enough to read about MEMBER_TOKENS
     tokens (a grammar: GRAMMAR_TOKENS of its training sentences, two to MAX_TRAINING_WORDS words), a sample where
     that is less than the text; with ``hours``, all of it scaled to end within them on this machine (``budget``),
-    and what the record keeps of that."""
+    with larger grammars where they fit too (``with_larger_grammars``), and what the record keeps of that."""
     corpus = text_size(plan)
     if corpus["tokens"] < SMALL_TEXT_TOKENS:
         log.warning(f"the training text is small ({corpus['sentences']:,} sentences, {corpus['tokens']:,} tokens): each "
                     f"member reads it about {MEMBER_TOKENS / max(corpus['tokens'], 1):,.0f} times over; the shipped parsers "
                     "learnt from 400,000 to 1,000,000 tokens, and more text helps more than any setting")
+    asked = budget.larger(plan) if plan.larger_grammars else plan
     if not hours:
-        return budget.at_scale(plan, corpus, 1.0, plan), None
+        return budget.at_scale(asked, corpus, 1.0, asked), None
     log.info(f"measuring this machine's throughput on the text, to size the fit to {hours:g} hours")
     started = time.monotonic()
-    members = [stage.config for stage in stages(plan, out) if stage.name.startswith("member-")]
-    rates = budget.measure(members)
-    found, sizing = budget.sized(plan, rates, corpus, hours)
+    rates = budget.measure(member_configs(asked, out))
+    found, sizing = budget.sized(asked, rates, corpus, hours)
+    if budget.time_chooses_grammars(plan) and sizing["scale"] >= 1:  # time to spare with all the recipe read
+        found, sizing = with_larger_grammars(plan, out, rates, corpus, hours, (found, sizing))
     # what a re-plan needs: the text's size, the readings as given, the minutes the timing took
     return found, {**sizing, "corpus": corpus, "given": budget.given_reading(plan),
                    "timing_minutes": round((time.monotonic() - started) / 60, 2)}
+
+
+def member_configs(plan: FitPlan, out: Path) -> list[TrainConfig]:
+    """The runs of the plan's members (as the reading rule's first candidate reads)."""
+    return [stage.config for stage in stages(plan, out) if stage.name.startswith("member-")]
+
+
+def with_larger_grammars(plan: FitPlan, out: Path, rates: budget.Rates, corpus: dict, hours: float,
+                         smaller: tuple[FitPlan, dict]) -> tuple[FitPlan, dict]:
+    """The plan sized with the larger grammars (``budget.larger``, timed on this machine) where they fit the hours
+    with everything else reading all the recipe reads, else ``smaller`` (the plan and its sizing with the default
+    grammars); the sizing records both."""
+    larger = budget.larger(plan)
+    grammars = [config for config in member_configs(larger, out) if not of(config.model).reads_either_way]
+    rates = replace(rates, grammar_words=budget.measure(grammars).grammar_words)
+    found, sizing = budget.sized(larger, rates, corpus, hours)
+    fits = sizing["scale"] >= 1
+    weighed = {"chosen": fits, "grammar_words_per_second": rates.grammar_words,
+               "predicted_total_minutes": sizing["predicted_total_minutes"],
+               "default_predicted_total_minutes": smaller[1]["predicted_total_minutes"]}
+    log.info(f"larger grammars ({plan.member_grammar.nonterminals} x {plan.member_grammar.preterminals} symbols grown to "
+             f"{larger.member_grammar.nonterminals} x {larger.member_grammar.preterminals}) would take "
+             f"{sizing['predicted_total_minutes']:.0f} minutes in all: {'chosen' if fits else 'no time for them'}")
+    chosen, chosen_sizing = (found, sizing) if fits else smaller
+    return chosen, {**chosen_sizing, "larger_grammars": weighed}
 
 
 def replanned(plan: FitPlan, record: dict, settled: list[Stage]) -> FitPlan | None:
@@ -623,9 +650,16 @@ def budget_summary(record: dict) -> str:
         f" After {again['after']} ({again['spent_minutes']:.0f} minutes in) the rest was sized again at the rates its "
         f"models trained ({', '.join(f'{value:,.0f}' for value in again['rates'].values() if value)} a second): each "
         f"model still to train read {again['scale']:.0%}, foreseen to take {again['predicted_total_minutes']:.0f} more minutes.")
+    weighed, shape = sizing.get("larger_grammars"), record["plan"]["member_grammar"]
+    grammars = "" if not weighed else (
+        f" With every model reading all of it there was time to spare, so larger grammars were timed "
+        f"({weighed['grammar_words_per_second']:,.0f} words a second), foreseen to take "
+        f"{weighed['predicted_total_minutes']:.0f} minutes in all against {weighed['default_predicted_total_minutes']:.0f}: "
+        + (f"the grammars have {shape['nonterminals']} x {shape['preterminals']} symbols and learn in "
+           f"{record['plan']['grammar_batch_size']}-word updates." if weighed["chosen"] else "no time for them."))
     return (f"Sized to {sizing['hours']:g} hours: this machine trained {measured} on this text, so each model read "
             f"{sizing['scale']:.0%} of what the recipe reads (at most all of it), foreseen to take "
-            f"{sizing['predicted_total_minutes']:.0f} minutes.{replan}")
+            f"{sizing['predicted_total_minutes']:.0f} minutes.{grammars}{replan}")
 
 
 def prior_summary(record: dict) -> str | None:

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from onparse import budget
+from onparse import budget, recipe
 from onparse.budget import Rates, costs, reading_of, sized
 from onparse.config import FitPlan
 from onparse.families import ModelConfig
@@ -136,3 +136,53 @@ def test_a_fit_replans_at_the_rates_its_first_models_showed_to_fill_the_time_lef
     assert left * 0.95 <= sum(costs(again, RATES, CORPUS, done).values()) <= left  # the time left, filled (a grammar reads whole epochs)
     assert again.sentences > first.sentences  # the students still to train
     assert replanned(again, record, stages(again, tmp_path, record)) is None  # once
+
+
+def test_only_grammars_the_user_left_as_the_recipes_are_grown_by_the_time():
+    from onparse.families import GrammarConfig
+
+    assert budget.time_chooses_grammars(plan())
+    for chosen in (plan(larger_grammars=False), plan(larger_grammars=True), plan(grammar_batch_size=200),
+                   plan(member_grammar=GrammarConfig(nonterminals=40)), plan(grammar_epochs=3), plan(families=["onlstm"])):
+        assert not budget.time_chooses_grammars(chosen)
+    larger = budget.larger(plan())
+    assert (larger.member_grammar.nonterminals, larger.member_grammar.preterminals, larger.grammar_batch_size) == (64, 128, 200)
+    settled = budget.at_scale(larger, CORPUS, 1.0, larger)  # 2.4 M words: three epochs of 800,000
+    assert settled.grammar_epochs == 3 and budget.at_scale(plan(), CORPUS, 1.0, plan()).grammar_epochs == 5
+    asked = plan(train=[str(EXAMPLES / "corpus.txt")], dev=str(EXAMPLES / "dev.txt"), larger_grammars=True)
+    assert recipe.settled_plan(asked, Path("unused"), None)[0].grammar_shape["nonterminals"] == 64  # asked: no hours needed
+    with pytest.raises(ValueError, match="larger-grammars"):
+        plan(larger_grammars=True, member_grammar=GrammarConfig(nonterminals=40)).check()
+
+
+@pytest.mark.parametrize("room", ["both", "default only", "neither"])
+def test_hours_to_spare_grow_the_grammars_where_the_larger_ones_fit(tmp_path, monkeypatch, room):
+    from onparse.families import of
+    from onparse.recipe import budget_summary, settled_plan, text_size
+
+    given = plan(train=[str(EXAMPLES / "corpus.txt")], dev=str(EXAMPLES / "dev.txt"), grammar_students=None)
+    slower = 3.0  # a larger grammar's words a second, against the default's
+    monkeypatch.setattr(budget, "timed", lambda config: RATES.lm_tokens if of(config.model).reads_either_way else
+                        RATES.grammar_words / (slower if config.model.nonterminals > 30 else 1))
+    corpus = text_size(given)
+    minutes = {name: sum(costs(budget.at_scale(shaped, corpus, 1.0, shaped), rates, corpus).values()) for name, shaped, rates in
+               (("default", given, RATES), ("larger", budget.larger(given), Rates(RATES.lm_tokens, RATES.grammar_words / slower)))}
+    assert minutes["larger"] > minutes["default"]
+    hours = {"both": minutes["larger"] * 1.01, "default only": (minutes["default"] + minutes["larger"]) / 2,
+             "neither": minutes["default"] * 0.9}[room] / (60 * budget.USABLE)
+    found, sizing = settled_plan(given, tmp_path, hours)
+    grown = room == "both"
+    assert found.grammar_shape == ({"nonterminals": 64, "preterminals": 128, "batch_size": 200} if grown else
+                                   {"nonterminals": 30, "preterminals": 60, "batch_size": 600})
+    assert (sizing["scale"] < 1) == (room == "neither")
+    if room == "neither":  # no time to spare: the larger grammars are not even timed
+        assert "larger_grammars" not in sizing
+        return
+    weighed = sizing["larger_grammars"]
+    assert weighed["chosen"] == grown and weighed["grammar_words_per_second"] == pytest.approx(RATES.grammar_words / slower)
+    assert weighed["default_predicted_total_minutes"] == pytest.approx(minutes["default"], abs=0.5)
+    if grown:
+        assert weighed["predicted_total_minutes"] == pytest.approx(minutes["larger"], abs=0.5)
+    shape = {"nonterminals": found.member_grammar.nonterminals, "preterminals": found.member_grammar.preterminals}
+    said = budget_summary({"budget": sizing, "plan": {"member_grammar": shape, "grammar_batch_size": found.grammar_batch_size}})
+    assert ("64 x 128 symbols" in said) == grown and ("no time for them" in said) == (not grown)
