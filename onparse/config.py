@@ -272,8 +272,8 @@ class FitPlan:
                                       "128 grammars did better at 200).")
     larger_grammars: bool | None = setting(None, f"Grammar members of {LARGER_GRAMMAR['nonterminals']} x "
                                            f"{LARGER_GRAMMAR['preterminals']} symbols in {LARGER_GRAMMAR['batch_size']}-word "
-                                           "updates, each reading about 2.4 million words (in German 5 points better than "
-                                           "the default shape; in English no better, at three times the cost)  [default: "
+                                           "updates, each reading about 2.4 million words (in German 1 to 5 points better "
+                                           "than the default shape; in English no better, at three times the cost)  [default: "
                                            "where --hours leave time for them with every other model reading all the "
                                            "recipe reads; the default shape otherwise].", negatable=True, kind=bool)
     grammar_tokens: int | None = None  # settled by the fit: the words a grammar member reads at full scale (None: budget's)

@@ -15,8 +15,8 @@ SPANS = "spans"  # the one readout: the tree with the most expected constituents
 # clipped at 3); its batch_size counts the words of an update (sentences of one length), not streams.
 GRAMMAR_TRAINING = {"lr": 1e-3, "clip": 3.0, "batch_size": 600, "epochs": 10, "default_layer": SPANS}
 # The larger grammar a fit trains where its hours leave time for it (``budget.larger``): in German one read 51.0 on
-# NEGRA valid against 45.8 for the default 30 x 60 in 600-word updates; in English no better at three times the cost
-# (experiments/notebook.md, issues 33 and 45)
+# NEGRA valid against 45.8 for the default 30 x 60 in 600-word updates (the shipped model's three: 48.9-50.0 against the
+# plain fit's two default ones, 47.6 and 49.3); in English no better at three times the cost (experiments/notebook.md)
 LARGER_GRAMMAR = {"nonterminals": 64, "preterminals": 128, "batch_size": 200}
 INDEPENDENT, JOINT = "independent", "joint"  # a grammar's binary productions: left and right apart, or together
 PRODUCTIONS = (INDEPENDENT, JOINT)
