@@ -187,10 +187,10 @@ GRAMMAR_STUDENTS = 2
 # it (the English teacher read 48.5, 52.3 and 54.3 at 0, 1/4 and 1/2), the one choice of the plain fit made on gold
 HEAD_INITIAL_PRIOR = 0.5
 
-# The members' architecture: small enough that four train in well under an hour on two cores.
-# the grammar members' symbols and update size unless asked otherwise (where the time allows: LARGER_GRAMMAR)
+# The grammar members' symbols and update size unless asked otherwise (where the time allows: LARGER_GRAMMAR)
 DEFAULT_GRAMMAR_SHAPE = {"nonterminals": default(GrammarConfig, "nonterminals"),
                          "preterminals": default(GrammarConfig, "preterminals"), "batch_size": GRAMMAR_TRAINING["batch_size"]}
+# The members' architecture: small enough that four train in well under an hour on two cores.
 MEMBER_MODEL = ModelConfig(embedding_size=200, hidden_size=600, n_layers=3, chunk_size=10)
 VARIED_SIZES = ("embedding_size", "hidden_size", "chunk_size")  # what members may vary: the layers stay, so one layer rule fits all
 

@@ -286,8 +286,8 @@ def with_larger_grammars(plan: FitPlan, out: Path, rates: budget.Rates, corpus: 
     with everything else reading all the recipe reads, else ``smaller`` (the plan and its sizing with the default
     grammars); the sizing records both."""
     larger = budget.larger(plan)
-    grammars = [config for config in member_configs(larger, out) if not of(config.model).reads_either_way]
-    rates = replace(rates, grammar_words=budget.measure(grammars).grammar_words)
+    grammar = next(config for config in member_configs(larger, out) if not of(config.model).reads_either_way)
+    rates = replace(rates, grammar_words=budget.timed(grammar))
     found, sizing = budget.sized(larger, rates, corpus, hours)
     fits = sizing["scale"] >= 1
     weighed = {"chosen": fits, "grammar_words_per_second": rates.grammar_words,
