@@ -1,7 +1,7 @@
 """A fit sized to the hours it is given: this machine's throughput measured on the fit's own text, then how much text
 each model reads scaled so that the whole recipe ends within the time.
 
-The recipe's reading (about a million tokens a language model, four million
+The recipe's reading (about a million tokens a language model, a text of up to two million whole, four million
 words a grammar, a sample of ``plan.sentences`` for the students) is what
 the shipped parsers were measured with; a fit given fewer hours than that
 reads each of them scaled by one factor (never more than the recipe: longer training was not measured to help;
@@ -28,6 +28,10 @@ log = logging.getLogger("onparse")
 
 # Tokens a member reads: one epoch of WSJ 00-20 (about 0.95 M) parsed best of the schedules measured; a smaller corpus is read more often.
 MEMBER_TOKENS = 1_000_000
+# ... and a text up to this many times longer is read whole, once, rather than sampled: CTB 29 (1.36 M tokens) read
+# whole made members of dev perplexity 276 and 46.5 / 46.2 F1, a 1 M-token sample 300 and 41.4 / 43.7
+# (experiments/notebook.md, issue 45)
+WHOLE_TEXT_RATIO = 2
 # Words a grammar member reads: five epochs of WSJ 00-20's or CTB 29's sentences of 2-40 words, fifteen of NEGRA's;
 # the members measured were within half a point of their best by then (experiments/notebook.md, issue 33)
 GRAMMAR_TOKENS = 4_000_000
@@ -92,6 +96,12 @@ def reading_of(target: float, corpus: float) -> tuple[int, int | None]:
     return min(MAX_EPOCHS, round(target / max(corpus, 1))), None
 
 
+def member_tokens(corpus: float) -> float:
+    """Tokens a language model reads at the recipe's full scale of a text of ``corpus``: MEMBER_TOKENS, or the whole
+    text where that is at most WHOLE_TEXT_RATIO times as long (a sample would leave out what the members learn from)."""
+    return corpus if MEMBER_TOKENS < corpus <= WHOLE_TEXT_RATIO * MEMBER_TOKENS else MEMBER_TOKENS
+
+
 def read_of(epochs: int, sample: int | None, corpus: float) -> float:
     """Tokens a model reads over its run: its sample, or the text, each epoch."""
     return epochs * (sample if sample is not None else corpus)
@@ -134,7 +144,7 @@ def at_scale(plan: FitPlan, corpus: dict[str, float], scale: float, given: FitPl
     sample; epochs the user gave (``given``) stay as given (``member_epochs`` for the grammars too, unless ``grammar_epochs``
     says otherwise), and the reading probes read no more than a member does."""
     member = ((given.member_epochs, given.member_sample) if given.member_epochs else
-              reading_of(scale * MEMBER_TOKENS, corpus["tokens"]))
+              reading_of(scale * member_tokens(corpus["tokens"]), corpus["tokens"]))
     grammar = ((given.grammar_epochs, given.grammar_sample) if given.grammar_epochs else
                (given.member_epochs, None) if given.member_epochs else
                reading_of(scale * (plan.grammar_tokens or GRAMMAR_TOKENS), corpus["grammar_words"]))

@@ -36,6 +36,18 @@ def test_a_model_reads_the_text_whole_as_often_as_its_target_says_or_a_sample_of
     assert reading_of(1_000_000, 3_724) == (budget.MAX_EPOCHS, None)  # 400 sentences are not read 269 times
 
 
+@pytest.mark.parametrize("tokens, reading", [(1_360_000, (1, None)), (2_000_000, (1, None)), (2_100_000, (1, 1_000_000)),
+                                             (400_000, (2, None))])
+def test_a_text_up_to_twice_the_members_reading_is_read_whole_and_a_longer_one_sampled(tokens, reading):
+    from onparse.budget import at_scale
+
+    corpus = {**CORPUS, "tokens": tokens}
+    settled = at_scale(plan(), corpus, 1.0, plan())
+    assert (settled.member_epochs, settled.member_sample) == reading
+    if reading[1] is None and tokens > budget.MEMBER_TOKENS:  # short of time, the whole text shrinks to a sample
+        assert at_scale(plan(), corpus, 0.5, plan()).member_sample == tokens // 2
+
+
 @pytest.mark.parametrize("hours", [1.0, 2.0, 3.0])
 def test_the_plan_fills_the_hours_given_and_no_more(hours):
     found, record = sized(plan(), RATES, CORPUS, hours)
