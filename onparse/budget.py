@@ -28,9 +28,9 @@ log = logging.getLogger("onparse")
 
 # Tokens a member reads: one epoch of WSJ 00-20 (about 0.95 M) parsed best of the schedules measured; a smaller corpus is read more often.
 MEMBER_TOKENS = 1_000_000
-# ... and a text up to this many times longer is read whole, once, rather than sampled: CTB 29 (1.36 M tokens) read
-# whole made members of dev perplexity 276 and 46.5 / 46.2 F1, a 1 M-token sample 300 and 41.4 / 43.7
-# (experiments/notebook.md, issue 45)
+# ... and a text up to this many times longer is read whole, once, rather than sampled: seed for seed, CTB 29 (1.36 M
+# tokens) read whole made members of dev perplexity 274 and 270 and 46.7 / 45.3 F1, a 1 M-token sample 301 and 300 and
+# 41.4 / 43.7 (experiments/notebook.md, issue 45)
 WHOLE_TEXT_RATIO = 2
 # Words a grammar member reads: five epochs of WSJ 00-20's or CTB 29's sentences of 2-40 words, fifteen of NEGRA's;
 # the members measured were within half a point of their best by then (experiments/notebook.md, issue 33)

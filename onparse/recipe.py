@@ -252,8 +252,8 @@ def text_size(plan: FitPlan) -> dict:
 
 
 def settled_plan(plan: FitPlan, out: Path, hours: float | None = None) -> tuple[FitPlan, dict | None]:
-    """The plan with what each model reads settled: members' epochs as asked, or enough to read about MEMBER_TOKENS
-    tokens (a grammar: GRAMMAR_TOKENS of its training sentences, two to MAX_TRAINING_WORDS words), a sample where
+    """The plan with what each model reads settled: members' epochs as asked, or enough to read about
+    ``budget.member_tokens`` tokens (a grammar: GRAMMAR_TOKENS of its training sentences, two to MAX_TRAINING_WORDS words), a sample where
     that is less than the text; with ``hours``, all of it scaled to end within them on this machine (``budget``),
     with larger grammars where they fit too (``with_larger_grammars``), and what the record keeps of that."""
     corpus = text_size(plan)
