@@ -225,10 +225,10 @@ class FitPlan:
     rank_weight: float = setting_of(DistillConfig, "rank_weight")
     margin: float = setting_of(DistillConfig, "margin")
     layer: Layer = setting(MEAN, "The layer students learn their teacher's trees at.", kind="layer")
-    layer_rule: str = setting("agreement", "own: each member's own layer (--layer); agreement: each ensemble gives each "
-                              "member the layer agreeing best with the others' vote on --dev; consistency: the one layer "
-                              "whose trees agree best between the members on --dev, for all; fixed: --vote-layer for all.",
-                              choices=LAYER_RULES)
+    layer_rule: str = setting("fixed", "fixed: --vote-layer for all (the mean of an ON-LSTM's layers by default); own: "
+                              "each member's own layer (--layer); agreement: each ensemble gives each member the layer "
+                              "agreeing best with the others' vote on --dev; consistency: the one layer whose trees agree "
+                              "best between the members on --dev, for all.", choices=LAYER_RULES)
     vote_layer: Layer | None = setting(None, "With --layer-rule fixed: every member's layer in every vote (default: "
                                        "--layer). Another layer than the learnt one keeps students' trees apart.", kind="layer")
     right_branching_voter: float = 0.0  # a right-branching tree's votes: a prior for right-branching languages, never chosen on gold unless asked

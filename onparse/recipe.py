@@ -29,9 +29,10 @@
    or the last generation's students): the fit's model directory, ready for
    ``--model``.
 
-Each ensemble gives each member the layer whose trees agree best with the
-other members' vote on the dev text (``ensemble.agreeing_layers``; or,
-with ``layer_rule="fixed"``, ``plan.vote_layer`` for all); students learn their
+Each ensemble builds every ON-LSTM's trees from ``plan.fixed_layer`` (the
+mean of its layers by default; a grammar: its span marginals), or, with
+``layer_rule="agreement"``, from the layer whose trees agree best with the
+other members' vote on the dev text (``ensemble.agreeing_layers``); students learn their
 teachers' trees at ``plan.layer`` (the mean of the layers by default). A vote
 layer other than the learnt one keeps the students' trees apart: the
 ranking loss makes them agree at the layer it trains. The

@@ -48,8 +48,7 @@ def test_a_tiny_fit_runs_every_stage_and_leaves_a_parser_that_stands_alone(fitte
     parser = Parser.load(out / "model")
     final = record["stages"][-1]
     assert len(parser.members) == 3 and list(parser.builder.layers) == final["layers"] and not parser.right_branching_voter
-    for layer, agreement in zip(final["layers"], final["layer_agreement"]):  # each member's most agreeing candidate
-        assert agreement[str(layer)] == max(agreement.values())
+    assert final["layers"] == [MEAN] * 3 and "layer_agreement" not in final  # by default every tree from the mean of layers
     config = json.loads((out / "model" / "config.json").read_text())["ensemble"]
     assert config["members"] == ["members/scratch", "members/round-1-1", "members/round-1-2"]  # copied: no link out
     card = (out / "model" / "card.md").read_text()
@@ -182,6 +181,13 @@ def test_the_fixed_layer_rule_builds_every_tree_from_the_plans_layer(tmp_path):
     assert [entry["layers"] for entry in record["stages"] if "layers" in entry] == [[2, 2], [2, 2, 2]]
     assert Parser.load(tmp_path / "f" / "model").builder.layers == (2, 2, 2)
     assert "trees from layer 2 (a fixed rule)" in (tmp_path / "f" / "model" / "card.md").read_text()
+
+
+def test_the_agreement_layer_rule_gives_each_member_its_layer_most_agreeing_with_the_others_vote(tmp_path):
+    record = fit(tiny_plan(members=2, rounds=0, scratch_passes=1, evals_per_epoch=1, layer_rule="agreement"), tmp_path / "f")
+    for entry in (entry for entry in record["stages"] if "layers" in entry):
+        for layer, agreement in zip(entry["layers"], entry["layer_agreement"]):
+            assert agreement[str(layer)] == max(agreement.values())
 
 
 def test_students_can_vote_at_another_layer_than_the_one_they_learn(tmp_path):
