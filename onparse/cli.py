@@ -340,20 +340,20 @@ def ensemble(members, out_dir, right_branching_voter, right_branching_votes, lin
 @main.command()
 @click.argument("model", metavar="MODEL")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True, help="The int8 model directory to write.")
+@click.option("--precision", type=click.Choice(["int8", "int4-words"]), default="int8", show_default=True, help="int4-words: the word tables (a row per word) in 4 bits.")
 @click.option("--gold", help="Gold trees: score both precisions and record the F1 change in the card.")
 @click.option("--encoding", type=Encoding(), default="UTF-8", show_default=True, help="The encoding of the --gold files.")
 @click.option("--device", default=ParseConfig.device, show_default=True, help="torch device for --gold, e.g. cuda.")
 @click.option("--threads", type=Threads, help=THREADS_HELP)
-def quantize(model, out_dir, gold, encoding, device, threads) -> None:
-    """Store a model's weight matrices as int8 rows (a scale each): a quarter of fp32, half of bf16.
-
-    An ensemble is written whole, every member in int8, with its layers and voter.
+def quantize(model, out_dir, precision, gold, encoding, device, threads) -> None:
+    """Store a model's weight matrices as int8 rows (a scale each): a quarter of fp32, half of bf16; an ensemble
+    whole, every member so, with its layers and voter.
 
     \b
     Examples:
       onparse quantize runs/wsj/model --out models/wsj-int8
       onparse quantize runs/fit/model --out models/fit-int8 --gold ../shared/data/ptb/wsj/22
-      onparse quantize runs/fit/negra/model --out models/onlstm-negra --gold valid.penn --encoding latin-1
+      onparse quantize runs/fit/zh/model --out models/onlstm-ctb --precision int4-words --gold ctb/30
     """
     import_nltk_quickly()
     from onparse.quantize import quantized_copy
@@ -364,8 +364,8 @@ def quantize(model, out_dir, gold, encoding, device, threads) -> None:
     with library_errors():
         if gold:
             check_device(device)
-        change = quantized_copy(model, out_dir, gold, device, encoding)
-    click.echo(f"int8 model in {out_dir}" + (f"; sentence F1 {change['before']:.2f} -> {change['after']:.2f} "
+        change = quantized_copy(model, out_dir, gold, device, encoding, precision)
+    click.echo(f"{precision} model in {out_dir}" + (f"; sentence F1 {change['before']:.2f} -> {change['after']:.2f} "
                                              f"({change['after'] - change['before']:+.2f}) on {gold}" if change else ""))
 
 

@@ -87,7 +87,7 @@ def test_quantize_writes_int8_rows_and_the_f1_change(tmp_path):
     assert refused.exit_code == 2 and "exists" in refused.stderr
 
 
-def test_quantize_stores_every_member_of_an_ensemble_as_int8_with_its_layers_and_voter(tmp_path):
+def test_quantize_stores_every_member_of_an_ensemble_at_its_precision_with_its_layers_and_voter(tmp_path):
     members = tiny_members(tmp_path)
     assert run("ensemble", *members, "--out", tmp_path / "e", "--right-branching-voter").exit_code == 0
     config = json.loads((tmp_path / "e" / "config.json").read_text())
@@ -105,6 +105,9 @@ def test_quantize_stores_every_member_of_an_ensemble_as_int8_with_its_layers_and
     card = json.loads((tmp_path / "q" / "card.json").read_text())
     assert card["weights"] == "int8" and set(card["int8_change"]) == {"gold", "before", "after"}
     assert (tmp_path / "q" / "card.md").read_text() == "# how it was made\n"
+    fours = run("quantize", tmp_path / "e", "--out", tmp_path / "q4", "--precision", "int4-words")
+    assert fours.exit_code == 0 and fours.stdout.startswith("int4-words model in"), fours.output
+    assert [json.loads((m / "config.json").read_text())["weights"] for m in modeldir.read_ensemble(tmp_path / "q4").members] == ["int4-words"] * 2
 
 
 def test_distill_teaches_a_student_and_keeps_its_best_agreement(tmp_path, tiny_ensemble_dir, tiny_model_dir):
