@@ -111,8 +111,8 @@ def save(path: Path, model: Model, vocab: Vocabulary, default_layer: Layer, card
     with replacing_folder(path) as folder:
         _write_config(folder, model.config, default_layer, precision, language, reading)
         vocab.save(folder / "vocab.txt")
-        word_rows = len(vocab) if precision == "int4-words" else None
-        save_tensors({k: v.to(torch.bfloat16) for k, v in state.items()} if precision == "bf16" else quantize(state, word_rows),
+        save_tensors({k: v.to(torch.bfloat16) for k, v in state.items()} if precision == "bf16"
+                     else quantize(state, word_table_rows(precision, len(vocab))),
                      folder / "weights.pt")
         if card is not None:
             write_json(folder / "card.json", card)
@@ -130,6 +130,11 @@ def save_tensors(value: object, path: Path) -> None:
         torch.save(value, path)
     except RuntimeError as err:  # torch's writer reports a full disk as a RuntimeError
         raise OSError(28, f"cannot be written ({one_line(err, 80)})", str(path)) from None
+
+
+def word_table_rows(precision: str, vocab_size: int) -> int | None:
+    """The row count that marks a word table stored in 4 bits at ``precision`` (None: none is)."""
+    return vocab_size if precision == "int4-words" else None
 
 
 def is_word_table(shape: tuple[int, ...], word_rows: int | None) -> bool:
@@ -481,7 +486,7 @@ def load(path: Path | str | None = None) -> ModelBundle:
         raise ModelDirError(f"{path}: weights.pt is not a plain file of tensors (damaged, truncated, or carrying code)") from None
     expected = expected_shapes(model_config)
     if precision != "bf16":
-        word_rows = model_config.vocab_size if precision == "int4-words" else None
+        word_rows = word_table_rows(precision, model_config.vocab_size)
         expected.update({name + SCALE: shape[:1] for name, shape in list(expected.items()) if len(shape) == 2})
         expected.update({name: (shape[0], shape[1] // 2) for name, shape in list(expected.items()) if is_word_table(shape, word_rows)})
     tensors = isinstance(state, dict) and all(isinstance(tensor, torch.Tensor) for tensor in state.values())
