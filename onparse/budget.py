@@ -135,6 +135,13 @@ def costs(plan: FitPlan, rates: Rates, corpus: dict[str, float], done: dict[str,
                                        * STUDENT_WALL / 60)
         parse_seconds += grammars * GRAMMAR_PARSE / rates.grammar_words
     minutes["teacher's trees"] = student_tokens * parse_seconds / 60
+    if plan.generations:  # each generation as the first students, taught the vote before it: the first generation's
+        # teacher holds the members and the first students, a later one that generation's students alone
+        students = ((plan.language_model_students * LM_PARSE / rates.lm_tokens if lm else 0.0)
+                    + (plan.grammar_student_count * GRAMMAR_PARSE / rates.grammar_words if grammars else 0.0))
+        taught = minutes.get("language-model students", 0.0) + minutes.get("grammar students", 0.0)
+        minutes["generations"] = sum(student_tokens * (parse_seconds + students if g == 1 else students) / 60 + taught
+                                     for g in range(1, plan.generations + 1))
     minutes["votes"] = FIXED_MINUTES
     return minutes
 

@@ -1,6 +1,7 @@
 """A fit sized to its hours: the recipe's reading scaled so that the predicted minutes fit, never past the recipe."""
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -198,3 +199,15 @@ def test_hours_to_spare_grow_the_grammars_where_the_larger_ones_fit(tmp_path, mo
     shape = {"nonterminals": found.member_grammar.nonterminals, "preterminals": found.member_grammar.preterminals}
     said = budget_summary({"budget": sizing, "plan": {"member_grammar": shape, "grammar_batch_size": found.grammar_batch_size}})
     assert ("64 x 128 symbols" in said) == grown and ("no time for them" in said) == (not grown)
+
+
+def test_a_generation_is_paid_for_its_teachers_trees_and_its_students():
+    from onparse.budget import at_scale
+
+    full = at_scale(plan(generations=0), CORPUS, 1.0, plan())
+    none, one, two = (costs(replace(full, generations=g), RATES, CORPUS) for g in (0, 1, 2))
+    students = none["language-model students"] + none["grammar students"]
+    assert "generations" not in none and one["generations"] > students  # the students again, and their teacher's trees
+    # the first generation's teacher parses with the members and the first students, a later one with its students alone
+    assert students < two["generations"] - one["generations"] < one["generations"]
+    assert sized(plan(generations=1), RATES, CORPUS, 3.0)[1]["scale"] < sized(plan(generations=0), RATES, CORPUS, 3.0)[1]["scale"]
