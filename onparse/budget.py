@@ -190,6 +190,33 @@ def sized(plan: FitPlan, rates: Rates, corpus: dict[str, float], hours: float, s
                    "measured_at": time.strftime("%Y-%m-%d %H:%M")}
 
 
+def more_members(plan: FitPlan) -> FitPlan:
+    """``plan`` with one more member of each of its families: a turn of the family cycle, so the vote stays balanced
+    between them."""
+    return replace(plan, members=plan.members + len(plan.families))
+
+
+def with_more_members(sized_plan: tuple[FitPlan, dict], rates: Rates, corpus: dict[str, float], hours: float,
+                      spent: float, given: FitPlan, done: dict[str, int]) -> tuple[FitPlan, dict]:
+    """A plan sized with every model reading all the recipe reads (``sized_plan``: the plan and its sizing) with one
+    more member of each family where they still fit the hours, and the sizing with what it weighed: the turn's
+    members and its minutes at the recipe's full reading."""
+    plan, sizing = sized_plan
+    grown = at_scale(more_members(plan), corpus, 1.0, given)
+    minutes = round(sum(costs(grown, rates, corpus, done).values()), 1)
+    fits = minutes <= USABLE * 60 * hours - spent
+    weighed = {"chosen": fits, "members": grown.members, "predicted_total_minutes": minutes}
+    if not fits:
+        return plan, {**sizing, "more_members": weighed}
+    predicted = {part: round(value, 1) for part, value in costs(grown, rates, corpus, done).items()}
+    return grown, {**sizing, "predicted_minutes": predicted, "predicted_total_minutes": minutes, "more_members": weighed}
+
+
+def time_chooses_members(plan: FitPlan) -> bool:
+    """Whether the hours choose the members' number: the user asked neither way."""
+    return plan.more_members is None
+
+
 def larger(plan: FitPlan) -> FitPlan:
     """``plan`` with the larger grammar members (and students of their shape), each reading LARGER_GRAMMAR_TOKENS."""
     symbols = {name: LARGER_GRAMMAR[name] for name in ("nonterminals", "preterminals")}

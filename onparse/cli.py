@@ -377,7 +377,7 @@ def quantize(model, out_dir, precision, gold, encoding, device, threads) -> None
               help="Fit folder: a run folder or ensemble per stage, fit.json, and model/ (the parser).")
 @click.option("--resume", is_flag=True, help="Continue the fit in --out where it stopped, with its own settings.")
 @click.option("--hours", type=click.FloatRange(min=0, min_open=True), help="Size the fit to end within this much wall time on this machine (its throughput timed first), and stop (recorded, resumable) if it runs over.")
-@options_of(FitPlan, "members", "rounds", "member_epochs")
+@options_of(FitPlan, "members", "more_members", "rounds", "member_epochs")
 @options_of(ModelConfig, *VARIED_SIZES, defaults=MEMBER_MODEL)
 @options_of(ModelConfig, "n_layers", "vocab_size")
 @options_of(FitPlan, "sentences", "scratch_passes", "student_directions", "grammar_students")

@@ -263,6 +263,7 @@ def settled_plan(plan: FitPlan, out: Path, hours: float | None = None) -> tuple[
                     f"member reads it about {MEMBER_TOKENS / max(corpus['tokens'], 1):,.0f} times over; the shipped parsers "
                     "learnt from 400,000 to 1,000,000 tokens, and more text helps more than any setting")
     asked = budget.larger(plan) if plan.larger_grammars else plan
+    asked = budget.more_members(asked) if plan.more_members else asked
     if not hours:
         return budget.at_scale(asked, corpus, 1.0, asked), None
     log.info(f"measuring this machine's throughput on the text, to size the fit to {hours:g} hours")
@@ -324,10 +325,13 @@ def replanned(plan: FitPlan, record: dict, settled: list[Stage]) -> FitPlan | No
     counts = {"probes": sum(name.startswith("probe-") for name in done),
               "language models": members.count(True), "grammars": members.count(False)}
     spent = sizing.get("timing_minutes", 0.0) + sum(entry["wall_minutes"] for entry in record["stages"])
-    found, again = budget.sized(plan, rates, sizing["corpus"], sizing["hours"], spent,
-                                replace(plan, **sizing["given"]), counts)
+    given = replace(plan, **sizing["given"])
+    found, again = budget.sized(plan, rates, sizing["corpus"], sizing["hours"], spent, given, counts)
+    if budget.time_chooses_members(plan) and again["scale"] >= 1:  # time to spare with all the recipe read
+        found, again = budget.with_more_members((found, again), rates, sizing["corpus"], sizing["hours"], spent, given, counts)
     sizing["replanned"] = {"after": record["stages"][-1]["name"], "spent_minutes": round(spent, 1),
-                           **{key: again[key] for key in ("scale", "rates", "predicted_minutes", "predicted_total_minutes")}}
+                           **{key: again[key] for key in ("scale", "rates", "predicted_minutes", "predicted_total_minutes",
+                                                          "more_members") if key in again}}
     log.info(f"re-planned after {sizing['replanned']['after']}, at the rates its models trained: each model still to "
              f"train reads {again['scale']:.0%} of the recipe (was {sizing['scale']:.0%}), "
              f"{again['predicted_total_minutes']:.0f} more minutes foreseen")
@@ -651,6 +655,10 @@ def budget_summary(record: dict) -> str:
         f" After {again['after']} ({again['spent_minutes']:.0f} minutes in) the rest was sized again at the rates its "
         f"models trained ({', '.join(f'{value:,.0f}' for value in again['rates'].values() if value)} a second): each "
         f"model still to train read {again['scale']:.0%}, foreseen to take {again['predicted_total_minutes']:.0f} more minutes.")
+    more = (again or {}).get("more_members")
+    if more:  # the re-plan weighed a turn of the family cycle more
+        replan += (f" One more member of each family ({more['members']} in all) was foreseen to take "
+                   f"{more['predicted_total_minutes']:.0f} more minutes: " + ("trained." if more["chosen"] else "no time for them."))
     weighed, shape = sizing.get("larger_grammars"), record["plan"]["member_grammar"]
     grammars = "" if not weighed else (
         f" With every model reading all of it there was time to spare, so larger grammars were timed "

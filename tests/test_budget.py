@@ -211,3 +211,39 @@ def test_a_generation_is_paid_for_its_teachers_trees_and_its_students():
     # the first generation's teacher parses with the members and the first students, a later one with its students alone
     assert students < two["generations"] - one["generations"] < one["generations"]
     assert sized(plan(generations=1), RATES, CORPUS, 3.0)[1]["scale"] < sized(plan(generations=0), RATES, CORPUS, 3.0)[1]["scale"]
+
+
+@pytest.mark.parametrize("room", [True, False])
+def test_a_replan_with_time_to_spare_trains_one_more_member_of_each_family(tmp_path, room):
+    from dataclasses import asdict
+
+    from onparse.budget import at_scale
+    from onparse.recipe import budget_summary, replanned, stages
+
+    fast, done = Rates(4 * RATES.lm_tokens, 4 * RATES.grammar_words), {"language models": 1, "grammars": 2}
+    five = plan(families=["onlstm", "pcfg"], directions=["forward"], punctuation=False)
+    rest = [sum(costs(at_scale(shaped, CORPUS, 1.0, five), fast, CORPUS, done).values()) for shaped in (five, budget.more_members(five))]
+    spent = budget.USABLE * 180 - (rest[1] + 0.5 if room else (rest[0] + rest[1]) / 2)  # room for the turn, or the five alone
+
+    def replan(given: FitPlan) -> tuple[FitPlan, dict]:
+        first, sizing = sized(budget.more_members(given) if given.more_members else given, RATES, CORPUS, 3.0)
+        record = {"plan": asdict(first), "budget": {**sizing, "corpus": CORPUS, "timing_minutes": 0.0,
+                                                    "given": budget.given_reading(given)},
+                  "stages": [{"name": name, "tokens_seen": tokens, "tokens_per_second": 4 * rate, "wall_minutes": spent / 3}
+                             for name, tokens, rate in (("member-2", 4_000_000, RATES.grammar_words),
+                                                        ("member-4", 4_000_000, RATES.grammar_words),
+                                                        ("member-1", 950_000, RATES.lm_tokens))]}  # 4 times the timing
+        return replanned(first, record, stages(first, tmp_path, record)), record
+
+    found, record = replan(plan(families=["onlstm", "pcfg"], directions=["forward"], punctuation=False))
+    weighed = record["budget"]["replanned"]["more_members"]
+    assert weighed["chosen"] == room and weighed["members"] == 7 and found.members == (7 if room else 5)
+    if room:  # the turn of the cycle: a grammar and an ON-LSTM, so the vote stays three and three
+        assert [found.family(k) for k in (6, 7)] == ["pcfg", "onlstm"] and found.member_seed(7) == found.seed + 6
+        assert weighed["predicted_total_minutes"] == record["budget"]["replanned"]["predicted_total_minutes"]
+    said = budget_summary({**record, "plan": record["plan"]})
+    assert "One more member of each family (7 in all)" in said and ("no time for them" in said) == (not room)
+    asked, _ = replan(plan(families=["onlstm", "pcfg"], directions=["forward"], punctuation=False, more_members=False))
+    assert asked.members == 5
+    always, record = replan(plan(families=["onlstm", "pcfg"], directions=["forward"], punctuation=False, more_members=True))
+    assert always.members == 7 and "more_members" not in record["budget"]["replanned"]  # asked: settled at the start

@@ -122,16 +122,18 @@ def test_a_fit_under_torchrun_trains_members_of_both_families_on_both_processes_
     assert done.stdout.count("fit done") == 1
     assert done.stderr.count("measuring this machine's throughput") == 1  # rank 0 sizes the fit, both train as it says
     record = json.loads((tmp_path / "fit" / "fit.json").read_text())
-    assert record["budget"]["replanned"]["after"] == "member-1"  # once a member of each family trained
+    replanned = record["budget"]["replanned"]
+    assert replanned["after"] == "member-1" and replanned["more_members"]["chosen"]  # an hour: time for a turn more
     probes = ["probe-forward-punctuation", "probe-forward-words"]
     assert [stage["name"] for stage in record["stages"]] == [
-        *probes, "member-2", "member-4", "readings", "member-1", "member-3", "directions", "member-5", "ensemble-1",
-        "scratch", "grammar-student-1", "grammar-student-2", "model"]
+        *probes, "member-2", "member-4", "readings", "member-1", "member-6", "member-3", "directions", "member-5",
+        "member-7", "ensemble-1", "scratch", "grammar-student-1", "grammar-student-2", "model"]
     retired = next(stage for stage in record["stages"] if stage["name"] == "directions")["out_of_the_vote"]
-    members = [f"member-{k}" for k in range(1, 6) if f"member-{k}" != retired]  # the trial's other member: its figures kept
+    members = [f"member-{k}" for k in range(1, 8) if f"member-{k}" != retired]  # the trial's other member: its figures kept
     cards = [json.loads((tmp_path / "fit" / member / "model" / "card.json").read_text()) for member in members]
-    # the probes and the direction trial weighed by both, every member trained by both (the one after the trial too)
-    assert [card["processes"] for card in cards] == [2] * 4 and "member-5" in members
+    # the probes and the direction trial weighed by both, every member trained by both (those after the trial and the
+    # re-plan too)
+    assert [card["processes"] for card in cards] == [2] * 6 and "member-5" in members
     assert "one in 2 of the sentences of each" in done.stderr
     for student in ("scratch", "grammar-student-1"):
         assert json.loads((tmp_path / "fit" / student / "model" / "card.json").read_text())["processes"] == 1
