@@ -203,12 +203,11 @@ def with_more_members(sized_plan: tuple[FitPlan, dict], rates: Rates, corpus: di
     members and its minutes at the recipe's full reading."""
     plan, sizing = sized_plan
     grown = at_scale(more_members(plan), corpus, 1.0, given)
-    minutes = round(sum(costs(grown, rates, corpus, done).values()), 1)
-    fits = minutes <= USABLE * 60 * hours - spent
-    weighed = {"chosen": fits, "members": grown.members, "predicted_total_minutes": minutes}
-    if not fits:
-        return plan, {**sizing, "more_members": weighed}
     predicted = {part: round(value, 1) for part, value in costs(grown, rates, corpus, done).items()}
+    minutes = round(sum(predicted.values()), 1)
+    weighed = {"chosen": minutes <= USABLE * 60 * hours - spent, "members": grown.members, "predicted_total_minutes": minutes}
+    if not weighed["chosen"]:
+        return plan, {**sizing, "more_members": weighed}
     return grown, {**sizing, "predicted_minutes": predicted, "predicted_total_minutes": minutes, "more_members": weighed}
 
 

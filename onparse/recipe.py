@@ -256,7 +256,8 @@ def settled_plan(plan: FitPlan, out: Path, hours: float | None = None) -> tuple[
     """The plan with what each model reads settled: members' epochs as asked, or enough to read about
     ``budget.member_tokens`` tokens (a grammar: GRAMMAR_TOKENS of its training sentences, two to MAX_TRAINING_WORDS words), a sample where
     that is less than the text; with ``hours``, all of it scaled to end within them on this machine (``budget``),
-    with larger grammars where they fit too (``with_larger_grammars``), and what the record keeps of that."""
+    with larger grammars where they fit too (``with_larger_grammars``), and what the record keeps of that; a turn of
+    members more where asked (``budget.more_members``: where the time allows, the re-plan weighs it)."""
     corpus = text_size(plan)
     if corpus["tokens"] < SMALL_TEXT_TOKENS:
         log.warning(f"the training text is small ({corpus['sentences']:,} sentences, {corpus['tokens']:,} tokens): each "
