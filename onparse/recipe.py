@@ -328,7 +328,8 @@ def replanned(plan: FitPlan, record: dict, settled: list[Stage]) -> FitPlan | No
     spent = sizing.get("timing_minutes", 0.0) + sum(entry["wall_minutes"] for entry in record["stages"])
     given = replace(plan, **sizing["given"])
     found, again = budget.sized(plan, rates, sizing["corpus"], sizing["hours"], spent, given, counts)
-    if budget.time_chooses_members(plan) and again["scale"] >= 1:  # time to spare with all the recipe read
+    # time to spare with all the recipe read; not on a small text: what limits its members is the text, not the time
+    if budget.time_chooses_members(plan) and again["scale"] >= 1 and sizing["corpus"]["tokens"] >= SMALL_TEXT_TOKENS:
         found, again = budget.with_more_members((found, again), rates, sizing["corpus"], sizing["hours"], spent, given, counts)
     sizing["replanned"] = {"after": record["stages"][-1]["name"], "spent_minutes": round(spent, 1),
                            **{key: again[key] for key in ("scale", "rates", "predicted_minutes", "predicted_total_minutes",

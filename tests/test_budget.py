@@ -13,6 +13,7 @@ from onparse.families import ModelConfig
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 CORPUS = {"tokens": 950_000, "grammar_words": 800_000, "sentence_tokens": 25.0}  # WSJ 00-20's size
+SMALL = {"tokens": 8_600, "grammar_words": 7_000, "sentence_tokens": 21.5}  # 400 sentences
 RATES = Rates(lm_tokens=1_000.0, grammar_words=4_500.0)  # one thread of this project's machines
 
 
@@ -225,9 +226,9 @@ def test_a_replan_with_time_to_spare_trains_one_more_member_of_each_family(tmp_p
     rest = [sum(costs(at_scale(shaped, CORPUS, 1.0, five), fast, CORPUS, done).values()) for shaped in (five, budget.more_members(five))]
     spent = budget.USABLE * 180 - (rest[1] + 0.5 if room else (rest[0] + rest[1]) / 2)  # room for the turn, or the five alone
 
-    def replan(given: FitPlan) -> tuple[FitPlan, dict]:
-        first, sizing = sized(budget.more_members(given) if given.more_members else given, RATES, CORPUS, 3.0)
-        record = {"plan": asdict(first), "budget": {**sizing, "corpus": CORPUS, "timing_minutes": 0.0,
+    def replan(given: FitPlan, corpus: dict = CORPUS) -> tuple[FitPlan, dict]:
+        first, sizing = sized(budget.more_members(given) if given.more_members else given, RATES, corpus, 3.0)
+        record = {"plan": asdict(first), "budget": {**sizing, "corpus": corpus, "timing_minutes": 0.0,
                                                     "given": budget.given_reading(given)},
                   "stages": [{"name": name, "tokens_seen": tokens, "tokens_per_second": 4 * rate, "wall_minutes": spent / 3}
                              for name, tokens, rate in (("member-2", 4_000_000, RATES.grammar_words),
@@ -245,5 +246,7 @@ def test_a_replan_with_time_to_spare_trains_one_more_member_of_each_family(tmp_p
     assert "One more member of each family (7 in all)" in said and ("no time for them" in said) == (not room)
     asked, _ = replan(plan(families=["onlstm", "pcfg"], directions=["forward"], punctuation=False, more_members=False))
     assert asked.members == 5
+    small, record = replan(plan(families=["onlstm", "pcfg"], directions=["forward"], punctuation=False), corpus=SMALL)
+    assert small.members == 5 and "more_members" not in record["budget"]["replanned"]  # a small text: not weighed
     always, record = replan(plan(families=["onlstm", "pcfg"], directions=["forward"], punctuation=False, more_members=True))
     assert always.members == 7 and "more_members" not in record["budget"]["replanned"]  # asked: settled at the start
