@@ -114,7 +114,9 @@ def test_one_process_needs_no_process_group():
 
 
 def test_a_fit_under_torchrun_trains_members_of_both_families_on_both_processes_and_finishes_on_one(tmp_path):
-    done = torchrun("--train", CORPUS, "--dev", DEV, "--out", "fit", "--members", "5", "--rounds", "0", "--member-epochs", "1",
+    text = tmp_path / "text.txt"  # the example text over SMALL_TEXT_TOKENS, so the re-plan weighs a turn of members more
+    text.write_text(Path(CORPUS).read_text() * 30)
+    done = torchrun("--train", str(text), "--dev", DEV, "--out", "fit", "--members", "5", "--rounds", "0", "--member-epochs", "1",
                     "--family", "onlstm", "--family", "pcfg", "--grammar-epochs", "1", "--nonterminals", "3", "--preterminals", "4",
                     "--symbol-size", "8", "--embedding-size", "16", "--hidden-size", "24", "--chunk-size", "4", "--vocab-size", "60",
                     "--sentences", "100", "--dtype", "fp32", "--hours", "1", cwd=tmp_path, command="fit")
