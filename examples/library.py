@@ -8,15 +8,18 @@ from onparse.scoring import score
 from onparse.treebank import gold_sentence
 from onparse.trees import spans
 
-parser = onparse.load()  # the shipped default; onparse.load("onlstm-negra"), or a model directory's path, for others
+parser = onparse.load()  # the shipped default, one grammar; onparse.load("onlstm-negra"), or a model directory's path
 for parse in parser.parse_sents(["The cat sat on the mat.", "Stocks fell sharply on Friday."]):
     print(parse.bracket())
-    # tree_distances: one row per member, the distances its tree was built from (NaN for a grammar, whose tree comes
-    # from its span marginals); the ON-LSTM members' mean, and each constituent's share of the votes
-    rows = parse.tree_distances[~numpy.isnan(parse.tree_distances).any(axis=1)]
-    print("  distances:", rows.mean(axis=0).round(3).tolist() if len(rows) else "none (no ON-LSTM member)")
+    # each constituent's confidence: its span marginal under the grammar (in a vote, its share of the votes)
     print("  confidence:", [round(parse.confidence(span), 2) for span in parse.constituent_spans()])
     print("  as JSON:", sorted(parse.to_dict()))
+
+# ON-LSTMs' syntactic distances: tree_distances has one row per member (NaN for a grammar, whose tree comes from its
+# span marginals); the ON-LSTM members' mean, from the vote of ON-LSTMs and grammars that was the default before
+voters = onparse.load("onlstm-wsj-mixed").parse("The cat sat on the mat.")
+rows = voters.tree_distances[~numpy.isnan(voters.tree_distances).any(axis=1)]
+print(voters.bracket(), "distances:", rows.mean(axis=0).round(3).tolist())
 
 gold = [gold_sentence(Tree.fromstring(tree)) for tree in [
     "(S (NP (DT The) (NN cat)) (VP (VBD sat) (PP (IN on) (NP (DT the) (NN mat)))) (. .))",

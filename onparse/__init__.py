@@ -9,7 +9,7 @@ import (``cli.import_nltk_quickly``).
 
     >>> parser = onparse.load()  # the shipped default; a name or a path for others
     >>> parser.parse("The cat sat on the mat.").text_tree.pformat()
-    '(X (X (X The cat) sat) (X on (X the mat)) .)'
+    '(X (X The cat) (X sat (X on (X the mat))) .)'
 """
 
 from __future__ import annotations

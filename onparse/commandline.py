@@ -315,7 +315,7 @@ def right_branching_weight(voter: bool, votes: float | None) -> float:
 def model_options(command):
     """Options shared by the commands that run the model; defaults are onparse.config.ParseConfig's."""
     for option in reversed([
-        click.option("--model", "model", metavar="PATH", help="Model or ensemble directory, or a shipped model's name (default: models/onlstm-wsj-mixed)."),
+        click.option("--model", "model", metavar="PATH", help="Model or ensemble directory, or a shipped model's name (default: models/pcfg-wsj)."),
         click.option("--layer", type=LayerType(), help="Layer whose distances build the tree, or 'mean' of all layers (default: the model's own)."),
         options_of(ParseConfig, "device", "dtype", "batch_size", "max_words"),
         click.option("--threads", type=Threads, help=THREADS_HELP),

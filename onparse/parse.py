@@ -469,7 +469,7 @@ class Parser:
 
             >>> texts = ["The cat sat on the mat.", ["Stocks", "fell", "."]]
             >>> [str(parse.text_tree) for parse in onparse.load().parse_sents(texts)]
-            ['(X (X (X The cat) sat) (X on (X the mat)) .)', '(X Stocks fell .)']
+            ['(X (X The cat) (X sat (X on (X the mat))) .)', '(X Stocks fell .)']
         """
         if isinstance(sentences, str):
             raise TypeError("parse_sents takes an iterable of sentences: parse(text) parses one")

@@ -146,7 +146,7 @@ def test_nothing_rewrites_a_model_that_a_shipped_ensemble_points_at(tmp_path):
         with pytest.raises(modeldir.ModelDirError, match="shipped model|holds a member of"):
             modeldir.refuse_to_replace(target, modeldir.is_model_folder, "a model", models)
     modeldir.refuse_to_replace(tmp_path / "new-model", modeldir.is_model_folder, "a model", models)  # a new folder is fine
-    shipped = modeldir.MODELS / "onlstm-wsj-distilled-r2"  # the default holds one of its members
+    shipped = modeldir.MODELS / "onlstm-wsj-distilled-r2"  # other shipped ensembles hold its members
     refused = run("ensemble", members[0], "--out", shipped, "--overwrite")
     assert refused.exit_code == 2 and "shipped model" in refused.stderr and (shipped / "config.json").is_file()
 

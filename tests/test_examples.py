@@ -48,14 +48,15 @@ def test_the_library_example_runs_with_the_default_model_from_any_folder(tmp_pat
     done = subprocess.run([sys.executable, "library.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0].startswith("(X ") and lines[1].startswith("  distances: [") and "sentence_f1" in lines[-1]
+    assert lines[0].startswith("(X ") and lines[1].startswith("  confidence: [") and "sentence_f1" in lines[-1]
     import ast
     import math
 
-    distances = ast.literal_eval(lines[1].split(":", 1)[1].strip())  # numbers, not NaN (a grammar member has none)
-    confidence = ast.literal_eval(lines[2].split(":", 1)[1].strip())
-    assert distances and all(math.isfinite(d) for d in distances)
+    confidence = ast.literal_eval(lines[1].split(":", 1)[1].strip())
     assert confidence and all(0 < c <= 1 for c in confidence)
+    tree, distances = lines[-2].split(" distances: ")  # the ON-LSTMs' mean: numbers, not NaN (a grammar member has none)
+    distances = ast.literal_eval(distances)
+    assert tree.startswith("(X ") and len(distances) == 6 and all(math.isfinite(d) for d in distances)
 
 
 def test_the_examples_readme_commands_run(tmp_path):

@@ -118,9 +118,11 @@ def test_nothing_is_written_into_the_shipped_models(tmp_path):
         refused = run("ensemble", member, "--out", target, "--overwrite")
         assert refused.exit_code == 2 and "shipped model" in refused.stderr
         assert before is None or (target / "config.json").read_bytes() == before
-    shipped_member = modeldir.read_ensemble(modeldir.DEFAULT_MODEL).members[0]
-    refused = train(shipped_member, "--overwrite")
-    assert refused.exit_code == 2 and modeldir.load(shipped_member).path == shipped_member
+    for shipped in (modeldir.DEFAULT_MODEL, modeldir.read_ensemble(modeldir.MODELS / "onlstm-negra").members[0]):
+        before = (shipped / "weights.pt").read_bytes()
+        refused = train(shipped, "--overwrite")
+        assert refused.exit_code == 2 and (shipped / "weights.pt").read_bytes() == before
+        assert modeldir.load(shipped).path == shipped
 
 
 def test_an_ensemble_copies_its_members_own_files_and_never_what_links_point_to(tmp_path):

@@ -5,7 +5,7 @@ preterminal over each token as a treebank's trees have (``X`` over a word, a Pen
     >>> from onparse.integrations.nltk_parser import ONLSTMParser
     >>> parser = ONLSTMParser()  # the shipped default; ONLSTMParser("onlstm-negra") for German
     >>> print(parser.parse_one("The cat sat on the mat .".split()).pformat(margin=200))
-    (X (X (X (X The) (X cat)) (X sat)) (X (X on) (X (X the) (X mat))) (. .))
+    (X (X (X The) (X cat)) (X (X sat) (X (X on) (X (X the) (X mat)))) (. .))
     >>> [str(tree) for tree in parser.parse_all(["Stocks", "fell", "."])]
     ['(X (X Stocks) (X fell) (. .))']
 """

@@ -26,11 +26,11 @@ not be parsed (only spaces, or over the word limit) answers None.
     >>> _ = nlp.add_pipe("sentencizer"), nlp.add_pipe("onparse")
     >>> doc = nlp("The cat sat on the mat. Stocks fell.")
     >>> [sent._.parse_string for sent in doc.sents]
-    ['(X (X (X The cat) sat) (X on (X the mat)) .)', '(X Stocks fell .)']
+    ['(X (X The cat) (X sat (X on (X the mat))) .)', '(X Stocks fell .)']
     >>> [span.text for span in list(doc.sents)[0]._.onparse_constituents]
-    ['The cat sat on the mat.', 'The cat sat', 'The cat', 'on the mat', 'the mat']
+    ['The cat sat on the mat.', 'The cat', 'sat on the mat', 'on the mat', 'the mat']
     >>> [child.text for child in list(doc.sents)[0]._.children], doc[4:6]._.parent.text
-    (['The cat sat', 'on the mat', '.'], 'on the mat')
+    (['The cat', 'sat on the mat', '.'], 'on the mat')
     >>> [span.text for span in doc[3:6]._.constituents], doc[1]._.parent.text
     (['on the mat', 'on', 'the mat', 'the', 'mat'], 'The cat')
 """
