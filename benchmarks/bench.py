@@ -148,6 +148,18 @@ def scoring_figures(ptb: Path, count: int) -> dict:
     return {"trees": count, "seconds": seconds, "goal_s": 30, "import_torch_s": wall([sys.executable, "-c", "import torch"])}
 
 
+def side_by_side(ptb: Path, sentences: list[Sentence], device: str, repeats: int) -> dict:
+    """Sentences a second of the default and of the default it replaced, each parsing whole (every member's output,
+    then the tree: the vote of an ensemble) on section 22 (else ``sentences``), one after the other in one run."""
+    section = [s.sentence for s in read_gold(str(ptb / "22"))] if (ptb / "22").is_dir() else sentences
+    section = [s for s in section if s.words]
+    side = {"sentences": len(section)}
+    for name in (None, PREVIOUS_DEFAULT):
+        side[name or "default"] = len(section) / timed_trees(Parser.load(name, device=device), section, repeats)
+    side["speedup"] = side["default"] / side[PREVIOUS_DEFAULT]
+    return side
+
+
 LONG_SENTENCES = {"onlstm-wsj": [400, 2000], "onlstm-wsj-gpu-r4": [400, 2000], PREVIOUS_DEFAULT: [100, 400], None: [400, 800]}
 
 
@@ -176,11 +188,13 @@ def main() -> None:
     options.add_argument("--lines", type=int, nargs="+", default=[1000, 100000])
     options.add_argument("--out", type=Path, default=Path("benchmarks/results.json"))
     options.add_argument("--scoring-trees", type=int, default=100_000, help="one-line gold trees scored against themselves")
-    options.add_argument("--only", choices=["startup", "scoring", "long"], help="measure this part alone, print it, write nothing")
+    options.add_argument("--only", choices=["startup", "scoring", "long", "side"],
+                         help="measure this part alone, print it, write nothing")
     args = options.parse_args()
     if args.only:
         part = {"startup": startup_figures, "scoring": lambda: scoring_figures(args.ptb, args.scoring_trees),
-                "long": lambda: long_sentence_figures(args.ptb)}[args.only]()
+                "long": lambda: long_sentence_figures(args.ptb),
+                "side": lambda: side_by_side(args.ptb, [], args.device, args.repeats)}[args.only]()
         print(json.dumps(part, indent=2))
         return
 
@@ -218,13 +232,7 @@ def main() -> None:
         results["batch"]["bf16"]["tokens_per_s"] / results["batch"]["fp32"]["one_at_a_time"]["tokens_per_s"])
 
     # 1b. The default beside the default it replaced, whole (members, vote, tree), on section 22.
-    section = [s.sentence for s in read_gold(str(args.ptb / "22"))] if (args.ptb / "22").is_dir() else sentences
-    section = [w for w in section if w.words]
-    side = {"sentences": len(section)}
-    for name in (None, PREVIOUS_DEFAULT):
-        side[name or "default"] = len(section) / timed_trees(Parser.load(name, device=args.device), section, args.repeats)
-    side["speedup"] = side["default"] / side[PREVIOUS_DEFAULT]
-    results["side_by_side"] = side
+    results["side_by_side"] = side_by_side(args.ptb, sentences, args.device, args.repeats)
 
     # 2. Start-up, and scoring a large file of gold trees.
     results["startup"] = startup_figures()
