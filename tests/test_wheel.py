@@ -33,7 +33,7 @@ def test_the_wheel_holds_the_default_and_language_models_within_the_limit(wheel)
     names = set(zipfile.ZipFile(wheel).namelist())
     for model in ("onlstm-wsj-mixed", "onlstm-negra", "onlstm-ctb", "pcfg-wsj"):
         assert f"onparse/models/{model}/config.json" in names
-    assert "onparse/models/onlstm-wsj-distilled-r3/members/distill-scratch/weights.pt" in names  # a default's member
+    assert "onparse/models/onlstm-wsj-distilled-r3/members/distill-scratch/weights.pt" in names  # a member of onlstm-wsj-mixed
     assert not any(name.startswith(("onparse/models/onlstm-wsj/", "onparse/models/onlstm-wsj-gpu-r4/config.json")) for name in names)  # larger extras stay in the repo
 
 
@@ -56,7 +56,7 @@ def test_the_installed_wheel_parses_from_outside_the_repository(wheel, tmp_path)
     assert german.returncode == 0 and "Katze" in german.stdout, german.stderr
     readme = (ROOT / "README.md").read_text()
     named = set(re.findall(r"--model ((?:onlstm|pcfg)-[\w-]+)", readme))  # every model the README tells a user to load by name
-    assert {"onlstm-ctb", "onlstm-negra", "pcfg-wsj"} <= named
+    assert {"onlstm-ctb", "onlstm-negra", "onlstm-wsj-mixed"} <= named
     listed = run("-m", "onparse", "models")
     for name in named:
         assert name in listed.stdout, listed.stdout
