@@ -207,7 +207,7 @@ def main() -> None:
     # 1. Batch parsing against the FLOP floor and against one sentence at a time.
     per_token = flops_per_token(Parser(bundle))
     subset = sentences[:: max(1, len(sentences) // args.single)][: args.single]  # spread over the set: the same mix of lengths
-    subset_tokens = sum(len(s) + 1 for s in subset)
+    subset_tokens = sum(len(s.tokens) + 1 for s in subset)
     reference = None
     for name in COMPUTE_DTYPES:
         parser = Parser(bundle, dtype=name, device=args.device)
