@@ -18,6 +18,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Callable, TypeVar
 
 import torch
 from rich.console import Console
@@ -30,6 +31,8 @@ from onparse.modeldir import ModelBundle
 from onparse.parse import Parser
 from onparse.settings import COMPUTE_DTYPES
 from onparse.treebank import read_gold
+
+T = TypeVar("T")
 
 
 def sentences_for_bench(ptb: Path, count: int, bundle: ModelBundle) -> tuple[list[Sentence], str]:
@@ -77,35 +80,29 @@ def synchronize(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-def timed_distances(parser: Parser, sentences: list[Sentence], repeats: int) -> tuple[float, list]:
-    """Median seconds over `repeats` runs (this machine is noisy), and the distances."""
+def median_seconds(work: Callable[[], T], repeats: int) -> tuple[float, T]:
+    """Median seconds of `work` over `repeats` runs (this machine is noisy), and what its last run gave."""
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
-        distances = list(parser.distances(sentences))
+        done = work()
         times.append(time.perf_counter() - start)
-    return statistics.median(times), distances
+    return statistics.median(times), done
+
+
+def timed_distances(parser: Parser, sentences: list[Sentence], repeats: int) -> tuple[float, list]:
+    """Median seconds to compute the distances, and the distances."""
+    return median_seconds(lambda: list(parser.distances(sentences)), repeats)
 
 
 def timed_trees(parser: Parser, sentences: list[Sentence], repeats: int) -> float:
-    """Median seconds over `repeats` runs to parse whole: each member's output, then the tree (the vote of an ensemble)."""
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        for outputs in parser.distances(sentences):
-            parser.build(outputs)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    """Median seconds to parse whole: each member's output, then the tree (the vote of an ensemble)."""
+    return median_seconds(lambda: [parser.build(outputs) for outputs in parser.distances(sentences)], repeats)[0]
 
 
 def wall(command: list[str], repeats: int = 3) -> float:
     """Median wall time of a command, in seconds."""
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        subprocess.run(command, check=True, capture_output=True)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    return median_seconds(lambda: subprocess.run(command, check=True, capture_output=True), repeats)[0]
 
 
 def peak_rss_mb(command: list[str], stdin_path: Path) -> tuple[float, float]:
