@@ -23,7 +23,7 @@ from onparse.config import (LAYER_RULES, MEMBER_MODEL, VARIED_SIZES, DistillConf
                             fit_plan, train_config)
 from onparse.families import GrammarConfig, ModelConfig
 from onparse.families.pcfg import GRAMMAR_TRAINING
-from onparse.settings import BACKWARD, FORWARD, LINE_BYTES_PER_WORD, MAX_SENTENCE_WORDS, Reading, default
+from onparse.settings import BACKWARD, FORWARD, LINE_BYTES_PER_WORD, Reading, default
 
 
 @click.group(cls=ParseByDefault, context_settings={"help_option_names": ["-h", "--help"]})
@@ -330,7 +330,7 @@ def ensemble(members, out_dir, right_branching_voter, right_branching_votes, lin
             from onparse.evaluate import evaluate_treebank
             from onparse.report import print_scores
 
-            vote = lambda: load_parser(str(out_dir), None, device=device, max_words=MAX_SENTENCE_WORDS)  # noqa: E731
+            vote = lambda: load_parser(str(out_dir), None, device=device)  # noqa: E731
             print_scores(evaluate_treebank(dev_gold, vote, encoding=encoding, untrained=False), None)
     click.echo(f"ensemble of {len(members)} in {out_dir}" + (f" with a right-branching voter ({votes:g} vote{'' if votes == 1 else 's'})" if votes else "")
                + (f"; layers {', '.join(map(str, layers))} ({rule}) chosen on {text}" if layers else "")

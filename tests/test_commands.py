@@ -9,6 +9,8 @@ from click.testing import CliRunner
 
 from onparse import modeldir
 from onparse.cli import main
+from onparse.families.pcfg import GrammarConfig
+from onparse.families.pcfg_model import NeuralPCFG
 from onparse.parse import Parser
 
 from conftest import FIXTURES, tiny_model
@@ -72,6 +74,16 @@ def test_ensemble_links_members_in_place_when_asked_and_refuses_what_it_cannot_u
 def test_ensemble_reports_gold_figures_when_given_them(tmp_path):
     made = run("ensemble", *tiny_members(tmp_path), "--out", tmp_path / "e", "--dev-gold", FIXTURES / "ldc_style.mrg")
     assert made.exit_code == 0 and "ensemble + right-branching voter" in made.stdout and "member 2" in made.stdout
+
+
+def test_an_ensemble_with_a_grammar_reports_gold_figures_at_the_length_a_grammar_parses(tmp_path):
+    vocab = tiny_model()[1]
+    grammar = NeuralPCFG(GrammarConfig(vocab_size=len(vocab), nonterminals=2, preterminals=3, symbol_size=8))
+    modeldir.save(tmp_path / "g", grammar, vocab, default_layer="spans", card={"command": "a tiny grammar"})
+    made = run("ensemble", tiny_members(tmp_path)[0], tmp_path / "g", "--out", tmp_path / "e",
+               "--dev-gold", FIXTURES / "ldc_style.mrg")
+    assert made.exit_code == 0, made.output
+    assert "member 2" in made.stdout
 
 
 def test_quantize_writes_int8_rows_and_the_f1_change(tmp_path):
