@@ -234,12 +234,12 @@ def train(train_paths, dev, dev_gold, out_dir, resume, overwrite, family, epochs
                    f"a grammar {GRAMMAR_TRAINING['batch_size']} words].")
 @click.option("--lr", type=click.FloatRange(min=0, min_open=True),
               help=f"[default: an ON-LSTM student {default(FitPlan, 'finetune_lr'):g}, a grammar {GRAMMAR_TRAINING['lr']:g}].")
-@options_of(DistillConfig, "rank_weight", "margin")
+@options_of(DistillConfig, "rank_weight", "margin", "soft_targets")
 @click.option("--layer", type=LayerType(), help="The student's layer that learns the trees and parses  [default: the student's own].")
 @click.option("--direction", type=click.Choice([FORWARD, BACKWARD]),
               help="With --from-scratch: read each sentence this way  [default: as the student does].")
 def distill(train_paths, dev, dev_gold, select_by, out_dir, resume, overwrite, max_minutes, threads, quiet, teacher, student,
-            from_scratch, epochs, sentences, rank_weight, margin, layer, direction, **settings) -> None:
+            from_scratch, epochs, sentences, rank_weight, margin, soft_targets, layer, direction, **settings) -> None:
     """Teach a student a teacher's trees (distillation; no gold trees).
 
     The teacher parses a sample of the training text. An ON-LSTM student
@@ -264,7 +264,7 @@ def distill(train_paths, dev, dev_gold, select_by, out_dir, resume, overwrite, m
         if not train_paths or not student:
             fail("give the training text with --train and the student with --student")
         spec = DistillConfig(teacher=teacher, start=student, from_scratch=from_scratch, sentences=sentences,
-                             rank_weight=rank_weight, margin=margin)
+                             rank_weight=rank_weight, margin=margin, soft_targets=soft_targets)
         return distillation_config(spec, train=list(train_paths), dev=dev, dev_gold=dev_gold, epochs=epochs or 1,
                                    default_layer=layer, select_by=select_by, direction=direction, **settings)
 

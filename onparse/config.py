@@ -66,6 +66,8 @@ class DistillConfig:
     trees: str = ""  # the file the teacher's trees are kept in (default: teacher.jsonl in the run folder)
     rank_weight: float = setting(20.0, "Weight of the distance-ranking loss beside the language-model loss.", minimum=0)
     margin: float = setting(0.05, "Hinge margin between distances.", minimum=0)
+    soft_targets: bool = setting(False, "A grammar student learns the teacher's span shares (each span's share of "
+                                 "its votes, or its posterior), not its one tree: every tree weighed by them.")
 
 
 @dataclass

@@ -39,6 +39,7 @@ from onparse.corpus import read_sentences
 from onparse.families import named, of
 from onparse.families.onlstm import tree_row
 from onparse.families.onlstm_model import LanguageModel
+from onparse.families.pcfg_model import MIN_SHARE
 from onparse.families.pcfg_training import MAX_TRAINING_WORDS, GrammarObjective, grammar_perplexity
 from onparse.language import Sentence
 from onparse.modeldir import ModelBundle
@@ -170,53 +171,69 @@ class DistillationObjective(WholeSentenceObjective):
         return lm_loss + self.rank_weight * rank_loss, tokens, {"lm": lm_loss.item(), "rank": rank_loss.item()}
 
 
-def teacher_spans(teacher: str, sentences: list[Sentence], settings: dict) -> list[list[Span]]:
-    """The teacher's tree over each sentence, as sorted spans over its words, with a progress bar."""
+def teacher_parses(teacher: str, sentences: list[Sentence], settings: dict, shares: bool = False) -> list[tuple[list[Span], list]]:
+    """The teacher's tree over each sentence, as sorted spans over its words, and (``shares``) each span of 2 to n - 1
+    words that its voters hold, with its share of their votes (a lone grammar's: its posterior); a progress bar."""
     parser = Parser.load(teacher, **settings)
     found = []
     with progress_bar(f"teacher parses {len(sentences):,} sentences", len(sentences)) as advance:
         for distances in parser.distances(sentences):
-            found.append(sorted(spans(parser.build(distances).tree)))
+            built = parser.build(distances)
+            found.append((sorted(spans(built.tree)), span_shares(built.votes) if shares else []))
             advance(1)
     return found
 
 
-def teacher_trees(config: TrainConfig, work_dir: Path | None) -> tuple[list[Sentence], list[list[Span]]]:
-    """A seeded sample of training sentences and the teacher's spans over them, kept in a file.
+def span_shares(votes: np.ndarray) -> list[tuple[int, int, float]]:
+    """The spans of 2 to n - 1 words whose share of the votes (``votes[i, j]``) is at least ``MIN_SHARE``, with it."""
+    n = len(votes) - 1
+    return [(int(i), int(j), round(float(votes[i, j]), 4)) for i, j in zip(*np.nonzero(votes >= MIN_SHARE))
+            if 2 <= j - i < n]
+
+
+def teacher_trees(config: TrainConfig, work_dir: Path | None) -> tuple[list[Sentence], list[list[Span]], list | None]:
+    """A seeded sample of training sentences, the teacher's spans over them and (soft targets) its span shares,
+    kept in a file.
 
     The file (``distill.trees``, or ``work_dir/teacher.jsonl``) opens with the
     settings it was made with, so a resumed run, or another student of the
-    same teacher and sample, reads it back instead of parsing again, and a
-    changed setting parses afresh. It is written whole or not at all.
+    same teacher and sample (one of trees reads a file of shares too), reads
+    it back instead of parsing again, and a changed setting parses afresh.
+    It is written whole or not at all.
     """
     spec = config.distill
     seed = config.seed if spec.sample_seed is None else spec.sample_seed
     key = {"teacher": str(Path(spec.teacher).resolve()), "train": config.train, "sentences": spec.sentences, "seed": seed,
            "tokens": "with punctuation"}  # files of words alone, made before models read punctuation, are parsed again
+    if spec.soft_targets:
+        key["targets"] = "span shares"
     cache = Path(spec.trees) if spec.trees else work_dir / "teacher.jsonl" if work_dir else None
     if cache and cache.is_file():
         lines = cache.read_text(encoding="utf-8").splitlines()
-        if lines and json.loads(lines[0]) == key:
+        made_with = json.loads(lines[0]) if lines else None
+        if made_with == key or made_with == {**key, "targets": "span shares"}:  # shares kept serve a student of trees too
             found = [json.loads(line) for line in lines[1:]]
             return ([Sentence(tuple(f["tokens"]), tuple(f["words"])) for f in found],
-                    [[tuple(s) for s in f["spans"]] for f in found])
+                    [[tuple(s) for s in f["spans"]] for f in found],
+                    [[tuple(s) for s in f["shares"]] for f in found] if spec.soft_targets else None)
     sentences = read_sentences(config.train, config.language, config.encoding, config.tokenized)
     random.Random(seed).shuffle(sentences)
     sentences = sentences[: spec.sentences]
-    found = teacher_spans(spec.teacher, sentences, {"device": config.device, "dtype": config.dtype})
+    parsed = teacher_parses(spec.teacher, sentences, {"device": config.device, "dtype": config.dtype}, spec.soft_targets)
     if cache:
         cache.parent.mkdir(parents=True, exist_ok=True)
         with replacing_file(cache) as out:
             out.write(json.dumps(key) + "\n")
-            out.writelines(json.dumps({"tokens": sentence.tokens, "words": sentence.words, "spans": s}) + "\n"
-                           for sentence, s in zip(sentences, found))
-    return sentences, found
+            out.writelines(json.dumps({"tokens": sentence.tokens, "words": sentence.words, "spans": found,
+                                       **({"shares": shares} if spec.soft_targets else {})}) + "\n"
+                           for sentence, (found, shares) in zip(sentences, parsed))
+    return sentences, [found for found, _ in parsed], [shares for _, shares in parsed] if spec.soft_targets else None
 
 
 def agreement(teacher: str, dev_sentences: list[Sentence], layer: Layer, settings: dict, reading: Reading = Reading()):
     """A measure for training: sentence F1 of the student's trees (``layer``) against the teacher's on dev text."""
     targets = [GoldSentence(tuple(sentence.word_tokens), frozenset(found), (), "teacher")
-               for sentence, found in zip(dev_sentences, teacher_spans(teacher, dev_sentences, settings))]
+               for sentence, (found, _) in zip(dev_sentences, teacher_parses(teacher, dev_sentences, settings))]
 
     def measure(model: LanguageModel, vocab: Vocabulary) -> float:
         parser = Parser(ModelBundle(model, vocab, layer, None, reading=reading), device=str(next(model.parameters()).device))
@@ -234,6 +251,8 @@ def distillation_config(spec: DistillConfig, default_layer: Layer | None = None,
     student that is no model."""
     student = modeldir.load(spec.start)
     family = of(student.model.config)
+    if spec.soft_targets and not family.learns_span_shares:
+        raise ValueError(f"soft targets (a teacher's span shares) are for a grammar student; {spec.start} learns trees")
     family.check_reading(replace(student.reading, direction=direction or student.reading.direction), True)
     for name, value in family.student_training.items():  # an update's size and rate (a grammar's clipping) where unset
         if settings.get(name) is None:
@@ -262,8 +281,8 @@ def distillation_setup(config: TrainConfig, checkpoint: dict | None, work_dir: P
         model = type(model)(replace(config.model, vocab_size=model.config.vocab_size))  # the vocabulary is start's
     device = torch.device(config.device)
     model = model.to(device)
-    sentences, found = teacher_trees(config, work_dir)
-    objective = named(config.family).part("student_objective")(config, sentences, found, vocab)
+    sentences, found, shares = teacher_trees(config, work_dir)
+    objective = named(config.family).part("student_objective")(config, sentences, found, vocab, shares)
     if not objective.batches_per_epoch:
         raise ValueError("the training corpus holds no sentences")
     measures, dev_figures = {}, None
@@ -275,18 +294,22 @@ def distillation_setup(config: TrainConfig, checkpoint: dict | None, work_dir: P
     return Setup(model, vocab, objective, dev_figures, measures)
 
 
-def onlstm_student(config: TrainConfig, sentences: list[Sentence], found: list[list[Span]], vocab: Vocabulary):
+def onlstm_student(config: TrainConfig, sentences: list[Sentence], found: list[list[Span]], vocab: Vocabulary,
+                   shares: None = None):  # it learns trees alone (``Family.learns_span_shares``)
     """An ON-LSTM student's objective: its language model and the ranking loss toward the teacher's trees."""
     return DistillationObjective(examples(sentences, [set(s) for s in found], vocab, config.reading), vocab,
                                  config.default_layer, config.batch_size, config.distill.rank_weight,
                                  config.distill.margin, config.seed)
 
 
-def grammar_student(config: TrainConfig, sentences: list[Sentence], found: list[list[Span]], vocab: Vocabulary):
-    """A grammar student's objective: the joint likelihood of each sentence of 2-40 words and its teacher's tree."""
+def grammar_student(config: TrainConfig, sentences: list[Sentence], found: list[list[Span]], vocab: Vocabulary,
+                    shares: list[list[tuple[int, int, float]]] | None = None):
+    """A grammar student's objective: the joint likelihood of each sentence of 2-40 words and its teacher's tree, or
+    (``shares``, soft targets) of every tree, each weighed by the teacher's shares of its spans."""
     kept = [k for k, sentence in enumerate(sentences) if 2 <= len(sentence.words) <= MAX_TRAINING_WORDS]
     return GrammarObjective([vocab.ids(model_tokens(config.reading, sentences[k])) for k in kept],
-                            config.batch_size, config.seed, trees=[found[k] for k in kept])
+                            config.batch_size, config.seed, trees=[found[k] for k in kept],
+                            shares=[shares[k] for k in kept] if shares is not None else None)
 
 
 def onlstm_dev_figures(config: TrainConfig, sentences: list[Sentence], vocab: Vocabulary, device: torch.device):

@@ -2,22 +2,25 @@
 
 import json
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
 import torch
 from click.testing import CliRunner
 
-from onparse import modeldir
+from onparse import distill, modeldir
 from onparse.builder import TreeBuilder
 from onparse.cli import main
 from onparse.config import TrainConfig
 from onparse.families import SPANS, GrammarConfig, named
 from onparse.families.pcfg import GRAMMAR_TRAINING
-from onparse.families.pcfg_training import MAX_TRAINING_WORDS, length_batches
+from onparse.families.pcfg_model import NeuralPCFG, share_span_scores, tree_span_scores
+from onparse.families.pcfg_training import MAX_TRAINING_WORDS, GrammarObjective, length_batches
 from onparse.language import Sentence
 from onparse.parse import Parser
 from onparse.reading import word_span_marginals
+from onparse.runfolder import saved_config
 from onparse.runfolder import trainer as make_trainer
 from onparse.settings import Reading
 from onparse.train import Evaluation, Step
@@ -197,6 +200,49 @@ def test_a_grammar_teaches_an_onlstm_and_learns_an_onlstms_trees(corpus, tmp_pat
     refused = CliRunner().invoke(main, ["distill", "--teacher", str(tiny_model_dir), "--student", str(tmp_path / "grammar"),
                                         "--from-scratch", "--direction", "backward", "--out", str(tmp_path / "b"), *common])
     assert refused.exit_code != 0 and "a grammar reads left to right" in refused.output
+
+
+def test_a_students_loss_is_its_targets_joint_likelihood_per_word():
+    """Trees: -log p(x, t) per word; span shares (soft targets): -log sum_t p(x, t) prod_{s in t} share(s) per word."""
+    torch.manual_seed(0)
+    grammar = NeuralPCFG(GrammarConfig(vocab_size=9, nonterminals=3, preterminals=4, symbol_size=8))
+    words, tree = [[1, 2, 3, 4]], [[(0, 4), (0, 2), (2, 4)]]
+    shares = [[(0, 2, 0.5), (2, 4, 0.5), (1, 3, 0.5)]]
+    hard = GrammarObjective(words, 100, 1, trees=tree).loss(grammar, 0, 0, torch.float32)[0]
+    soft = GrammarObjective(words, 100, 1, trees=tree, shares=shares).loss(grammar, 0, 0, torch.float32)[0]
+    ids = torch.tensor(words)
+    assert hard.item() == pytest.approx(-grammar(ids, tree_span_scores(tree, 4)).item() / 4, abs=1e-5)
+    assert soft.item() == pytest.approx(-grammar(ids, share_span_scores(shares, 4)).item() / 4, abs=1e-5)
+    assert soft.item() != pytest.approx(hard.item(), abs=1e-3)
+
+
+def test_a_grammar_student_learns_its_teachers_span_shares_where_asked(corpus, tmp_path, tiny_model_dir, monkeypatch):
+    """Soft targets (here a grammar's posterior): the teacher's file keeps each sentence's span shares, and a student
+    from scratch learns toward them; an ON-LSTM student, which learns trees, is refused before anything is written."""
+    trainer = make_trainer(grammar_config(corpus, epochs=1))
+    modeldir.save(tmp_path / "grammar", trainer.model, trainer.vocab, SPANS)
+    common = ["--train", str(corpus), "--dev", str(corpus), "--sentences", "20", "--threads", "1", "--quiet",
+              "--teacher", str(tmp_path / "grammar"), "--soft-targets"]
+    learnt = CliRunner().invoke(main, ["distill", "--student", str(tmp_path / "grammar"), "--from-scratch", "--lr", "0.05",
+                                       "--seed", "7", "--batch-size", "12", "--passes", "8", "--out", str(tmp_path / "g"), *common])
+    assert learnt.exit_code == 0, learnt.output
+    lines = (tmp_path / "g" / "teacher.jsonl").read_text().splitlines()
+    assert json.loads(lines[0])["targets"] == "span shares"
+    taught = [json.loads(line) for line in lines[1:]]
+    assert any(len(sentence["shares"]) > len(sentence["spans"]) - 1 for sentence in taught)  # its posterior: more spans
+    for sentence in taught:
+        n = len(sentence["words"])
+        assert all(2 <= end - start < n and 0 < share <= 1 for start, end, share in sentence["shares"])
+    history = [json.loads(line) for line in (tmp_path / "g" / "history.jsonl").read_text().splitlines()]
+    agreement = [point["teacher_agreement"] for point in history]
+    assert agreement[-1] > agreement[0] and max(agreement) > 70
+    config = saved_config(tmp_path / "g")
+    hard = replace(config, distill=replace(config.distill, soft_targets=False, trees=str(tmp_path / "g" / "teacher.jsonl")))
+    monkeypatch.setattr(distill, "teacher_parses", None)  # a student of trees reads the shares' file, parsing nothing
+    sentences, found, shares = distill.teacher_trees(hard, None)
+    assert shares is None and [list(map(list, spans)) for spans in found] == [sentence["spans"] for sentence in taught]
+    refused = CliRunner().invoke(main, ["distill", "--student", str(tiny_model_dir), "--out", str(tmp_path / "o"), *common])
+    assert refused.exit_code == 1 and "soft targets" in refused.stderr and not (tmp_path / "o" / "teacher.jsonl").exists()
 
 
 def test_a_compound_grammar_trains_on_drawn_vectors_resumes_exactly_and_parses(corpus, tmp_path):

@@ -9,7 +9,7 @@ import torch
 
 from onparse.families import GrammarConfig
 from onparse.families.pcfg import PRODUCTIONS
-from onparse.families.pcfg_model import NeuralPCFG, Rules, inside, tree_span_scores
+from onparse.families.pcfg_model import NeuralPCFG, Rules, inside, share_span_scores, tree_span_scores
 from onparse.trees import left_branching, spans
 from onparse.voting import best_tree
 
@@ -95,6 +95,26 @@ def test_scores_that_keep_one_tree_give_the_joint_likelihood_of_the_sentence_and
     for row, tree in enumerate(trees):
         assert found[row].item() == pytest.approx(math.log(tree_probability(tree, words[row].tolist(), tables[0],
                                                                           rule_table(rules), tables[1])), abs=1e-4)
+
+
+@pytest.mark.parametrize("n", [3, 4, 5])
+def test_span_shares_weigh_every_tree_by_the_product_of_its_spans_shares(tiny_grammar, n):
+    """Soft targets: log sum_t p(x, t) prod_{s in t} share(s), spans no voter holds ruled out."""
+    words = torch.tensor([[(2 * k + n) % 7 for k in range(n)]])
+    rules = tiny_grammar.rules()
+    root, emission = (tensor.detach().double().exp().numpy() for tensor in (rules.root, rules.emission))
+    trees = list(binary_trees(0, n))
+    shares = {(start, end): 0.2 + 0.6 * ((start * 7 + end * 3) % 5) / 4  # spans of 2 to n - 1 words, one left out
+              for start, end in itertools.combinations(range(n + 1), 2) if 2 <= end - start < n}
+    del shares[(0, 2)]
+    expected = 0.0
+    for tree in trees:
+        inner = tree_spans(tree) - {(0, n)}
+        if all(span in shares for span in inner):
+            expected += tree_probability(tree, words[0].tolist(), root, rule_table(rules), emission) * math.prod(
+                shares[span] for span in inner)
+    found = tiny_grammar.log_likelihood(words, share_span_scores([[(a, b, v) for (a, b), v in shares.items()]], n))
+    assert found.item() == pytest.approx(math.log(expected), abs=1e-4)
 
 
 def test_span_marginals_of_a_tree_distribution_sum_to_its_constituents(tiny_grammar):

@@ -64,6 +64,7 @@ class Grammar(Family):
     reads_distances = False
     training = GRAMMAR_TRAINING
     student_training: ClassVar[dict] = {name: GRAMMAR_TRAINING[name] for name in ("lr", "batch_size", "clip")}
+    learns_span_shares = True  # every tree weighed by the shares of its spans (``pcfg_model.share_span_scores``)
     longest_sentence = 800  # words: inside and outside passes are cubic (70 s at 800 words, one core)
 
     def readouts(self, settings: GrammarConfig) -> list[Layer]:

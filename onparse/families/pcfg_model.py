@@ -51,6 +51,7 @@ likelihood ``log p(x, t)`` a grammar student learns a teacher's trees by.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -202,15 +203,25 @@ class NeuralPCFG(nn.Module):
 
 
 OFF_TREE = -1e4  # a span score that rules a span out: finite, so that no log-sum-exp meets only -inf and its gradient stays defined
+MIN_SHARE = 1e-4  # a share recorded as held by some voter, however small, stays a tree's possible span
 
 
 def tree_span_scores(trees: Sequence[Iterable[tuple[int, int]]], n: int) -> Tensor:
     """Span scores (B x (n+1) x (n+1)) that keep one binary tree a sentence: 0 on its spans of two or more words,
     ``OFF_TREE`` on every other span, so that ``inside`` under them sums that tree alone (log p(sentence, tree))."""
-    scores = torch.full((len(trees), n + 1, n + 1), OFF_TREE)
-    for row, tree in enumerate(trees):
-        for start, end in tree:
-            scores[row, start, end] = 0.0
+    return share_span_scores([[(start, end, 1.0) for start, end in tree] for tree in trees], n)
+
+
+def share_span_scores(shares: Sequence[Iterable[tuple[int, int, float]]], n: int) -> Tensor:
+    """Span scores (B x (n+1) x (n+1)) that weigh every tree by its teacher's confidence in its spans (soft targets):
+    the log of each span's share of the teacher's votes (or its posterior), ``OFF_TREE`` on spans no voter holds,
+    0 on the sentence, so that ``inside`` under them sums ``p(sentence, t) * prod_{s in t} share(s)`` over trees t.
+    One tree's spans at share 1 give ``tree_span_scores``."""
+    scores = torch.full((len(shares), n + 1, n + 1), OFF_TREE)
+    for row, found in enumerate(shares):
+        for start, end, share in found:
+            scores[row, start, end] = math.log(max(share, MIN_SHARE))
+        scores[row, 0, n] = 0.0
     return scores
 
 

@@ -24,7 +24,7 @@ from torch import Tensor, nn
 from onparse import distributed
 from onparse.config import TrainConfig
 from onparse.corpus import read_corpus, training_sentences
-from onparse.families.pcfg_model import NeuralPCFG, tree_span_scores
+from onparse.families.pcfg_model import NeuralPCFG, share_span_scores, tree_span_scores
 from onparse.train import DevFigures, Setup, WholeSentenceObjective
 from onparse.trees import Span
 from onparse.vocabulary import Vocabulary
@@ -51,7 +51,8 @@ def length_batches(lengths: list[int], words: int, rng: random.Random | None = N
 
 class GrammarObjective(WholeSentenceObjective):
     """Negative log-likelihood per word of a batch of sentences of one length: of each sentence, or where ``trees``
-    are given (a student's teacher's spans over each sentence), of each sentence with its tree.
+    are given (a student's teacher's spans over each sentence), of each sentence with its tree; where ``shares`` are
+    (the teacher's span shares, soft targets), of each sentence with every tree, each weighed by its spans' shares.
 
     Each epoch's batches are drawn from the seed and the epoch alone, so a
     resumed run sees the batches an uninterrupted one would, under any number
@@ -63,9 +64,10 @@ class GrammarObjective(WholeSentenceObjective):
     train_mode = True  # a compound grammar draws each sentence's vector while training (a plain one trains alike either way)
 
     def __init__(self, sentences: list[list[int]], words_per_batch: int, seed: int,
-                 ranks: distributed.Ranks = distributed.Ranks(), trees: list[list[Span]] | None = None):
+                 ranks: distributed.Ranks = distributed.Ranks(), trees: list[list[Span]] | None = None,
+                 shares: list[list[tuple[int, int, float]]] | None = None):
         self.sentences, self.words_per_batch, self.seed, self.ranks = sentences, words_per_batch, seed, ranks
-        self.trees = trees
+        self.trees, self.shares = trees, shares  # a student's targets: its teacher's trees, or its span shares (soft)
         self._order: tuple[int, list[list[int]]] | None = None
         self.batches_per_epoch = len(self.batches(0))
 
@@ -81,7 +83,9 @@ class GrammarObjective(WholeSentenceObjective):
         length = len(self.sentences[indices[0]])
         share = indices[self.ranks.rank :: self.ranks.world]
         words = torch.tensor([self.sentences[k] for k in share], dtype=torch.long, device=device).view(len(share), length)
-        span_scores = tree_span_scores([self.trees[k] for k in share], length).to(device) if self.trees else None
+        span_scores = (share_span_scores([self.shares[k] for k in share], length) if self.shares else
+                       tree_span_scores([self.trees[k] for k in share], length) if self.trees else None)
+        span_scores = span_scores.to(device) if span_scores is not None else None
         loss = -model(words, span_scores).sum() * self.ranks.world / (len(indices) * length)
         return loss, words.numel(), {}
 
