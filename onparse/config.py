@@ -62,7 +62,8 @@ class DistillConfig:
     start: str = ""  # model directory: the student's shape and vocabulary, and its weights unless from_scratch
     from_scratch: bool = False  # fresh weights (drawn with the run's seed) instead of start's
     sentences: int = setting(40000, "Training sentences the teacher parses (a seeded sample).")
-    sample_seed: int | None = None  # the sample's seed (default: the run's), so students of one teacher can share it
+    sample_seed: int | None = setting(None, "The seed of the sample the teacher parses  [default: the run's --seed]: "
+                                      "students of other seeds learn the same trees.", kind=int, minimum=0)
     trees: str = ""  # the file the teacher's trees are kept in (default: teacher.jsonl in the run folder)
     rank_weight: float = setting(20.0, "Weight of the distance-ranking loss beside the language-model loss.", minimum=0)
     margin: float = setting(0.05, "Hinge margin between distances.", minimum=0)

@@ -224,10 +224,11 @@ def test_a_grammar_student_learns_its_teachers_span_shares_where_asked(corpus, t
     common = ["--train", str(corpus), "--dev", str(corpus), "--sentences", "20", "--threads", "1", "--quiet",
               "--teacher", str(tmp_path / "grammar"), "--soft-targets"]
     learnt = CliRunner().invoke(main, ["distill", "--student", str(tmp_path / "grammar"), "--from-scratch", "--lr", "0.05",
-                                       "--seed", "7", "--batch-size", "12", "--passes", "8", "--out", str(tmp_path / "g"), *common])
+                                       "--seed", "7", "--sample-seed", "5", "--batch-size", "12", "--passes", "8",
+                                       "--out", str(tmp_path / "g"), *common])
     assert learnt.exit_code == 0, learnt.output
     lines = (tmp_path / "g" / "teacher.jsonl").read_text().splitlines()
-    assert json.loads(lines[0])["targets"] == "span shares"
+    assert json.loads(lines[0])["targets"] == "span shares" and json.loads(lines[0])["seed"] == 5  # the sample's seed
     taught = [json.loads(line) for line in lines[1:]]
     assert any(len(sentence["shares"]) > len(sentence["spans"]) - 1 for sentence in taught)  # its posterior: more spans
     for sentence in taught:
