@@ -51,7 +51,6 @@ likelihood ``log p(x, t)`` a grammar student learns a teacher's trees by.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -218,10 +217,11 @@ def share_span_scores(shares: Sequence[Iterable[tuple[int, int, float]]], n: int
     0 on the sentence, so that ``inside`` under them sums ``p(sentence, t) * prod_{s in t} share(s)`` over trees t.
     One tree's spans at share 1 give ``tree_span_scores``."""
     scores = torch.full((len(shares), n + 1, n + 1), OFF_TREE)
-    for row, found in enumerate(shares):
-        for start, end, share in found:
-            scores[row, start, end] = math.log(max(share, MIN_SHARE))
-        scores[row, 0, n] = 0.0
+    held = [(row, start, end, share) for row, found in enumerate(shares) for start, end, share in found]
+    if held:  # one indexed assignment for the batch: this runs at every update
+        rows, starts, ends, values = zip(*held)
+        scores[rows, starts, ends] = torch.tensor(values, dtype=torch.float64).clamp_min(MIN_SHARE).log().float()
+    scores[:, 0, n] = 0.0
     return scores
 
 

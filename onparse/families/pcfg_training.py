@@ -67,7 +67,8 @@ class GrammarObjective(WholeSentenceObjective):
                  ranks: distributed.Ranks = distributed.Ranks(), trees: list[list[Span]] | None = None,
                  shares: list[list[tuple[int, int, float]]] | None = None):
         self.sentences, self.words_per_batch, self.seed, self.ranks = sentences, words_per_batch, seed, ranks
-        self.trees, self.shares = trees, shares  # a student's targets: its teacher's trees, or its span shares (soft)
+        # a student's targets, and the span scores that sum its trees: the teacher's span shares (soft) or its trees
+        self.targets, self.span_scores = (shares, share_span_scores) if shares is not None else (trees, tree_span_scores)
         self._order: tuple[int, list[list[int]]] | None = None
         self.batches_per_epoch = len(self.batches(0))
 
@@ -83,9 +84,7 @@ class GrammarObjective(WholeSentenceObjective):
         length = len(self.sentences[indices[0]])
         share = indices[self.ranks.rank :: self.ranks.world]
         words = torch.tensor([self.sentences[k] for k in share], dtype=torch.long, device=device).view(len(share), length)
-        span_scores = (share_span_scores([self.shares[k] for k in share], length) if self.shares else
-                       tree_span_scores([self.trees[k] for k in share], length) if self.trees else None)
-        span_scores = span_scores.to(device) if span_scores is not None else None
+        span_scores = self.span_scores([self.targets[k] for k in share], length).to(device) if self.targets else None
         loss = -model(words, span_scores).sum() * self.ranks.world / (len(indices) * length)
         return loss, words.numel(), {}
 
