@@ -13,13 +13,16 @@ from onparse.modeldir import load, read_ensemble, save, write_json
 from onparse.parse import Parser
 from onparse.treebank import read_gold
 
+SOURCE_FIGURES = ("int8_change", "rescored", "dev")  # a card's figures of its own weights, not of a copy at another precision
+
 
 def quantized_copy(source: Path | str, out: Path, gold: str | None = None, device: str = "cpu",
                    encoding: str = "UTF-8", precision: str = "int8") -> dict | None:
     """Write ``source`` (a model, or an ensemble: each member) to ``out`` with int8 weights (``"int4-words"``: the word
     tables in 4 bits); with ``gold`` (trees in ``encoding``), the sentence F1 of both precisions.
 
-    The card records the change, so a user sees what int8 cost before shipping it.
+    The card records the change, so a user sees what int8 cost before shipping it; the source's own figures are
+    left out of it (without ``gold`` the copy's card names no figure rather than one of other weights).
     """
     figures = None
     if gold:
@@ -30,7 +33,7 @@ def quantized_copy(source: Path | str, out: Path, gold: str | None = None, devic
     ensemble = read_ensemble(source)
     if ensemble is None:
         bundle = load(source)
-        card = {**bundle.card, "weights": precision, "quantized_from": str(bundle.path)}
+        card = {**without_figures(bundle.card), "weights": precision, "quantized_from": str(bundle.path)}
         save(Path(out), bundle.model, bundle.vocab, bundle.default_layer, card, precision=precision, language=bundle.language,
              reading=bundle.reading)
     else:
@@ -38,7 +41,7 @@ def quantized_copy(source: Path | str, out: Path, gold: str | None = None, devic
             members = [Path(scratch) / str(k) / path.name for k, path in enumerate(ensemble.members)]
             for path, member in zip(ensemble.members, members):
                 quantized_copy(path, member, precision=precision)
-            kept = {key: value for key, value in ensemble.card.items() if key != "members"}
+            kept = {key: value for key, value in without_figures(ensemble.card).items() if key != "members"}
             card = make_ensemble(Path(out), members, ensemble.right_branching_voter, card={
                 **kept, "weights": precision, "quantized_from": str(ensemble.path)}, layers=ensemble.layers)
         if (ensemble.path / "card.md").is_file():
@@ -48,3 +51,8 @@ def quantized_copy(source: Path | str, out: Path, gold: str | None = None, devic
         card["int8_change"] = change
         write_json(Path(out) / "card.json", card)
     return change
+
+
+def without_figures(card: dict) -> dict:
+    """``card`` less the figures measured on the weights it describes (``SOURCE_FIGURES``)."""
+    return {key: value for key, value in card.items() if key not in SOURCE_FIGURES}

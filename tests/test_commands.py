@@ -117,8 +117,11 @@ def test_quantize_stores_every_member_of_an_ensemble_at_its_precision_with_its_l
     card = json.loads((tmp_path / "q" / "card.json").read_text())
     assert card["weights"] == "int8" and set(card["int8_change"]) == {"gold", "before", "after"}
     assert (tmp_path / "q" / "card.md").read_text() == "# how it was made\n"
-    fours = run("quantize", tmp_path / "e", "--out", tmp_path / "q4", "--precision", "int4-words")
+    card["rescored"] = {"gold": str(latin), "sentence_f1": 99.0}  # a figure of q's int8 weights, not of a copy
+    (tmp_path / "q" / "card.json").write_text(json.dumps(card))
+    fours = run("quantize", tmp_path / "q", "--out", tmp_path / "q4", "--precision", "int4-words")
     assert fours.exit_code == 0 and fours.stdout.startswith("int4-words model in"), fours.output
+    assert modeldir.card_figure(json.loads((tmp_path / "q4" / "card.json").read_text())) is None  # none measured on it
     assert [json.loads((m / "config.json").read_text())["weights"] for m in modeldir.read_ensemble(tmp_path / "q4").members] == ["int4-words"] * 2
 
 

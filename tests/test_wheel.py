@@ -31,7 +31,7 @@ def wheel(tmp_path_factory) -> Path:
 def test_the_wheel_holds_the_default_and_language_models_within_the_limit(wheel):
     assert wheel.stat().st_size < WHEEL_LIMIT
     names = set(zipfile.ZipFile(wheel).namelist())
-    for model in ("onlstm-wsj-mixed", "onlstm-negra", "onlstm-ctb", "pcfg-wsj"):
+    for model in ("onlstm-wsj-mixed", "onlstm-negra", "onlstm-ctb", "pcfg-wsj", "pcfg-negra"):
         assert f"onparse/models/{model}/config.json" in names
     assert "onparse/models/onlstm-wsj-distilled-r3/members/distill-scratch/weights.pt" in names  # a member of onlstm-wsj-mixed
     assert not any(name.startswith(("onparse/models/onlstm-wsj/", "onparse/models/onlstm-wsj-gpu-r4/config.json")) for name in names)  # larger extras stay in the repo
@@ -52,11 +52,11 @@ def test_the_installed_wheel_parses_from_outside_the_repository(wheel, tmp_path)
     assert where.returncode == 0 and Path(where.stdout.strip()).is_relative_to(target), where.stderr
     english = run("-m", "onparse", "The cat sat on the mat.")
     assert english.returncode == 0 and english.stdout.startswith("(X ") and english.stdout.rstrip().endswith(" .)"), english.stderr
-    german = run("-m", "onparse", "--model", "onlstm-negra", "Die Katze schläft.")
+    german = run("-m", "onparse", "--model", "pcfg-negra", "Die Katze schläft.")
     assert german.returncode == 0 and "Katze" in german.stdout, german.stderr
     readme = (ROOT / "README.md").read_text()
     named = set(re.findall(r"--model ((?:onlstm|pcfg)-[\w-]+)", readme))  # every model the README tells a user to load by name
-    assert {"onlstm-ctb", "onlstm-negra", "onlstm-wsj-mixed"} <= named
+    assert {"onlstm-ctb", "pcfg-negra", "onlstm-wsj-mixed"} <= named
     listed = run("-m", "onparse", "models")
     for name in named:
         assert name in listed.stdout, listed.stdout
