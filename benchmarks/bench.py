@@ -118,6 +118,7 @@ def peak_rss_mb(command: list[str], stdin_path: Path) -> tuple[float, float]:
 
 ONPARSE = [sys.executable, "-m", "onparse"]
 PREVIOUS_DEFAULT = "onlstm-wsj-mixed"  # the English default until issue 43: two ON-LSTMs and three grammars voting
+LANGUAGE_MODELS = ("pcfg-negra", "onlstm-negra", "onlstm-ctb")  # the other shipped models, timed on the same sentences
 
 
 def startup_figures(repeats: int = 5) -> dict:
@@ -146,12 +147,13 @@ def scoring_figures(ptb: Path, count: int) -> dict:
 
 
 def side_by_side(ptb: Path, sentences: list[Sentence], device: str, repeats: int) -> dict:
-    """Sentences a second of the default and of the default it replaced, each parsing whole (every member's output,
-    then the tree: the vote of an ensemble) on section 22 (else ``sentences``), one after the other in one run."""
+    """Sentences a second of the default, of the default it replaced and of the German and Chinese models, each parsing
+    whole (every member's output, then the tree: the vote of an ensemble) on section 22 (else ``sentences``; English
+    words for every model, so the rates compare their work, not their trees), one after the other in one run."""
     section = [s.sentence for s in read_gold(str(ptb / "22"))] if (ptb / "22").is_dir() else sentences
     section = [s for s in section if s.words]
     side = {"sentences": len(section)}
-    for name in (None, PREVIOUS_DEFAULT):
+    for name in (None, PREVIOUS_DEFAULT, *LANGUAGE_MODELS):
         side[name or "default"] = len(section) / timed_trees(Parser.load(name, device=device), section, repeats)
     side["speedup"] = side["default"] / side[PREVIOUS_DEFAULT]
     return side
@@ -278,6 +280,8 @@ def report(results: dict) -> None:
     side = results["side_by_side"]
     table.add_row(f"the default beside {PREVIOUS_DEFAULT}, fp32 ({side['sentences']} sentences, whole parses)",
                   f"{side['default']:.0f} sent/s against {side[PREVIOUS_DEFAULT]:.0f}", f"{side['speedup']:.1f}x", ">= 2x")
+    table.add_row("the German and Chinese models, the same sentences and run",
+                  ", ".join(f"{name} {side[name]:.0f}" for name in LANGUAGE_MODELS if name in side) + " sent/s", "", "report")
     table.add_row("start-up: one sentence", f"{startup['parse_one_sentence_s']:.2f} s (import torch {startup['import_torch_s']:.2f} s)",
                   f"{startup['parse_over_import_torch']:.2f}x import torch", "<= 1.5x")
     table.add_row("start-up: --help / --version", f"{startup['help_s']:.2f} s / {startup['version_s']:.2f} s", "", "< 0.3 s")
