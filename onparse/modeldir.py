@@ -350,9 +350,12 @@ def available_models(models: Path = MODELS) -> list[dict]:
     return found
 
 
+CARD_FIGURES = ("rescored", "int8_change", "dev")  # where cards keep figures measured on their own weights, as card_figure reads them
+
+
 def card_figure(card: dict) -> dict | None:
-    """The dev set and sentence F1 a shipped model's card records (cards of different ages keep it in different places;
-    a figure scored again under a corrected protocol, ``rescored``, comes first)."""
+    """The dev set and sentence F1 a shipped model's card records (cards of different ages keep it in different places,
+    ``CARD_FIGURES``; a figure scored again under a corrected protocol, ``rescored``, comes first)."""
     if isinstance(card.get("rescored"), dict) and "sentence_f1" in card["rescored"]:
         return {"gold": card["rescored"].get("gold"), "sentence_f1": card["rescored"]["sentence_f1"]}
     if isinstance(card.get("int8_change"), dict) and "after" in card["int8_change"]:
@@ -361,6 +364,11 @@ def card_figure(card: dict) -> dict | None:
         if isinstance(figures, dict) and "sentence_f1" in figures:
             return {"gold": gold, "sentence_f1": round(figures["sentence_f1"], 2)}
     return None
+
+
+def without_figures(card: dict) -> dict:
+    """``card`` less the figures measured on the weights it describes: what a copy of other weights may keep."""
+    return {key: value for key, value in card.items() if key not in CARD_FIGURES}
 
 
 def read_json(path: Path) -> dict:

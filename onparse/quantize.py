@@ -9,11 +9,9 @@ from pathlib import Path
 
 from onparse.ensemble import make_ensemble
 from onparse.evaluate import evaluate_parser
-from onparse.modeldir import load, read_ensemble, save, write_json
+from onparse.modeldir import load, read_ensemble, save, without_figures, write_json
 from onparse.parse import Parser
 from onparse.treebank import read_gold
-
-SOURCE_FIGURES = ("int8_change", "rescored", "dev")  # a card's figures of its own weights, not of a copy at another precision
 
 
 def quantized_copy(source: Path | str, out: Path, gold: str | None = None, device: str = "cpu",
@@ -51,8 +49,3 @@ def quantized_copy(source: Path | str, out: Path, gold: str | None = None, devic
         card["int8_change"] = change
         write_json(Path(out) / "card.json", card)
     return change
-
-
-def without_figures(card: dict) -> dict:
-    """``card`` less the figures measured on the weights it describes (``SOURCE_FIGURES``)."""
-    return {key: value for key, value in card.items() if key not in SOURCE_FIGURES}
