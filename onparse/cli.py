@@ -228,18 +228,18 @@ def train(train_paths, dev, dev_gold, out_dir, resume, overwrite, family, epochs
 @click.option("--passes", "epochs", type=Positive, help="Passes over the teacher's trees  [default: 1; with --resume, the run's own].")
 @click.option("--evals-per-pass", "evals_per_epoch", type=Positive, default=default(FitPlan, "evals_per_epoch"), show_default=True,
               help="Dev evaluations (perplexity, agreement with the teacher, a saved model) per pass.")
-@options_of(DistillConfig, "sentences", "sample_seed")
+@options_of(DistillConfig, "sentences", "sample_seed", "trees")
 @click.option("--batch-size", type=Positive,
               help=f"An update's size  [default: an ON-LSTM student {default(FitPlan, 'student_batch_size')} sentences, "
                    f"a grammar {GRAMMAR_TRAINING['batch_size']} words].")
 @click.option("--lr", type=click.FloatRange(min=0, min_open=True),
               help=f"[default: an ON-LSTM student {default(FitPlan, 'finetune_lr'):g}, a grammar {GRAMMAR_TRAINING['lr']:g}].")
-@options_of(DistillConfig, "rank_weight", "margin", "soft_targets")
+@options_of(DistillConfig, "rank_weight", "margin", "soft_targets", "focus")
 @click.option("--layer", type=LayerType(), help="The student's layer that learns the trees and parses  [default: the student's own].")
 @click.option("--direction", type=click.Choice([FORWARD, BACKWARD]),
               help="With --from-scratch: read each sentence this way  [default: as the student does].")
 def distill(train_paths, dev, dev_gold, select_by, out_dir, resume, overwrite, max_minutes, threads, quiet, teacher, student,
-            from_scratch, epochs, sentences, sample_seed, rank_weight, margin, soft_targets, layer, direction, **settings) -> None:
+            from_scratch, epochs, sentences, sample_seed, trees, rank_weight, margin, soft_targets, focus, layer, direction, **settings) -> None:
     """Teach a student a teacher's trees (distillation; no gold trees).
 
     The teacher parses a sample of the training text. An ON-LSTM student
@@ -263,8 +263,8 @@ def distill(train_paths, dev, dev_gold, select_by, out_dir, resume, overwrite, m
 
         if not train_paths or not student:
             fail("give the training text with --train and the student with --student")
-        spec = DistillConfig(teacher=teacher, start=student, from_scratch=from_scratch, sentences=sentences,
-                             sample_seed=sample_seed, rank_weight=rank_weight, margin=margin, soft_targets=soft_targets)
+        spec = DistillConfig(teacher=teacher, start=student, from_scratch=from_scratch, sentences=sentences, trees=trees,
+                             sample_seed=sample_seed, rank_weight=rank_weight, margin=margin, soft_targets=soft_targets, focus=focus)
         return distillation_config(spec, train=list(train_paths), dev=dev, dev_gold=dev_gold, epochs=epochs or 1,
                                    default_layer=layer, select_by=select_by, direction=direction, **settings)
 

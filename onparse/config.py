@@ -64,11 +64,21 @@ class DistillConfig:
     sentences: int = setting(40000, "Training sentences the teacher parses (a seeded sample).")
     sample_seed: int | None = setting(None, "The seed of the sample the teacher parses  [default: the run's --seed]: "
                                       "students of other seeds learn the same trees.", kind=int, minimum=0)
-    trees: str = ""  # the file the teacher's trees are kept in (default: teacher.jsonl in the run folder)
+    trees: str | None = setting(None, "The file that keeps the teacher's parse of the sample  [default: teacher.jsonl in the run "
+                         "folder]: made once, read back by every student of the same teacher, text and sample.",
+                         kind=str)
     rank_weight: float = setting(20.0, "Weight of the distance-ranking loss beside the language-model loss.", minimum=0)
     margin: float = setting(0.05, "Hinge margin between distances.", minimum=0)
     soft_targets: bool = setting(False, "A grammar student learns the teacher's span shares (each span's share of "
                                  "its votes, or its posterior), not its one tree: every tree weighed by them.")
+    focus: float = setting(0.0, "A grammar student learns the text's own likelihood, focused by its teacher's voters "
+                           "(parse-focusing): every tree weighed by exp(FOCUS x the sum of its spans' shares of the "
+                           "votes), no tree ruled out; 0: the teacher's trees (or --soft-targets).", minimum=0)
+
+    @property
+    def learns_shares(self) -> bool:
+        """Whether the student reads the teacher's span shares (soft targets or focus), not its trees alone."""
+        return self.soft_targets or self.focus > 0
 
 
 @dataclass

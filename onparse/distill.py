@@ -205,7 +205,7 @@ def teacher_trees(config: TrainConfig, work_dir: Path | None) -> tuple[list[Sent
     seed = config.seed if spec.sample_seed is None else spec.sample_seed
     key = {"teacher": str(Path(spec.teacher).resolve()), "train": config.train, "sentences": spec.sentences, "seed": seed,
            "tokens": "with punctuation"}  # files of words alone, made before models read punctuation, are parsed again
-    if spec.soft_targets:
+    if spec.learns_shares:
         key["targets"] = "span shares"
     cache = Path(spec.trees) if spec.trees else work_dir / "teacher.jsonl" if work_dir else None
     if cache and cache.is_file():
@@ -215,19 +215,19 @@ def teacher_trees(config: TrainConfig, work_dir: Path | None) -> tuple[list[Sent
             found = [json.loads(line) for line in lines[1:]]
             return ([Sentence(tuple(f["tokens"]), tuple(f["words"])) for f in found],
                     [[tuple(s) for s in f["spans"]] for f in found],
-                    [[tuple(s) for s in f["shares"]] for f in found] if spec.soft_targets else None)
+                    [[tuple(s) for s in f["shares"]] for f in found] if spec.learns_shares else None)
     sentences = read_sentences(config.train, config.language, config.encoding, config.tokenized)
     random.Random(seed).shuffle(sentences)
     sentences = sentences[: spec.sentences]
-    parsed = teacher_parses(spec.teacher, sentences, {"device": config.device, "dtype": config.dtype}, spec.soft_targets)
+    parsed = teacher_parses(spec.teacher, sentences, {"device": config.device, "dtype": config.dtype}, spec.learns_shares)
     if cache:
         cache.parent.mkdir(parents=True, exist_ok=True)
         with replacing_file(cache) as out:
             out.write(json.dumps(key) + "\n")
             out.writelines(json.dumps({"tokens": sentence.tokens, "words": sentence.words, "spans": found,
-                                       **({"shares": shares} if spec.soft_targets else {})}) + "\n"
+                                       **({"shares": shares} if spec.learns_shares else {})}) + "\n"
                            for sentence, (found, shares) in zip(sentences, parsed))
-    return sentences, [found for found, _ in parsed], [shares for _, shares in parsed] if spec.soft_targets else None
+    return sentences, [found for found, _ in parsed], [shares for _, shares in parsed] if spec.learns_shares else None
 
 
 def agreement(teacher: str, dev_sentences: list[Sentence], layer: Layer, settings: dict, reading: Reading = Reading()):
@@ -251,8 +251,11 @@ def distillation_config(spec: DistillConfig, default_layer: Layer | None = None,
     student that is no model."""
     student = modeldir.load(spec.start)
     family = of(student.model.config)
-    if spec.soft_targets and not family.learns_span_shares:
-        raise ValueError(f"soft targets (a teacher's span shares) are for a grammar student; {spec.start} learns trees")
+    if spec.learns_shares and not family.learns_span_shares:
+        what = "focus (a teacher's span shares)" if spec.focus else "soft targets (a teacher's span shares)"
+        raise ValueError(f"{what} is for a grammar student; {spec.start} learns trees")
+    if spec.soft_targets and spec.focus:
+        raise ValueError("give soft targets or a focus, not both: each weighs the trees by the teacher's span shares")
     family.check_reading(replace(student.reading, direction=direction or student.reading.direction), True)
     for name, value in family.student_training.items():  # an update's size and rate (a grammar's clipping) where unset
         if settings.get(name) is None:
@@ -305,11 +308,12 @@ def onlstm_student(config: TrainConfig, sentences: list[Sentence], found: list[l
 def grammar_student(config: TrainConfig, sentences: list[Sentence], found: list[list[Span]], vocab: Vocabulary,
                     shares: list[list[tuple[int, int, float]]] | None = None):
     """A grammar student's objective: the joint likelihood of each sentence of 2-40 words and its teacher's tree, or
-    (``shares``, soft targets) of every tree, each weighed by the teacher's shares of its spans."""
+    (``shares``, soft targets) of every tree, each weighed by the teacher's shares of its spans, or (a focus) the
+    sentence's likelihood focused by those shares."""
     kept = [k for k, sentence in enumerate(sentences) if 2 <= len(sentence.words) <= MAX_TRAINING_WORDS]
     return GrammarObjective([vocab.ids(model_tokens(config.reading, sentences[k])) for k in kept],
                             config.batch_size, config.seed, trees=[found[k] for k in kept],
-                            shares=[shares[k] for k in kept] if shares is not None else None)
+                            shares=[shares[k] for k in kept] if shares is not None else None, focus=config.distill.focus)
 
 
 def onlstm_dev_figures(config: TrainConfig, sentences: list[Sentence], vocab: Vocabulary, device: torch.device):

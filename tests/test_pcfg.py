@@ -9,7 +9,7 @@ import torch
 
 from onparse.families import GrammarConfig
 from onparse.families.pcfg import PRODUCTIONS
-from onparse.families.pcfg_model import NeuralPCFG, Rules, inside, share_span_scores, tree_span_scores
+from onparse.families.pcfg_model import NeuralPCFG, Rules, focus_span_scores, inside, share_span_scores, tree_span_scores
 from onparse.trees import left_branching, spans
 from onparse.voting import best_tree
 
@@ -115,6 +115,46 @@ def test_span_shares_weigh_every_tree_by_the_product_of_its_spans_shares(tiny_gr
                 shares[span] for span in inner)
     found = tiny_grammar.log_likelihood(words, share_span_scores([[(a, b, v) for (a, b), v in shares.items()]], n))
     assert found.item() == pytest.approx(math.log(expected), abs=1e-4)
+
+
+def example_shares(n: int) -> list[tuple[int, int, float]]:
+    """Shares of some spans of 2 to n - 1 words, as a vote's: uneven, one span left out."""
+    return [(start, end, 0.2 + 0.6 * ((start * 7 + end * 3) % 5) / 4)
+            for start, end in itertools.combinations(range(n + 1), 2) if 2 <= end - start < n and (start, end) != (0, 2)]
+
+
+@pytest.mark.parametrize("n", [3, 4, 5])
+def test_a_focus_weighs_every_tree_by_exp_focus_times_its_spans_shares_and_its_gradient_is_the_sum_over_trees(tiny_grammar, n):
+    """Parse-focusing: log sum_t p(x, t) exp(focus * sum_{s in t} share(s)), no tree ruled out; its gradient is
+    the gradient of that sum written tree by tree (each tree's joint likelihood from scores that keep it alone)."""
+    words = torch.tensor([[(2 * k + n) % 7 for k in range(n)]])
+    shares, focus = example_shares(n), 2.5
+    weight = {(start, end): share for start, end, share in shares}
+    trees = [tree_spans(tree) for tree in binary_trees(0, n)]
+    each = torch.stack([tiny_grammar.log_likelihood(words, tree_span_scores([tree], n))[0] for tree in trees])
+    bonus = torch.tensor([focus * sum(weight.get(span, 0.0) for span in tree) for tree in trees])
+    enumerated = torch.logsumexp(each + bonus, 0)
+    expected = torch.autograd.grad(enumerated, list(tiny_grammar.parameters()))
+    focused = tiny_grammar.log_likelihood(words, focus_span_scores([shares], n, focus))[0]
+    found = torch.autograd.grad(focused, list(tiny_grammar.parameters()))
+    assert focused.item() == pytest.approx(enumerated.item(), abs=1e-4)
+    for mine, theirs in zip(found, expected):
+        assert torch.allclose(mine, theirs, atol=1e-4, rtol=1e-3)
+    plain = tiny_grammar.log_likelihood(words)[0]
+    assert focused.item() > plain.item() + 0.1  # the shares do weigh in
+
+
+@pytest.mark.parametrize("n", [2, 4, 6])
+def test_a_focus_on_spans_that_all_weigh_the_same_is_the_plain_likelihood(tiny_grammar, n):
+    """Equal shares weigh every tree alike: the plain likelihood times exp(focus * share * (n - 2)), since every
+    binary tree holds n - 2 spans of 2 to n - 1 words; a focus of 0 is the plain likelihood itself."""
+    words = torch.tensor([[(3 * k + 1) % 7 for k in range(n)], [(5 * k + 2) % 7 for k in range(n)]])
+    plain = tiny_grammar.log_likelihood(words)
+    even = [[(start, end, 0.4) for start, end in itertools.combinations(range(n + 1), 2) if 2 <= end - start < n]] * 2
+    focused = tiny_grammar.log_likelihood(words, focus_span_scores(even, n, 3.0))
+    assert focused.tolist() == pytest.approx((plain + 3.0 * 0.4 * (n - 2)).tolist(), abs=1e-4)
+    unfocused = tiny_grammar.log_likelihood(words, focus_span_scores([example_shares(n)] * 2, n, 0.0))
+    assert unfocused.tolist() == pytest.approx(plain.tolist(), abs=1e-5)
 
 
 def test_span_marginals_of_a_tree_distribution_sum_to_its_constituents(tiny_grammar):

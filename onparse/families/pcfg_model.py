@@ -225,6 +225,24 @@ def share_span_scores(shares: Sequence[Iterable[tuple[int, int, float]]], n: int
     return scores
 
 
+def focus_span_scores(shares: Sequence[Iterable[tuple[int, int, float]]], n: int, focus: float) -> Tensor:
+    """Span scores (B x (n+1) x (n+1)) that focus a grammar's likelihood on its teachers' spans (parse-focusing,
+    Park & Kim, 2024): ``focus`` times each span's share of the teachers' votes, 0 on spans none holds, so that
+    ``inside`` under them sums ``p(sentence, t) * exp(focus * sum_{s in t} share(s))`` over every tree t.
+
+    Park & Kim add the log of a softmax of each span's count of teachers over the sentence's spans; a binary
+    tree has n - 1 spans of two or more words, so the softmax's normaliser weighs every tree alike and only
+    the counts remain: ``focus`` is the number of teachers over the softmax's temperature. Where every span
+    weighs the same, every tree does, and the focused likelihood is the plain one times a constant.
+    """
+    scores = torch.zeros(len(shares), n + 1, n + 1)
+    held = [(row, start, end, share) for row, found in enumerate(shares) for start, end, share in found]
+    if held:
+        rows, starts, ends, values = zip(*held)
+        scores[rows, starts, ends] = focus * torch.tensor(values, dtype=torch.float32)
+    return scores
+
+
 def project(beta: Tensor, rules: Tensor) -> Tensor:
     """log sum_B exp(rules[A, B] + beta[..., B]) for every A: a matrix product, each row's largest score taken out first."""
     top = beta.amax(-1, keepdim=True).clamp_min(-1e30)

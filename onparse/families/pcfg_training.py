@@ -24,7 +24,7 @@ from torch import Tensor, nn
 from onparse import distributed
 from onparse.config import TrainConfig
 from onparse.corpus import read_corpus, training_sentences
-from onparse.families.pcfg_model import NeuralPCFG, share_span_scores, tree_span_scores
+from onparse.families.pcfg_model import NeuralPCFG, focus_span_scores, share_span_scores, tree_span_scores
 from onparse.train import DevFigures, Setup, WholeSentenceObjective
 from onparse.trees import Span
 from onparse.vocabulary import Vocabulary
@@ -52,7 +52,8 @@ def length_batches(lengths: list[int], words: int, rng: random.Random | None = N
 class GrammarObjective(WholeSentenceObjective):
     """Negative log-likelihood per word of a batch of sentences of one length: of each sentence, or where ``trees``
     are given (a student's teacher's spans over each sentence), of each sentence with its tree; where ``shares`` are
-    (the teacher's span shares, soft targets), of each sentence with every tree, each weighed by its spans' shares.
+    (the teacher's span shares, soft targets), of each sentence with every tree, each weighed by its spans' shares;
+    with ``focus`` too, of each sentence with every tree, each weighed by exp(focus x its spans' shares) (parse-focusing).
 
     Each epoch's batches are drawn from the seed and the epoch alone, so a
     resumed run sees the batches an uninterrupted one would, under any number
@@ -65,10 +66,14 @@ class GrammarObjective(WholeSentenceObjective):
 
     def __init__(self, sentences: list[list[int]], words_per_batch: int, seed: int,
                  ranks: distributed.Ranks = distributed.Ranks(), trees: list[list[Span]] | None = None,
-                 shares: list[list[tuple[int, int, float]]] | None = None):
+                 shares: list[list[tuple[int, int, float]]] | None = None, focus: float = 0.0):
         self.sentences, self.words_per_batch, self.seed, self.ranks = sentences, words_per_batch, seed, ranks
-        # a student's targets, and the span scores that sum its trees: the teacher's span shares (soft) or its trees
-        self.targets, self.span_scores = (shares, share_span_scores) if shares is not None else (trees, tree_span_scores)
+        # a student's targets, and the span scores that weigh its trees: by the teacher's span shares (focused, or
+        # soft targets), or its one tree
+        if shares is not None and focus:
+            self.targets, self.span_scores = shares, lambda found, n: focus_span_scores(found, n, focus)
+        else:
+            self.targets, self.span_scores = (shares, share_span_scores) if shares is not None else (trees, tree_span_scores)
         self._order: tuple[int, list[list[int]]] | None = None
         self.batches_per_epoch = len(self.batches(0))
 
