@@ -305,9 +305,10 @@ class Parser:
             raise InputError("empty sentence")
         if not all(tokens):
             raise InputError(f"token {list(tokens).index('') + 1} is empty: a token holds at least one character")
-        broken = next((k for k, token in enumerate(tokens) if len(token.splitlines()) > 1 or token.endswith(("\n", "\r"))), None)
-        if broken is not None:  # every output keeps a sentence on one line
-            raise InputError(f"token {broken + 1} holds a line break: a token is part of one line")
+        spaced = next((k for k, token in enumerate(tokens) if any(char.isspace() for char in token)), None)
+        if spaced is not None:  # every output keeps a sentence on one line, and every tree string reads back as its tokens
+            raise InputError(f"token {spaced + 1} ({tokens[spaced][:40]!r}) holds whitespace: a token of a bracketed tree "
+                             "holds none (give it as two tokens, or join its parts with '_')")
         positions = word_positions(tokens)
         if len(positions) > self.settings.max_words:
             raise InputError(f"{len(positions)} words is over the limit of {self.settings.max_words}")

@@ -13,7 +13,8 @@ and vote shares), so Docs serialize (``to_bytes``, ``DocBin``, pickling,
 ``nlp.pipe(n_process=...)``) as any Doc does; the span attributes read it:
 ``parse_string``, ``constituents`` (every node in pre-order, single tokens
 included), ``children``, ``parent`` and ``labels`` as benepar users know
-them (onparse's trees are unlabeled: ``labels`` is empty; a token answers
+them (onparse's trees are unlabeled: ``labels`` is ``("X",)`` for a constituent of two or more tokens, as
+``parse_string`` writes it, and empty for a single token; a token answers
 ``labels``, ``parse_string`` and ``parent`` too), ``confidence`` (the share
 of an ensemble's voters whose trees hold the span), and on each sentence
 ``onparse_tree`` (an nltk Tree) and ``onparse_constituents`` (the spans of
@@ -51,7 +52,7 @@ from spacy.tokens import Doc, Span, Token
 from onparse.config import ParseConfig
 from onparse.modeldir import SHIPPED_BY_LANGUAGE
 from onparse.parse import Parser
-from onparse.trees import LABEL, bracketed, from_spans, map_leaves
+from onparse.trees import LABEL, bracketed, escape, from_spans, map_leaves
 
 TREE, CONSTITUENTS = "onparse_tree", "onparse_constituents"  # onparse's own sentence attributes
 KEY = "onparse"  # doc.user_data[KEY]: {a sentence's first token: what was found in it}, plain data that serializes
@@ -228,7 +229,15 @@ def _sentence_tree(span: Span) -> Tree | None:
 def _parse_string(span: Span) -> str | None:
     """The bracketed tree of a constituent (a single token's: its text; of whole sentences: their trees under one root)."""
     tree = _tree(span)
-    return tree if tree is None or isinstance(tree, str) else bracketed(tree)
+    if tree is None:
+        return None
+    return escape(tree) if isinstance(tree, str) else bracketed(map_leaves(tree, escape))  # read back as the tokens
+
+
+def _labels(span: Span) -> tuple[str, ...] | None:
+    """benepar's labels of a constituent: ``("X",)`` where ``parse_string`` writes a node, none for a single token."""
+    found = _node(span)
+    return None if found is None else (LABEL,) if isinstance(found[1][found[2]].node, Tree) else ()
 
 
 def _nodes_within(span: Span, tokens_too: bool) -> list[Span] | None:
@@ -279,6 +288,6 @@ def _confidence(span: Span) -> float | None:
 
 GETTERS = {TREE: _sentence_tree, CONSTITUENTS: lambda span: _nodes_within(span, tokens_too=False),
            "parse_string": _parse_string, "constituents": lambda span: _nodes_within(span, tokens_too=True),
-           "children": _children, "parent": _parent, "labels": lambda span: () if _node(span) else None,
+           "children": _children, "parent": _parent, "labels": _labels,
            "confidence": _confidence}
 TOKEN_ATTRIBUTES = ("labels", "parse_string", "parent")  # benepar's attributes of a token

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Parse-focused grammar students of a vote of nine English grammars and ON-LSTMs (WSJ), one thread, from a
+# worktree at a fixed commit: bash experiments/focus/run.sh [students...]. Each run records dev perplexity,
+# agreement with the teacher and (for the record) section 22's F1 at every evaluation in its history.jsonl.
+set -euo pipefail
+export OMP_NUM_THREADS=1 PYTHONPATH="$PWD"
+WSJ=../shared/data/ptb/wsj
+R=runs/focus
+onp() { python3 -m onparse "$@"; }
+mkdir -p $R
+for old in 56a8fee:g62 9cb5493:g60 45f30d8:g58; do   # the three grammars shipped as pcfg-wsj before the default
+    [ -d $R/${old#*:} ] || { mkdir -p $R/${old#*:} && git archive ${old%:*} models/pcfg-wsj | tar -x -C $R/${old#*:} --strip-components=2; }
+done
+M=models/onlstm-wsj-mixed/members
+VOTERS="models/onlstm-wsj-gpu-r4/members/gpu-paper-b256-s1111 models/onlstm-wsj-distilled-r3/members/distill-scratch \
+    $M/wsj-30-s1111 $M/wsj-30-s3 $M/wsj-64-s2 $R/g62 $R/g60 $R/g58 models/pcfg-wsj"
+[ -d $R/teacher ] || onp ensemble $VOTERS --link --out $R/teacher
+student() {  # name, then its own flags
+    [ -f $R/$1/model/card.json ] && return 0
+    onp distill --teacher $R/teacher --out $R/$1 "${@:2}" --train "$WSJ/[01][0-9]" --train $WSJ/20 --dev $WSJ/22 \
+        --dev-gold $WSJ/22 --threads 1 --sample-seed 1111 --trees $R/teacher.jsonl --quiet \
+        $( [ -d $R/$1 ] && echo --resume )
+}
+for name in "$@"; do
+    case $name in
+        ft-f3)  student ft-f3 --student models/pcfg-wsj --lr 5e-4 --passes 2 --focus 3 ;;
+        ft-f10) student ft-f10 --student models/pcfg-wsj --lr 5e-4 --passes 2 --focus 10 ;;
+        sc-f3)  student sc-f3 --student models/pcfg-wsj --from-scratch --seed 1211 --passes 4 --focus 3 ;;
+        sc-f10) student sc-f10 --student models/pcfg-wsj --from-scratch --seed 1211 --passes 4 --focus 10 ;;
+        ft-soft) student ft-soft --student models/pcfg-wsj --lr 5e-4 --passes 2 --soft-targets ;;
+    esac
+done
