@@ -120,21 +120,36 @@ def _terminated_on_sigterm() -> Iterator[None]:
             signal.signal(number, handler)
 
 
+class OutputTaken(FileExistsError):
+    """An output folder that another process is writing, or that appeared while this one wrote its own."""
+
+
 @contextmanager
-def replacing_folder(path: Path) -> Iterator[Path]:
+def replacing_folder(path: Path, new: bool = False) -> Iterator[Path]:
     """A new folder to fill; it replaces the folder ``path`` when the block ends without an exception.
 
     The folder keeps the mode of the one it replaces (a new one gets the
     usual 0777 less the umask); SIGTERM, like Ctrl-C, removes the unfinished one.
+    ``new``: ``path`` is claimed as a new output, the one way every command
+    holds its output folder against a second writer: ``OutputTaken`` at once
+    where it exists or another running process is writing it, and at the end
+    where it appeared meanwhile (nothing of either writer is lost).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     mode = stat.S_IMODE(path.stat().st_mode) if path.is_dir() else 0o777 & ~_umask()
     remove_abandoned(path)
+    if new and (path.exists() or path.is_symlink()):
+        raise OutputTaken(17, "exists: choose another --out", str(path))
     temporary = Path(tempfile.mkdtemp(dir=path.parent, prefix=_temporary_prefix(path), suffix=".part"))
     try:
+        if new and any(other != temporary for other in _written_by_running(path)):
+            raise OutputTaken(17, "another onparse process is writing it: wait for it, or choose another --out", str(path))
         with _terminated_on_sigterm():
             yield temporary
         os.chmod(temporary, mode)
+        if new and (path.exists() or path.is_symlink()):
+            raise OutputTaken(17, "was written by another process meanwhile: nothing of it replaced; choose another --out",
+                              str(path))
         if path.exists():
             old = temporary.with_suffix(".old")
             path.rename(old)
@@ -145,6 +160,13 @@ def replacing_folder(path: Path) -> Iterator[Path]:
     except BaseException:
         shutil.rmtree(temporary, ignore_errors=True)
         raise
+
+
+def _written_by_running(target: Path) -> list[Path]:
+    """The unfinished copies of ``target`` that running processes are writing (``.NAME.PID.*.part``)."""
+    pattern = re.compile(re.escape(f".{target.name}.") + r"(\d+)\.[^/]*\.part")
+    return [entry for entry in target.parent.glob(f".{glob.escape(target.name)}.*")
+            if (found := pattern.fullmatch(entry.name)) and _running(int(found[1]))]
 
 
 def same_file(a: str | Path | IO, b: str | Path) -> bool:

@@ -3,15 +3,15 @@ into their cards."""
 
 from __future__ import annotations
 
-import shutil
 import tempfile
 from pathlib import Path
 
+from onparse.atomic import replacing_folder
 from onparse.ensemble import make_ensemble
 from onparse.evaluate import evaluate_parser
 from onparse.modeldir import load, read_ensemble, save, without_figures, write_json
 from onparse.parse import Parser
-from onparse.treebank import read_gold
+from onparse.treebank import check_gold, read_gold
 
 
 def quantized_copy(source: Path | str, out: Path, gold: str | None = None, device: str = "cpu",
@@ -24,28 +24,35 @@ def quantized_copy(source: Path | str, out: Path, gold: str | None = None, devic
     """
     figures = None
     if gold:
+        check_gold(gold, encoding)
         sentences = list(read_gold(gold, encoding=encoding))
         figures = lambda path: round(evaluate_parser(Parser.load(path, device=device), sentences,  # noqa: E731
                                                      untrained_seed=None)["sentence_f1"], 2)
-    change = {"gold": gold, "before": figures(source)} if figures else None
+    change = None
+    with replacing_folder(Path(out), new=True) as folder:  # the copy appears whole, its figure in its card, or not at all
+        change = {"gold": gold, "before": figures(source)} if figures else None
+        card = write_copy(source, folder, precision)
+        if change:
+            change["after"] = figures(folder)
+            card["int8_change"] = change
+            write_json(folder / "card.json", card)
+    return change
+
+
+def write_copy(source: Path | str, out: Path, precision: str) -> dict:
+    """The int8 (or int4-words) copy of a model or of an ensemble (each member) written to ``out``; its card."""
     ensemble = read_ensemble(source)
     if ensemble is None:
         bundle = load(source)
         card = {**without_figures(bundle.card), "weights": precision, "quantized_from": str(bundle.path)}
-        save(Path(out), bundle.model, bundle.vocab, bundle.default_layer, card, precision=precision, language=bundle.language,
+        save(out, bundle.model, bundle.vocab, bundle.default_layer, card, precision=precision, language=bundle.language,
              reading=bundle.reading)
-    else:
-        with tempfile.TemporaryDirectory() as scratch:
-            members = [Path(scratch) / str(k) / path.name for k, path in enumerate(ensemble.members)]
-            for path, member in zip(ensemble.members, members):
-                quantized_copy(path, member, precision=precision)
-            kept = {key: value for key, value in without_figures(ensemble.card).items() if key != "members"}
-            card = make_ensemble(Path(out), members, ensemble.right_branching_voter, card={
-                **kept, "weights": precision, "quantized_from": str(ensemble.path)}, layers=ensemble.layers)
-        if (ensemble.path / "card.md").is_file():
-            shutil.copyfile(ensemble.path / "card.md", Path(out) / "card.md")
-    if change:
-        change["after"] = figures(out)
-        card["int8_change"] = change
-        write_json(Path(out) / "card.json", card)
-    return change
+        return card
+    with tempfile.TemporaryDirectory() as scratch:
+        members = [Path(scratch) / str(k) / path.name for k, path in enumerate(ensemble.members)]
+        for path, member in zip(ensemble.members, members):
+            write_copy(path, member, precision)
+        kept = {key: value for key, value in without_figures(ensemble.card).items() if key != "members"}
+        card = make_ensemble(out, members, ensemble.right_branching_voter, card={
+            **kept, "weights": precision, "quantized_from": str(ensemble.path)}, layers=ensemble.layers)
+    return card  # the source's card.md is not copied: its prose and figures are of other weights

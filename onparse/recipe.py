@@ -71,7 +71,7 @@ from onparse.parse import Parser
 from onparse.reading import model_tokens
 from onparse.settings import Layer, Reading, layer_key
 from onparse.train import selection_rule
-from onparse.treebank import read_gold
+from onparse.treebank import check_gold, read_gold
 
 RECORD = "fit.json"
 FINAL = "model"  # the last stage: the fit's parser, made again whenever a stage before it is added
@@ -570,6 +570,8 @@ def fit(plan: FitPlan | None, out: Path, resume: bool = False, hours: float | No
         check_stages_done(plan, out, record)
     else:
         plan.check()
+        if plan.dev_gold:
+            check_gold(plan.dev_gold, plan.encoding)
         distributed.join(plan.device, ranks)  # the launch's processes meet: rank 0 alone times the machine and
         if ranks.main:  # settles the plan, and every process trains as it says
             plan, sizing = settled_plan(plan, out, hours)

@@ -45,7 +45,7 @@ from onparse.evaluate import dev_f1
 from onparse.families import named, of
 from onparse.hardware import describe, one_line
 from onparse.train import Evaluation, RunState, Step, Trainer, selection_rule
-from onparse.treebank import tree_files
+from onparse.treebank import check_gold, tree_files
 
 log = logging.getLogger("onparse")
 
@@ -185,6 +185,8 @@ def check_inputs(config: TrainConfig, out_dir: Path) -> None:
     for path in [*config.train, config.dev, config.dev_gold]:
         if path:
             tree_files(path)  # TreebankError naming a path that matches nothing
+    if config.dev_gold:
+        check_gold(config.dev_gold, config.encoding)
     if config.distill:
         for role, model in (("teacher", config.distill.teacher), ("student", config.distill.start)):
             where = modeldir.locate(model)
@@ -221,8 +223,9 @@ def opened(out_dir: Path, resume: bool, overwrite: bool, new_config: Callable[[]
         else:
             config = new_config()
             config.check()
-            if main and run_contents(out_dir):
+            if main:
                 check_inputs(config, out_dir)
+            if main and run_contents(out_dir):
                 for path in run_contents(out_dir):
                     shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
         yield config

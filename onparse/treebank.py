@@ -424,3 +424,10 @@ class GoldReader:
 def read_gold(path: str, rule: WordRule | None = None, encoding: str = "UTF-8") -> GoldReader:
     """Every gold sentence under PATH (see ``GoldReader``)."""
     return GoldReader(path, rule, encoding)
+
+
+def check_gold(path: str, encoding: str = "UTF-8") -> None:
+    """TreebankError, before any work, for gold trees that hold no sentence to score (an empty file or folder):
+    every command that scores on gold checks here, so that none fails on an empty set after its work."""
+    if next(iter(read_gold(path, encoding=encoding)), None) is None:
+        raise TreebankError(f"{path}: no gold trees to score (an empty file, or no tree in it)")

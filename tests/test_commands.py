@@ -99,6 +99,43 @@ def test_quantize_writes_int8_rows_and_the_f1_change(tmp_path):
     assert refused.exit_code == 2 and "exists" in refused.stderr
 
 
+def test_quantize_holds_its_out_against_a_second_writer_and_its_copy_appears_only_whole(tmp_path, monkeypatch):
+    """One way to claim an output folder (``atomic.replacing_folder(new=True)``): a second writer is refused while the
+    first writes, and a copy interrupted while its figure is measured leaves nothing behind; an empty gold set is
+    refused before any work."""
+    from onparse import atomic, quantize
+
+    source = tiny_members(tmp_path)[0]
+    seen = {}
+
+    def second_writer(*args, **kwargs):  # while the first copy is being written, another process starts its own
+        seen["second"] = run("quantize", source, "--out", tmp_path / "q")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(quantize, "evaluate_parser", lambda *a, **k: {"sentence_f1": 50.0})
+    monkeypatch.setattr(quantize, "write_copy", second_writer)
+    monkeypatch.setattr(atomic, "_running", lambda pid: True)  # the first's unfinished copy belongs to a live process
+    with pytest.raises(KeyboardInterrupt):
+        quantize.quantized_copy(source, tmp_path / "q", gold=str(FIXTURES / "ldc_style.mrg"))
+    assert seen["second"].exit_code == 2 and "another onparse process is writing it" in seen["second"].stderr
+    assert not (tmp_path / "q").exists() and not list(tmp_path.glob(".q.*"))  # neither a copy nor a part of one
+    monkeypatch.undo()
+    (tmp_path / "empty.txt").write_text("")
+    empty = run("quantize", source, "--out", tmp_path / "q", "--gold", tmp_path / "empty.txt")
+    assert empty.exit_code == 1 and "no gold trees" in empty.stderr and not (tmp_path / "q").exists()
+
+
+def test_a_folder_claimed_new_is_refused_where_it_appeared_meanwhile(tmp_path):
+    from onparse.atomic import OutputTaken, replacing_folder
+
+    with pytest.raises(OutputTaken, match="meanwhile"):
+        with replacing_folder(tmp_path / "out", new=True) as folder:
+            (folder / "mine.txt").write_text("mine")
+            (tmp_path / "out").mkdir()
+            (tmp_path / "out" / "theirs.txt").write_text("theirs")
+    assert [p.name for p in (tmp_path / "out").iterdir()] == ["theirs.txt"] and not list(tmp_path.glob(".out.*"))
+
+
 def test_quantize_stores_every_member_of_an_ensemble_at_its_precision_with_its_layers_and_voter(tmp_path):
     members = tiny_members(tmp_path)
     assert run("ensemble", *members, "--out", tmp_path / "e", "--right-branching-voter").exit_code == 0
@@ -116,7 +153,7 @@ def test_quantize_stores_every_member_of_an_ensemble_at_its_precision_with_its_l
     assert all(m.resolve().is_relative_to((tmp_path / "q").resolve()) for m in quantized.members)  # it stands alone
     card = json.loads((tmp_path / "q" / "card.json").read_text())
     assert card["weights"] == "int8" and set(card["int8_change"]) == {"gold", "before", "after"}
-    assert (tmp_path / "q" / "card.md").read_text() == "# how it was made\n"
+    assert not (tmp_path / "q" / "card.md").exists()  # the source's prose and figures are of other weights
     card["rescored"] = {"gold": str(latin), "sentence_f1": 99.0}  # a figure of q's int8 weights, not of a copy
     (tmp_path / "q" / "card.json").write_text(json.dumps(card))
     fours = run("quantize", tmp_path / "q", "--out", tmp_path / "q4", "--precision", "int4-words")

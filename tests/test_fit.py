@@ -628,3 +628,14 @@ def test_a_head_initial_languages_teachers_give_the_right_branching_tree_half_th
     assert tiny_plan(language="de").teacher_right_branching == tiny_plan(language="zh").teacher_right_branching == 0
     assert tiny_plan(language="de", teacher_prior=0.25).teacher_right_branching == 0.25
     assert tiny_plan(teacher_prior=0.0).teacher_right_branching == 0
+
+
+@pytest.mark.parametrize("command", ["fit", "train", "distill"])
+def test_an_empty_gold_set_is_refused_in_one_line_before_any_work(tmp_path, command, tiny_model_dir):
+    """One check (``treebank.check_gold``) before any training, where scoring the first stage once crashed."""
+    (tmp_path / "empty.txt").write_text("")
+    extra = ["--teacher", str(tiny_model_dir), "--student", str(tiny_model_dir)] if command == "distill" else []
+    result = CliRunner().invoke(main, [command, "--train", str(EXAMPLES / "corpus.txt"), "--dev", str(EXAMPLES / "dev.txt"),
+                                       "--dev-gold", str(tmp_path / "empty.txt"), "--out", str(tmp_path / "run"), *extra])
+    assert result.exit_code == 1 and "no gold trees to score" in result.stderr and "Traceback" not in result.output
+    assert not (tmp_path / "run").exists()
