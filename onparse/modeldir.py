@@ -493,8 +493,11 @@ def load(path: Path | str | None = None) -> ModelBundle:
     except Exception:
         raise ModelDirError(f"{path}: weights.pt is not a plain file of tensors (damaged, truncated, or carrying code)") from None
     expected = expected_shapes(model_config)
+    kinds = dict.fromkeys(expected, "float")  # what each tensor is stored as: float, or quantized rows
     if precision != "bf16":
         word_rows = word_table_rows(precision, model_config.vocab_size)
+        kinds.update({name: "uint8" if is_word_table(shape, word_rows) else "int8" for name, shape in expected.items() if len(shape) == 2})
+        kinds.update({name + SCALE: "float" for name, shape in expected.items() if len(shape) == 2})
         expected.update({name + SCALE: shape[:1] for name, shape in list(expected.items()) if len(shape) == 2})
         expected.update({name: (shape[0], shape[1] // 2) for name, shape in list(expected.items()) if is_word_table(shape, word_rows)})
     tensors = isinstance(state, dict) and all(isinstance(tensor, torch.Tensor) for tensor in state.values())
@@ -503,6 +506,11 @@ def load(path: Path | str | None = None) -> ModelBundle:
         wrong = sorted(set(expected) ^ set(found)) or [name for name in expected if expected[name] != found[name]]
         raise ModelDirError(f"{path}: weights.pt does not fit config.json (first difference: {wrong[0]}: "
                             f"{found.get(wrong[0])} in the weights, {expected.get(wrong[0])} by the config)")
+    stored_as = lambda tensor: "float" if tensor.is_floating_point() else str(tensor.dtype).removeprefix("torch.")  # noqa: E731
+    retyped = next((name for name, tensor in state.items() if stored_as(tensor) != kinds[name]), None)
+    if retyped:  # weights cast to another type load as other numbers: another tree, without a word
+        raise ModelDirError(f"{path}: weights.pt stores {retyped} as {state[retyped].dtype}, where config.json's {precision} "
+                            f"weights hold {kinds[retyped]} values: the model is damaged")
     not_finite = next((name for name, tensor in state.items() if tensor.is_floating_point() and not torch.isfinite(tensor).all()), None)
     if not_finite:
         raise ModelDirError(f"{path}: weights.pt holds NaN or infinite values (first in {not_finite}): the model is damaged")

@@ -102,6 +102,19 @@ def test_weights_holding_nan_or_infinity_are_refused(tiny_model_dir, tmp_path, d
         one_line_error(run(*command), 2, "NaN or infinite")
 
 
+@pytest.mark.parametrize("precision", ["bf16", "int8"])
+def test_weights_cast_to_another_type_are_refused_as_shapes_and_nan_are(tiny_model_dir, tmp_path, precision):
+    """Every tensor cast to int32 keeps its shape but reads as other numbers: refused, never another tree."""
+    broken = copy_model(tiny_model_dir, tmp_path / "cast")
+    bundle = modeldir.load(broken)
+    modeldir.save(broken, bundle.model, bundle.vocab, 2, precision=precision)
+    assert modeldir.load(broken)  # as saved, it loads
+    stored = torch.load(broken / "weights.pt", weights_only=True)
+    torch.save({name: tensor.to(torch.int32) if tensor.is_floating_point() else tensor.float() for name, tensor in stored.items()},
+               broken / "weights.pt")
+    one_line_error(run("--model", broken, "the cat"), 2, "weights.pt stores")
+
+
 def test_a_second_train_into_the_same_folder_is_refused_while_the_first_runs(tmp_path):
     from onparse.runfolder import locked_run
 
