@@ -136,8 +136,8 @@ def models(as_json) -> None:
     """
     from onparse.modeldir import DEFAULT_MODEL, available_models
     from onparse.report import model_table
-
-    model_table(available_models(), DEFAULT_MODEL.name, as_json=as_json)
+    with library_errors():  # a damaged model: named after the table of the others
+        model_table(available_models(), DEFAULT_MODEL.name, as_json=as_json)
 
 
 @main.command("eval")

@@ -336,18 +336,26 @@ def installed_names(models: Path = MODELS) -> list[str]:
 
 def available_models(models: Path = MODELS) -> list[dict]:
     """Every model that loads by name here: its name, language, what it is (a model, or an ensemble of N), its size on
-    disk, the dev figure its card records, and where it lives."""
+    disk, the dev figure its card records, and where it lives; a damaged one by its name, its place and what is wrong
+    (``broken``), so that one bad file hides none of the others."""
     found = []
     for name in installed_names(models):
         path = models / name
-        ensemble = read_ensemble(path)
-        folders = ensemble.members if ensemble else [path]
-        config = read_json(folders[0] / "config.json")
-        size = sum(file.stat().st_size for folder in {path, *folders} for file in folder.iterdir() if file.is_file())
-        found.append({"name": name, "language": config.get("language", ENGLISH),
-                      "kind": f"ensemble of {len(folders)}" if ensemble else "model", "megabytes": round(size / 1e6, 1),
-                      "dev_f1": card_figure(_card(path)), "path": str(path)})
+        try:
+            found.append(_described(name, path))
+        except (ModelDirError, OSError) as err:
+            found.append({"name": name, "path": str(path), "broken": one_line(err, 200)})
     return found
+
+
+def _described(name: str, path: Path) -> dict:
+    ensemble = read_ensemble(path)
+    folders = ensemble.members if ensemble else [path]
+    config = read_json(folders[0] / "config.json")
+    size = sum(file.stat().st_size for folder in {path, *folders} for file in folder.iterdir() if file.is_file())
+    return {"name": name, "language": config.get("language", ENGLISH),
+            "kind": f"ensemble of {len(folders)}" if ensemble else "model", "megabytes": round(size / 1e6, 1),
+            "dev_f1": card_figure(_card(path)), "path": str(path)}
 
 
 CARD_FIGURES = ("rescored", "int8_change", "dev")  # where cards keep figures measured on their own weights, as card_figure reads them
@@ -355,20 +363,19 @@ CARD_FIGURES = ("rescored", "int8_change", "dev")  # where cards keep figures me
 
 def card_figure(card: dict) -> dict | None:
     """The dev set and sentence F1 a shipped model's card records (cards of different ages keep it in different places,
-    ``CARD_FIGURES``; a figure scored again under a corrected protocol, ``rescored``, comes first)."""
-    if isinstance(card.get("rescored"), dict) and "sentence_f1" in card["rescored"]:
-        return {"gold": card["rescored"].get("gold"), "sentence_f1": card["rescored"]["sentence_f1"]}
-    if isinstance(card.get("int8_change"), dict) and "after" in card["int8_change"]:
-        return {"gold": card["int8_change"].get("gold"), "sentence_f1": card["int8_change"]["after"]}
-    for gold, figures in (card.get("dev") or {}).items():
-        if isinstance(figures, dict) and "sentence_f1" in figures:
+    ``CARD_FIGURES``; a figure scored again under a corrected protocol, ``rescored``, comes first); None where the
+    card holds no figure that is a number."""
+    is_figure = lambda value: type(value) in (int, float) and math.isfinite(value)  # noqa: E731
+    rescored, change = card.get("rescored"), card.get("int8_change")
+    if isinstance(rescored, dict) and is_figure(rescored.get("sentence_f1")):
+        return {"gold": rescored.get("gold"), "sentence_f1": rescored["sentence_f1"]}
+    if isinstance(change, dict) and is_figure(change.get("after")):
+        return {"gold": change.get("gold"), "sentence_f1": change["after"]}
+    dev = card.get("dev")
+    for gold, figures in (dev if isinstance(dev, dict) else {}).items():
+        if isinstance(figures, dict) and is_figure(figures.get("sentence_f1")):
             return {"gold": gold, "sentence_f1": round(figures["sentence_f1"], 2)}
     return None
-
-
-def without_figures(card: dict) -> dict:
-    """``card`` less the figures measured on the weights it describes: what a copy of other weights may keep."""
-    return {key: value for key, value in card.items() if key not in CARD_FIGURES}
 
 
 def read_json(path: Path) -> dict:

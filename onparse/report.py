@@ -49,10 +49,13 @@ def progress_bar(description: str, total: int) -> Iterator[Callable[[int], None]
 
 def model_table(models: list[dict], default: str, console: Console | None = None, as_json: bool = False) -> None:
     """``onparse models``: each model that loads by name, its language, kind, size, dev figure and place. Names and
-    figures are never cut; where the folders do not fit beside them (80 columns), --json gives them."""
+    figures are never cut; where the folders do not fit beside them (80 columns), --json gives them. ModelDirError
+    after the table for models that do not load (``broken``), naming each."""
     if as_json:
         sys.stdout.write(json.dumps(models, indent=2) + "\n")
         return
+    broken = [model for model in models if "broken" in model]
+    models = [model for model in models if "broken" not in model]
     console = console or wide_console()
     with_paths = console.width >= 120
     table = Table(title="models that load by name (--model NAME; * the default)",
@@ -72,6 +75,10 @@ def model_table(models: list[dict], default: str, console: Console | None = None
         table.add_row(name, model["language"], model["kind"].replace("ensemble of ", "vote of "), f"{model['megabytes']:.1f}",
                       f"{figure['sentence_f1']:.1f}" if figure else "-", dev_set, *([model["path"]] if with_paths else []))
     console.print(table)
+    if broken:  # listed after the rest, which one bad file never hides
+        from onparse.modeldir import ModelDirError
+
+        raise ModelDirError("; ".join(f"{model['name']} does not load: {model['broken']}" for model in broken))
 
 
 def wide_console() -> Console:

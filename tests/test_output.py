@@ -150,3 +150,25 @@ def test_a_shipped_models_name_is_never_shadowed_by_a_folder_here_and_a_path_is_
     assert modeldir.locate("./onlstm-ctb") == tmp_path.joinpath("onlstm-ctb").relative_to(tmp_path)
     missing = run("--model", "./onlstm-negra", "Die Katze.")
     assert missing.exit_code == 2 and "no such model directory" in missing.stderr and not missing.stdout
+
+
+def test_one_damaged_card_names_its_model_and_hides_none_of_the_others(tmp_path, tiny_model_dir):
+    """`onparse models` reads each model's files once, where it reads them: a corrupt card.json (or a figure that is
+    not a number) is named after the table of the rest, with exit code 2."""
+    import pytest
+    from rich.console import Console
+
+    from onparse import modeldir
+    from onparse.report import model_table
+
+    for name in ("good", "corrupt", "odd"):
+        modeldir.copy_model(tiny_model_dir, tmp_path / name)
+    (tmp_path / "corrupt" / "card.json").write_text("{not json")
+    (tmp_path / "odd" / "card.json").write_text('{"dev": {"22": {"sentence_f1": "high"}}}')
+    found = modeldir.available_models(tmp_path)
+    assert [model["name"] for model in found if "broken" in model] == ["corrupt"]
+    assert next(model for model in found if model["name"] == "odd")["dev_f1"] is None  # not a number: no figure
+    console = Console(width=200, record=True, force_terminal=False)
+    with pytest.raises(modeldir.ModelDirError, match="corrupt does not load: .*card.json: not readable as JSON"):
+        model_table(found, "good", console)
+    assert "good" in console.export_text() and "odd" in console.export_text()
