@@ -49,6 +49,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import math
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field, replace
@@ -352,6 +353,14 @@ def read_record(out: Path) -> dict:
     if not isinstance(record.get("plan"), dict) or not isinstance(stages_done, list) or not all(
             isinstance(entry, dict) and isinstance(entry.get("name"), str) for entry in stages_done):
         raise runfolder.RunFolderError(f"{out / RECORD}: not a fit's record (a plan, and a list of stages each with a name)")
+    names = [entry["name"] for entry in stages_done]
+    twice = next((name for name in names if names.count(name) > 1), None)
+    if twice:
+        raise runfolder.RunFolderError(f"{out / RECORD}: stage {twice} is listed twice")
+    timeless = next((entry["name"] for entry in stages_done if type(entry.get("wall_minutes")) not in (int, float)
+                     or not 0 <= entry["wall_minutes"] < math.inf), None)
+    if timeless:
+        raise runfolder.RunFolderError(f"{out / RECORD}: stage {timeless} has no wall_minutes (a number of minutes)")
     unfinished = record.get("unfinished", {})
     if not isinstance(unfinished, dict) or not all(type(v) in (int, float) and v >= 0 for v in unfinished.values()):
         raise runfolder.RunFolderError(f"{out / RECORD}: its unfinished stages must map each name to minutes, not {unfinished!r:.40}")
@@ -589,8 +598,11 @@ def fit(plan: FitPlan | None, out: Path, resume: bool = False, hours: float | No
         todo = [stage for stage in settled if stage.name not in done]
         if not todo:
             break
-        if FINAL in done:  # the plan asks for more than the model was made of (a fit.json edited for more students)
-            record["stages"] = [entry for entry in record["stages"] if entry["name"] != FINAL]
+        stale = stale_stages(settled, record, out) | ({FINAL} & done)  # the final model: of every stage before it
+        if stale:  # a stage done before one of its inputs was (re)made, as a fit.json edited for another member makes
+            for entry in [entry for entry in record["stages"] if entry["name"] in stale]:  # its minutes still count
+                record.setdefault("unfinished", {})[entry["name"]] = entry.get("wall_minutes", 0.0)
+            record["stages"] = [entry for entry in record["stages"] if entry["name"] not in stale]
             continue
         stage, number = todo[0], len(settled) - len(todo) + 1
         alone = stage.config.distill is not None if stage.config else stage.reference is None and not stage.trial  # the members are done
@@ -635,6 +647,26 @@ def fit(plan: FitPlan | None, out: Path, resume: bool = False, hours: float | No
     if ranks.main:
         write_card(out / FINAL, record)
     return record
+
+
+def stage_inputs(stage: Stage, out: Path) -> set[str]:
+    """The stages a stage is made from: an ensemble's members (and the stage its students learnt from, the reading
+    rule's referees), a student's teacher and start."""
+    names = {*stage.members, *(stage.reference or []), *([stage.teacher] if stage.teacher else [])}
+    if stage.config and stage.config.distill:
+        for path in (stage.config.distill.teacher, stage.config.distill.start):
+            inside = Path(path).resolve()
+            if out.resolve() in inside.parents:
+                names.add(inside.relative_to(out.resolve()).parts[0])
+    return names
+
+
+def stale_stages(settled: list[Stage], record: dict, out: Path) -> set[str]:
+    """The stages done before one of their inputs was last made (``stage_inputs``): made of what is no longer there,
+    so they are made again, and in turn every stage made of them."""
+    finished = {entry["name"]: position for position, entry in enumerate(record["stages"])}
+    return {stage.name for stage in settled if stage.name in finished
+            and any(finished.get(name, -1) > finished[stage.name] for name in stage_inputs(stage, out))}
 
 
 def climb_summary(record: dict) -> str:

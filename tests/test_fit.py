@@ -149,6 +149,16 @@ def test_the_command_fits_and_resumes_with_one_line_errors(tmp_path):
     assert again.exit_code == 2 and "already holds a fit" in again.stderr
     done = CliRunner().invoke(main, ["fit", "--out", str(out), "--resume"])
     assert done.exit_code == 0, done.output
+    record = json.loads((out / "fit.json").read_text())
+    first = record["stages"][0]["name"]
+    for damage, said in ((lambda stages: stages[0].pop("wall_minutes"), f"stage {first} has no wall_minutes"),
+                         (lambda stages: stages.append(dict(stages[0])), f"stage {first} is listed twice")):
+        damaged = json.loads(json.dumps(record))
+        damage(damaged["stages"])
+        (out / "fit.json").write_text(json.dumps(damaged))
+        refused = CliRunner().invoke(main, ["fit", "--out", str(out), "--resume"])
+        assert refused.exit_code == 2 and said in refused.stderr and len(refused.stderr.splitlines()) == 1
+    (out / "fit.json").write_text(json.dumps(record))
     parser = Parser.load(out / "model")
     assert len(parser.members) == 2 and parser.right_branching_voter == 0.5  # the scratch student and the member; the prior's votes
     assert "right-branching voter is on, with 0.5 votes (asked for" in (out / "model" / "card.md").read_text()
@@ -583,6 +593,25 @@ def test_a_finished_fit_asked_for_more_students_makes_its_model_again_and_resume
         (out / "fit.json").write_text(json.dumps({**record, "plan": {**record["plan"], edit[0]: edit[1]}}))
         with pytest.raises(RunFolderError, match=re.escape(said)):
             fit(None, out, resume=True)
+
+
+def test_a_finished_fit_asked_for_another_member_makes_every_stage_made_of_the_members_again(tmp_path):
+    """A stage done before one of its inputs was made again is stale (``recipe.stale_stages``): the new member votes
+    in the ensemble, the student learns that vote, and the model is made of them."""
+    out = tmp_path / "fit"
+    first = fit(tiny_plan(rounds=0), out)
+    before = [entry["name"] for entry in first["stages"]]
+    record = json.loads((out / "fit.json").read_text())
+    record["plan"]["members"] = 3
+    (out / "fit.json").write_text(json.dumps(record))
+    again = fit(None, out, resume=True)
+    names = [entry["name"] for entry in again["stages"]]
+    assert names[: before.index("member-2") + 1] == before[: before.index("member-2") + 1]  # the members stand
+    redone = names[names.index("member-3") + 1 :]
+    assert redone == [name for name in before if name not in ("member-1", "member-2")]  # every stage after them
+    assert json.loads((out / "ensemble-1" / "card.json").read_text())["members"][-1]["name"] == "member-3"
+    assert len(again["stages"]) == len(before) + 1 and sum(e["wall_minutes"] for e in again["stages"]) > sum(
+        e["wall_minutes"] for e in first["stages"])  # the minutes of the stages made twice still count
 
 
 def test_a_fit_in_a_language_that_cannot_be_tokenized_here_is_refused_before_its_folder_is_made(tmp_path):
