@@ -38,15 +38,39 @@ _LONE_CAPITAL = re.compile(r"[A-Z]\.?")
 _QUOTES = {'"', "'", "''", "``", "`", "\u201c", "\u201d", "\u2018", "\u2019"}
 
 
+# Typographic punctuation as the ASCII the treebank's tokenizer knows, one character for one, so that the tokens of
+# the folded text are cut from the user's own: curly quotes as straight ones (don’t -> do n’t), a hyphen or en dash
+# as a hyphen, and an em dash or an ellipsis as a mark that is always a token of its own (as -- and ... are).
+TYPOGRAPHIC = str.maketrans({**dict.fromkeys("\u201c\u201d\u201e\u201f\u00ab\u00bb", '"'),
+                             **dict.fromkeys("\u2018\u2019\u201a\u201b\u2039\u203a", "'"),
+                             **dict.fromkeys("\u2010\u2011\u2013\u2212", "-"),
+                             **dict.fromkeys("\u2014\u2015\u2026", ";"),
+                             **dict.fromkeys("\u00a0\u2007\u2009\u200a\u202f", " ")})
+
+
 def tokenize(text: str) -> list[str]:
-    """Split one sentence into Penn Treebank tokens, each the user's own text."""
+    """Split one sentence into Penn Treebank tokens, each the user's own text; typographic quotes, dashes and
+    ellipses split as their ASCII counterparts do (``TYPOGRAPHIC``)."""
+    folded = text.translate(TYPOGRAPHIC)
     try:
-        pieces = [[start, end] for start, end in _tokenizer.span_tokenize(text)]
+        pieces = [[start, end] for start, end in _tokenizer.span_tokenize(folded)]
     except ValueError:  # nltk could not align its tokens with the text: take them as nltk spells them
         return _tokenizer.tokenize(text)
-    pieces = _split_opening_quotes(text, pieces)
-    pieces = _mend(text, pieces)
-    return _split_periods([text[start:end] for start, end in pieces])
+    pieces = _split_opening_quotes(folded, pieces)
+    pieces = _mend(folded, pieces)
+    split = _split_periods([folded[start:end] for start, end in pieces])
+    return _cut_as(split, [text[start:end] for start, end in pieces])
+
+
+def _cut_as(pieces: list[str], tokens: list[str]) -> list[str]:
+    """``tokens`` cut where ``pieces`` (the same characters folded, some tokens split in two) are."""
+    found, k, offset = [], 0, 0
+    for piece in pieces:
+        found.append(tokens[k][offset : offset + len(piece)])
+        offset += len(piece)
+        if offset == len(tokens[k]):
+            k, offset = k + 1, 0
+    return found
 
 
 def _split_opening_quotes(text: str, pieces: list[list[int]]) -> list[list[int]]:
@@ -154,7 +178,7 @@ def word_positions(tokens: Sequence[str]) -> list[int]:
     which the treebank tags as a word; elsewhere it is a closing quote.
     """
     return [i for i, token in enumerate(tokens)
-            if not is_punct(token) or (token == "'" and i > 0 and tokens[i - 1][-1:] in ("s", "S"))]
+            if not is_punct(token) or (token in ("'", "\u2019") and i > 0 and tokens[i - 1][-1:] in ("s", "S"))]
 
 
 def punct_tag(token: str) -> str:
@@ -166,17 +190,24 @@ def punct_tag(token: str) -> str:
 FULL_WIDTH = {code: code - 0xFEE0 for code in range(0xFF01, 0xFF5F)}
 
 
+# Within a word, typographic apostrophes and hyphens as the treebank writes them (n’t, O’Brien, well‐known)
+WORD_MARKS = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "\u2010": "-", "\u2011": "-", "\u2013": "-",
+                            "\u2212": "-"})
+
+
 def normalize(word: str) -> str:
     """The spelling the model was trained on: composed characters (NFC: ``u`` and a combining diaeresis are ``ü``),
-    full-width letters, digits and signs as ASCII (``ＷＴＯ`` is ``wto``), lowercase, each number written as N."""
-    return _NUMBER.sub("N", unicodedata.normalize("NFC", word).translate(FULL_WIDTH).lower())
+    full-width letters, digits and signs as ASCII (``ＷＴＯ`` is ``wto``), typographic apostrophes and hyphens as
+    ASCII (``n’t`` is ``n't``), lowercase, each number written as N."""
+    return _NUMBER.sub("N", unicodedata.normalize("NFC", word).translate(FULL_WIDTH).translate(WORD_MARKS).lower())
 
 
 # Punctuation spelt many ways, as a model reading punctuation sees it: every quote one quote, every bracket one bracket.
 _PUNCT_CLASSES = {**dict.fromkeys(["``", "''", "`", "'", "\u201c", "\u201d", "\u201e", "\u2018", "\u2019", "\u201a",
                                    "\u00ab", "\u00bb", "\u2039", "\u203a", "\u300c", "\u300d", "\u300e", "\u300f"], '"'),
                   **dict.fromkeys(["-LRB-", "-LSB-", "-LCB-", "*LRB*", "[", "{", "\u3010", "\u3014", "\u300a", "\u3008"], "("),
-                  **dict.fromkeys(["-RRB-", "-RSB-", "-RCB-", "*RRB*", "]", "}", "\u3011", "\u3015", "\u300b", "\u3009"], ")")}
+                  **dict.fromkeys(["-RRB-", "-RSB-", "-RCB-", "*RRB*", "]", "}", "\u3011", "\u3015", "\u300b", "\u3009"], ")"),
+                  **dict.fromkeys(["\u2013", "\u2014", "\u2015"], "--"), "\u2026": "..."}
 
 
 def normalize_punctuation(token: str) -> str:

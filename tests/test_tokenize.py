@@ -1,5 +1,9 @@
 """Tokens follow Penn Treebank conventions; the model reads normalized words."""
 
+from pathlib import Path
+
+import pytest
+
 from onparse.tokenize import is_punct, normalize, tokenize, word_positions
 
 
@@ -78,3 +82,29 @@ def test_full_width_letters_read_as_ascii_and_an_older_word_list_finds_them():
     older = Vocabulary(["<eos>", "<unk>", "ｗｔｏ", "a", "ａ"])  # written before folding: both spellings of "a" listed
     assert older.ids([normalize("ＷＴＯ"), normalize("WTO"), normalize("ａ")]) == [2, 2, 3]
     assert "wto" in older and "ｂ" not in older
+
+
+WEB_TEXT = [line.split("\t") for line in (Path(__file__).parent / "fixtures" / "web_text.tsv").read_text(encoding="utf-8")
+            .splitlines()[1:]]
+
+
+@pytest.mark.parametrize("typographic, ascii_twin", WEB_TEXT)
+def test_typographic_punctuation_tokenizes_as_its_ascii_twin_and_keeps_the_users_characters(typographic, ascii_twin):
+    """Curly quotes, apostrophes, dashes, ellipses and no-break spaces split where their ASCII twins do; every token
+    is the user's own text, and the words read as the twin's."""
+    tokens, twins = tokenize(typographic), tokenize(ascii_twin)
+    assert len(tokens) == len(twins), (tokens, twins)
+    assert all(token in typographic for token in tokens)  # the user's characters, not ASCII stand-ins
+    assert word_positions(tokens) == word_positions(twins)
+    assert [normalize(tokens[i]) for i in word_positions(tokens)] == [normalize(twins[i]) for i in word_positions(twins)]
+
+
+def test_web_text_parses_to_the_trees_of_its_ascii_twins_with_the_shipped_default():
+    """The default model reads typographic text as it reads the ASCII it was trained on: the same trees."""
+    import onparse
+
+    parser = onparse.load()
+    for typographic, ascii_twin in WEB_TEXT:
+        mine, twin = parser.parse(typographic), parser.parse(ascii_twin)
+        assert mine.tree == twin.tree and mine.model_input == twin.model_input, typographic
+        assert mine.tokens != twin.tokens  # the output shows the user's own characters
