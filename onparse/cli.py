@@ -14,13 +14,13 @@ from typing import NoReturn
 import click
 
 from onparse import __version__
-from onparse.commandline import (QUIET, THREADS_HELP, Encoding, LayerType, ParseByDefault, Positive, ShardType, Threads,
-                                 check_device, fail, import_nltk_quickly, library_errors, load_parser, model_options,
+from onparse.commandline import (QUIET, THREADS_HELP, Encoding, LayerType, ParseByDefault, Positive, PositiveNumber, ShardType,
+                                 Threads, check_device, fail, import_nltk_quickly, library_errors, load_parser, model_options,
                                  options_of, refuse_given_options, require_stdout, right_branching_options,
                                  right_branching_weight, run_options, run_program, run_training, set_threads,
                                  show_messages, training_errors, typed_command)
-from onparse.config import (LAYER_RULES, MEMBER_MODEL, VARIED_SIZES, DistillConfig, FitPlan, ParseConfig, TrainConfig,
-                            fit_plan, train_config)
+from onparse.config import (DISTILL_OPTIONS, LAYER_RULES, MEMBER_MODEL, VARIED_SIZES, DistillConfig, FitPlan, ParseConfig,
+                            TrainConfig, fit_plan, train_config)
 from onparse.families import GrammarConfig, ModelConfig
 from onparse.families.pcfg import GRAMMAR_TRAINING
 from onparse.settings import BACKWARD, FORWARD, LINE_BYTES_PER_WORD, Reading, default
@@ -120,8 +120,7 @@ def parse(sentences, input_path, output_path, fmt, no_punct, tokenized, shard, q
         if not to_file:
             sys.stdout = open(os.devnull, "w")  # nothing more can be written there, not even at exit
         fail(f"cannot write {output_path or 'standard output'}: {err.strerror or err}", 1)
-    if errors:
-        sys.exit(1)
+    sys.exit(1 if errors else 0)
 
 
 @main.command("models")
@@ -192,7 +191,7 @@ def evaluate(gold, pred, skip_unaligned, max_length, as_json, no_untrained, raw,
 @click.option("--batch-size", type=Positive, help=f"Streams of an update  [default: {TrainConfig.batch_size}; a grammar: "
               f"words of an update, {GRAMMAR_TRAINING['batch_size']}].")
 @options_of(TrainConfig, "bptt")
-@click.option("--lr", type=click.FloatRange(min=0, min_open=True), help=f"Learning rate  [default: {TrainConfig.lr:g}; "
+@click.option("--lr", type=PositiveNumber, help=f"Learning rate  [default: {TrainConfig.lr:g}; "
               f"a grammar {GRAMMAR_TRAINING['lr']:g}].")
 @click.option("--layer", type=LayerType(), help="The layer its model directories parse with  [default: 2, the paper's, "
               "or the top of a smaller model; a grammar: spans].")
@@ -228,18 +227,18 @@ def train(train_paths, dev, dev_gold, out_dir, resume, overwrite, family, epochs
 @click.option("--passes", "epochs", type=Positive, help="Passes over the teacher's trees  [default: 1; with --resume, the run's own].")
 @click.option("--evals-per-pass", "evals_per_epoch", type=Positive, default=default(FitPlan, "evals_per_epoch"), show_default=True,
               help="Dev evaluations (perplexity, agreement with the teacher, a saved model) per pass.")
-@options_of(DistillConfig, "sentences", "sample_seed", "trees")
+@options_of(DistillConfig, *DISTILL_OPTIONS[:3])
 @click.option("--batch-size", type=Positive,
               help=f"An update's size  [default: an ON-LSTM student {default(FitPlan, 'student_batch_size')} sentences, "
                    f"a grammar {GRAMMAR_TRAINING['batch_size']} words].")
-@click.option("--lr", type=click.FloatRange(min=0, min_open=True),
+@click.option("--lr", type=PositiveNumber,
               help=f"[default: an ON-LSTM student {default(FitPlan, 'finetune_lr'):g}, a grammar {GRAMMAR_TRAINING['lr']:g}].")
-@options_of(DistillConfig, "rank_weight", "margin", "soft_targets", "focus")
+@options_of(DistillConfig, *DISTILL_OPTIONS[3:])
 @click.option("--layer", type=LayerType(), help="The student's layer that learns the trees and parses  [default: the student's own].")
 @click.option("--direction", type=click.Choice([FORWARD, BACKWARD]),
               help="With --from-scratch: read each sentence this way  [default: as the student does].")
 def distill(train_paths, dev, dev_gold, select_by, out_dir, resume, overwrite, max_minutes, threads, quiet, teacher, student,
-            from_scratch, epochs, sentences, sample_seed, trees, rank_weight, margin, soft_targets, focus, layer, direction, **settings) -> None:
+            from_scratch, epochs, layer, direction, **settings) -> None:
     """Teach a student a teacher's trees (distillation; no gold trees).
 
     The teacher parses a sample of the training text. An ON-LSTM student
@@ -257,14 +256,14 @@ def distill(train_paths, dev, dev_gold, select_by, out_dir, resume, overwrite, m
     """
     if direction and not from_scratch:
         fail("--direction is for a student from scratch: a fine-tuned student reads as it learnt to")
+    taught = {name: settings.pop(name) for name in DISTILL_OPTIONS}
 
     def new_config() -> TrainConfig:
         from onparse.distill import distillation_config
 
         if not train_paths or not student:
             fail("give the training text with --train and the student with --student")
-        spec = DistillConfig(teacher=teacher, start=student, from_scratch=from_scratch, sentences=sentences, trees=trees,
-                             sample_seed=sample_seed, rank_weight=rank_weight, margin=margin, soft_targets=soft_targets, focus=focus)
+        spec = DistillConfig(teacher=teacher, start=student, from_scratch=from_scratch, **taught)
         return distillation_config(spec, train=list(train_paths), dev=dev, dev_gold=dev_gold, epochs=epochs or 1,
                                    default_layer=layer, select_by=select_by, direction=direction, **settings)
 
@@ -376,7 +375,7 @@ def quantize(model, out_dir, precision, gold, encoding, device, threads) -> None
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="Fit folder: a run folder or ensemble per stage, fit.json, and model/ (the parser).")
 @click.option("--resume", is_flag=True, help="Continue the fit in --out where it stopped, with its own settings.")
-@click.option("--hours", type=click.FloatRange(min=0, min_open=True), help="Size the fit to end within this much wall time on this machine (its throughput timed first), and stop (recorded, resumable) if it runs over.")
+@click.option("--hours", type=PositiveNumber, help="Size the fit to end within this much wall time on this machine (its throughput timed first), and stop (recorded, resumable) if it runs over.")
 @options_of(FitPlan, "members", "more_members", "rounds", "member_epochs")
 @options_of(ModelConfig, *VARIED_SIZES, defaults=MEMBER_MODEL)
 @options_of(ModelConfig, "n_layers", "vocab_size")

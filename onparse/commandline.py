@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import difflib
 import io
+import math
 import os
 import shlex
 import sys
@@ -85,6 +86,20 @@ class ParseByDefault(click.Group):
 
 
 Positive = click.IntRange(min=1)
+
+
+class Number(click.FloatRange):
+    """A number in a range, and a number at all: nan and inf are refused (nan compares false with every bound, so
+    a range alone lets it through)."""
+
+    def convert(self, value, param, ctx):
+        found = super().convert(value, param, ctx)
+        if not math.isfinite(found):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return found
+
+
+PositiveNumber = Number(min=0, min_open=True)
 Threads = click.IntRange(1, 256)  # far more than any machine's cores; a million threads crashes the OpenMP runtime
 
 
@@ -180,7 +195,7 @@ def options_of(settings: type, *names: str, defaults: object = None) -> Callable
             elif kind in OPTION_TYPES:
                 extra["type"] = OPTION_TYPES[kind]()
             elif kind is float:
-                extra["type"] = click.FloatRange(meta.get("minimum", 1), meta.get("maximum"))
+                extra["type"] = Number(meta.get("minimum", 1), meta.get("maximum"))
             elif kind is int:
                 bounds = (meta.get("minimum", 1), meta.get("maximum"))
                 extra["type"] = int if bounds == (None, None) else click.IntRange(*bounds)
@@ -298,7 +313,7 @@ def load_parser(model: str | None, layer: int | None, threads: int | None = None
 def right_branching_options(where: str):
     """--right-branching-voter and --right-branching-votes, for the commands that make ensembles."""
     def add(command):
-        command = click.option("--right-branching-votes", "right_branching_votes", type=click.FloatRange(min=0, min_open=True),
+        command = click.option("--right-branching-votes", "right_branching_votes", type=PositiveNumber,
                                help="The right-branching tree's votes (the voter's strength; the flag alone gives one, as a "
                                     "member has), e.g. half the members.")(command)
         return click.option("--right-branching-voter", is_flag=True,
@@ -351,11 +366,13 @@ def run_options(command):
         click.option("--dev-gold", help="Gold trees: dev F1 per layer at each evaluation, for the record (chooses nothing unless --select-by-gold)."),
         click.option("--select-by-gold", "select_by", flag_value="dev_f1", default=None,
                      help="Keep as model/ the point of best dev F1 on --dev-gold (the original ON-LSTM protocol: not unsupervised)."),
+        click.option("--select-by-perplexity", "select_by", flag_value="dev_ppl",
+                     help="Keep as model/ the point of lowest dev perplexity (a student's default: best agreement with its teacher)."),
         click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
                      help="Run folder: config, history, checkpoint, a model per evaluation, model/ (the best point; its card says by what)."),
         click.option("--resume", is_flag=True, help="Continue the run in --out from its checkpoint, with its own settings."),
         click.option("--overwrite", is_flag=True, help="Start afresh in an --out that already holds a run, deleting it."),
-        click.option("--max-minutes", type=click.FloatRange(min=0, min_open=True), help="Stop (with a checkpoint) after this much wall time."),
+        click.option("--max-minutes", type=PositiveNumber, help="Stop (with a checkpoint) after this much wall time."),
         options_of(TrainConfig, "keep_evaluations"),
         options_of(TrainConfig, "encoding", "tokenized", "seed", "dtype", "device"),
         click.option("--threads", type=Threads, help=THREADS_HELP),

@@ -74,12 +74,18 @@ class DistillConfig:
     focus: float = setting(0.0, "A grammar student learns the text's own likelihood, focused by its teacher's voters "
                            "(parse-focusing): every tree weighed by exp(FOCUS x the sum of its spans' shares of the "
                            "votes), no tree ruled out; 0: the teacher's trees (or --soft-targets).", minimum=0)
+    focus_end: float | None = setting(None, "The focus at the run's end, reached linearly from --focus  [default: "
+                                      "--focus throughout]: 0 ends on the text's plain likelihood (unsupervised "
+                                      "fine-tuning after the focus).", kind=float, minimum=0)
 
     @property
     def learns_shares(self) -> bool:
         """Whether the student reads the teacher's span shares (soft targets or focus), not its trees alone."""
         return self.soft_targets or self.focus > 0
 
+
+
+DISTILL_OPTIONS = tuple(f.name for f in fields(DistillConfig) if f.metadata)  # what a student learns: its sample, then how
 
 @dataclass
 class TrainConfig:

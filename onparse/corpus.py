@@ -32,6 +32,7 @@ ID_SAMPLE = 100  # lines that decide whether a file's lines carry ids
 
 
 def is_comment(line: str) -> bool:
+    """A line that is a comment in a NEGRA-style file (one whose sentence lines carry ids): elsewhere, text."""
     return line.startswith(COMMENT)
 
 
@@ -42,12 +43,16 @@ def id_end(line: str) -> int:
 
 
 def sentence_lines(lines: Iterable[str]) -> Iterator[str]:
-    """The sentences of a text file, one a line: comment lines skipped, and each line's id left out where the
-    file's first lines all start with one (a tab after the id)."""
-    content = (line for line in lines if line.strip() and not is_comment(line))
+    """The sentences of a text file, one a line: where the file's first sentence lines all start with an id (a tab
+    after it), as NEGRA's do, each line's id left out and ``%%`` comment lines skipped; elsewhere a line starting
+    ``%%`` is a sentence like any other ("%% of the votes went to him")."""
+    content = (line for line in lines if line.strip())
     first = list(islice(content, ID_SAMPLE))
-    ids = bool(first) and all(id_end(line) for line in first)
+    sentences = [line for line in first if not is_comment(line)]
+    ids = bool(sentences) and all(id_end(line) for line in sentences)
     for line in chain(first, content):
+        if ids and is_comment(line):
+            continue
         yield line[id_end(line):] if ids else line
 
 

@@ -256,6 +256,8 @@ def distillation_config(spec: DistillConfig, default_layer: Layer | None = None,
         raise ValueError(f"{what} is for a grammar student; {spec.start} learns trees")
     if spec.soft_targets and spec.focus:
         raise ValueError("give soft targets or a focus, not both: each weighs the trees by the teacher's span shares")
+    if spec.focus_end is not None and not spec.focus:
+        raise ValueError("a focus's end value is for a focused student: give --focus too")
     family.check_reading(replace(student.reading, direction=direction or student.reading.direction), True)
     for name, value in family.student_training.items():  # an update's size and rate (a grammar's clipping) where unset
         if settings.get(name) is None:
@@ -310,10 +312,12 @@ def grammar_student(config: TrainConfig, sentences: list[Sentence], found: list[
     """A grammar student's objective: the joint likelihood of each sentence of 2-40 words and its teacher's tree, or
     (``shares``, soft targets) of every tree, each weighed by the teacher's shares of its spans, or (a focus) the
     sentence's likelihood focused by those shares."""
+    spec = config.distill
+    focus = (spec.focus, spec.focus if spec.focus_end is None else spec.focus_end, config.epochs) if spec.focus else None
     kept = [k for k, sentence in enumerate(sentences) if 2 <= len(sentence.words) <= MAX_TRAINING_WORDS]
     return GrammarObjective([vocab.ids(model_tokens(config.reading, sentences[k])) for k in kept],
                             config.batch_size, config.seed, trees=[found[k] for k in kept],
-                            shares=[shares[k] for k in kept] if shares is not None else None, focus=config.distill.focus)
+                            shares=[shares[k] for k in kept] if shares is not None else None, focus=focus)
 
 
 def onlstm_dev_figures(config: TrainConfig, sentences: list[Sentence], vocab: Vocabulary, device: torch.device):

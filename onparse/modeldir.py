@@ -378,6 +378,11 @@ def card_figure(card: dict) -> dict | None:
     return None
 
 
+def without_figures(card: dict) -> dict:
+    """``card`` less the figures measured on the weights it describes: what a copy of other weights may keep."""
+    return {key: value for key, value in card.items() if key not in CARD_FIGURES}
+
+
 def read_json(path: Path) -> dict:
     """A JSON object from a model or run folder's small file; ModelDirError naming the file otherwise."""
     try:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import bisect
 import copy
 import itertools
+import logging
+import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -37,6 +39,11 @@ from onparse.settings import Layer
 from onparse.tokenize import punct_tag, word_positions
 from onparse.trees import LABEL, Span, attach_punctuation, bracketed, escape, map_leaves, spans
 from onparse.vocabulary import UNK
+
+log = logging.getLogger("onparse")
+
+# Past this share of the words read unknown to its vocabulary, a model is most likely given another language's text
+UNKNOWN_SHARE, UNKNOWN_AFTER = 0.5, 3  # (said once a parser, once it has read at least UNKNOWN_AFTER words)
 
 # A packed batch holds at most this many words, whatever --batch-size says:
 # memory for a batch (the input projection alone is words x 4,830 floats at
@@ -261,6 +268,7 @@ class Parser:
             raise InputError(f"an ensemble's members must read one language, not {', '.join(sorted(languages))}")
         self.language = languages.pop()
         self.path = path if path is not None else bundles[0].path
+        self._read = [0, 0]  # words the first member read, and how many of them its vocabulary lacked (``_note_unknown``)
 
     @classmethod
     def load(cls, model: str | Path | None = None, layer: Layer | None = None, **settings: Any) -> "Parser":
@@ -309,6 +317,10 @@ class Parser:
         if spaced is not None:  # every output keeps a sentence on one line, and every tree string reads back as its tokens
             raise InputError(f"token {spaced + 1} ({tokens[spaced][:40]!r}) holds whitespace: a token of a bracketed tree "
                              "holds none (give it as two tokens, or join its parts with '_')")
+        control = next(((k, char) for k, token in enumerate(tokens) for char in token if unicodedata.category(char) == "Cc"), None)
+        if control is not None:  # a NUL or an escape byte is no text: it would become part of a word, or break a picture
+            raise InputError(f"token {control[0] + 1} holds the control character U+{ord(control[1]):04X}: text holds none "
+                             "(a binary file, or a stray byte?)")
         positions = word_positions(tokens)
         if len(positions) > self.settings.max_words:
             raise InputError(f"{len(positions)} words is over the limit of {self.settings.max_words}")
@@ -399,8 +411,22 @@ class Parser:
     def _parse(self, sentence: Sentence, distances: list[np.ndarray]) -> Parse:
         built = self.build(distances)
         tokens, positions = list(sentence.tokens), list(sentence.words)
-        return Parse(tokens, positions, self.model_input(sentence), distances, self.builder, built,
-                     attach_punctuation(built.tree, positions, len(tokens)))
+        read = self.model_input(sentence)
+        self._note_unknown(read)
+        return Parse(tokens, positions, read, distances, self.builder, built, attach_punctuation(built.tree, positions, len(tokens)))
+
+    def _note_unknown(self, read: list[str]) -> None:
+        """A warning, once, where most words read so far are unknown to the model: its trees of them are guesses
+        over <unk>, most likely of another language's text than the model's."""
+        if self._read[0] < 0:
+            return
+        self._read[0] += len(read)
+        self._read[1] += read.count(UNK)
+        if self._read[0] >= UNKNOWN_AFTER and self._read[1] > UNKNOWN_SHARE * self._read[0]:
+            log.warning(f"onparse: {self._read[1] / self._read[0]:.0%} of the words read are unknown to "
+                        f"{Path(self.path).name if self.path else 'this model'} (language {self.language}): is the text "
+                        "in another language? `onparse models` lists the models by language")
+            self._read[0] = -1
 
     def parse_lines(self, lines: Iterable[bytes | TooLong], tokenized: bool = False, blank_lines: bool = True,
                     invalid: Callable[[int, object], None] | None = None, window: int | None = None) -> Iterator[Parse | None]:
@@ -408,10 +434,11 @@ class Parser:
 
         Each line is tokenized as the model's language is, or split at
         whitespace with ``tokenized``. A blank line gives None (with
-        ``blank_lines``; otherwise it is an empty sentence, refused), and so,
-        as in training text (``onparse.corpus``), does a ``%%`` comment line;
-        where the first sentence line starts with an id (``17<TAB>``), each
-        line's id is left out. A line
+        ``blank_lines``; otherwise it is an empty sentence, refused). Where the
+        first sentence line starts with an id (``17<TAB>``), each line's id is
+        left out and, as in training text (``onparse.corpus``), a ``%%`` line
+        is a comment (NEGRA's header) giving None; elsewhere it is a sentence.
+        A line holding a carriage return inside (CR line ends) is refused. A line
         over the byte limit, not UTF-8 or over the word limit gives None and
         is passed to ``invalid`` with its position (from 0) and the reason.
         ``window`` is as in ``parse_stream``.
@@ -421,8 +448,17 @@ class Parser:
                 raise InputError(f"line {position + 1}: {reason}")
             invalid(position, reason)
 
+        def tokens_of(position: int, line: str) -> list[str] | None:
+            if "\r" in line:  # a line break of old Macs: the lines would run into one sentence
+                refused(position, "holds a carriage return inside it: a file with CR line ends? (convert them: tr '\\r' '\\n')")
+                return None
+            tokens = line.split() if tokenized else self.tokenize(line)
+            return tokens if tokens or not blank_lines else None
+
         def token_lists() -> Iterator[list[str] | None]:
             ids = None  # whether the lines start with ids: as the first sentence line does (one may be parsed at once)
+            held: list[tuple[int, str]] = []  # leading %% lines (and blank ones among them), until a sentence line says
+            # whether they are a NEGRA-style header (its lines carry ids) or sentences
             for position, raw in enumerate(lines):
                 if isinstance(raw, TooLong):
                     refused(position, f"{raw}, more than a sentence of --max-words {self.settings.max_words} can be")
@@ -434,15 +470,22 @@ class Parser:
                     refused(position, "not UTF-8 text")
                     yield None
                     continue
-                if blank_lines and is_comment(line):
-                    yield None
+                if blank_lines and ids is None and (held or is_comment(line)) and (is_comment(line) or not line.strip()):
+                    held.append((position, line))
                     continue
                 if blank_lines and ids is None and line.strip():
                     ids = bool(id_end(line))
+                    for place, kept in held:
+                        yield None if ids or not kept.strip() else tokens_of(place, kept)
+                    held = []
+                if blank_lines and ids and is_comment(line):
+                    yield None
+                    continue
                 if ids:
                     line = line[id_end(line):]
-                tokens = line.split() if tokenized else self.tokenize(line)
-                yield tokens if tokens or not blank_lines else None
+                yield tokens_of(position, line)
+            for place, kept in held:  # no sentence line came: they were sentences
+                yield tokens_of(place, kept) if kept.strip() else None
 
         return self.parse_stream(token_lists(), window, invalid)
 

@@ -663,9 +663,10 @@ def stage_inputs(stage: Stage, out: Path) -> set[str]:
 
 def stale_stages(settled: list[Stage], record: dict, out: Path) -> set[str]:
     """The stages done before one of their inputs was last made (``stage_inputs``): made of what is no longer there,
-    so they are made again, and in turn every stage made of them."""
+    so they are made again, and in turn every stage made of them. A rule's stage (the reading rule, the direction
+    trial) chose once, before the fit was sized: members a re-plan adds after it leave its choice standing."""
     finished = {entry["name"]: position for position, entry in enumerate(record["stages"])}
-    return {stage.name for stage in settled if stage.name in finished
+    return {stage.name for stage in settled if stage.name in finished and stage.reference is None and not stage.trial
             and any(finished.get(name, -1) > finished[stage.name] for name in stage_inputs(stage, out))}
 
 

@@ -49,7 +49,7 @@ def progress_bar(description: str, total: int) -> Iterator[Callable[[int], None]
 
 def model_table(models: list[dict], default: str, console: Console | None = None, as_json: bool = False) -> None:
     """``onparse models``: each model that loads by name, its language, kind, size, dev figure and place. Names and
-    figures are never cut; where the folders do not fit beside them (80 columns), --json gives them. ModelDirError
+    figures are never cut; where the folders do not fit beside them (80 columns), --json gives them. ValueError
     after the table for models that do not load (``broken``), naming each."""
     if as_json:
         sys.stdout.write(json.dumps(models, indent=2) + "\n")
@@ -76,9 +76,7 @@ def model_table(models: list[dict], default: str, console: Console | None = None
                       f"{figure['sentence_f1']:.1f}" if figure else "-", dev_set, *([model["path"]] if with_paths else []))
     console.print(table)
     if broken:  # listed after the rest, which one bad file never hides
-        from onparse.modeldir import ModelDirError
-
-        raise ModelDirError("; ".join(f"{model['name']} does not load: {model['broken']}" for model in broken))
+        raise ValueError("; ".join(f"{model['name']} does not load: {model['broken']}" for model in broken))
 
 
 def wide_console() -> Console:

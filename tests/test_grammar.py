@@ -15,7 +15,7 @@ from onparse.cli import main
 from onparse.config import TrainConfig
 from onparse.families import SPANS, GrammarConfig, named
 from onparse.families.pcfg import GRAMMAR_TRAINING
-from onparse.families.pcfg_model import NeuralPCFG, share_span_scores, tree_span_scores
+from onparse.families.pcfg_model import NeuralPCFG, focus_span_scores, share_span_scores, tree_span_scores
 from onparse.families.pcfg_training import MAX_TRAINING_WORDS, GrammarObjective, length_batches
 from onparse.language import Sentence
 from onparse.parse import Parser
@@ -214,6 +214,47 @@ def test_a_students_loss_is_its_targets_joint_likelihood_per_word():
     assert hard.item() == pytest.approx(-grammar(ids, tree_span_scores(tree, 4)).item() / 4, abs=1e-5)
     assert soft.item() == pytest.approx(-grammar(ids, share_span_scores(shares, 4)).item() / 4, abs=1e-5)
     assert soft.item() != pytest.approx(hard.item(), abs=1e-3)
+
+
+def test_a_focused_students_loss_is_its_focused_likelihood_on_a_schedule_that_ends_on_the_plain_one():
+    """Parse-focusing: -log sum_t p(x, t) exp(focus * shares) per word, the focus falling linearly over the updates
+    (here from 4 to 0 over two passes), so that the last updates learn the text's plain likelihood."""
+    torch.manual_seed(0)
+    grammar = NeuralPCFG(GrammarConfig(vocab_size=9, nonterminals=3, preterminals=4, symbol_size=8))
+    words, shares = [[1, 2, 3, 4]] * 4, [[(0, 2, 0.5), (2, 4, 1.0), (1, 3, 0.25)]] * 4
+    objective = GrammarObjective(words, 4, 1, shares=shares, focus=(4.0, 0.0, 2))
+    assert objective.batches_per_epoch == 4  # one sentence of 4 words an update
+    assert [objective.focus_at(epoch, batch) for epoch, batch in ((0, 0), (1, 0), (1, 3))] == [4.0, 2.0, 0.5]
+    ids = torch.tensor(words[:1])
+    middle = objective.loss(grammar, 1, 0, torch.float32)[0]
+    assert middle.item() == pytest.approx(-grammar(ids, focus_span_scores(shares[:1], 4, 2.0)).item() / 4, abs=1e-5)
+    plain = GrammarObjective(words, 4, 1, shares=shares, focus=(4.0, 0.0, 1)).loss(grammar, 1, 0, torch.float32)[0]
+    assert plain.item() == pytest.approx(-grammar(ids).item() / 4, abs=1e-5)  # past its schedule: focus 0
+
+
+def test_a_focused_student_parses_toward_its_teachers_spans(corpus, tmp_path, tiny_model_dir):
+    """Two students from the same start and seed, one focused on its teacher's spans and one all but unfocused:
+    the focused one's trees agree more with the teacher's; an ON-LSTM student is refused a focus in one line."""
+    trainer = make_trainer(grammar_config(corpus, epochs=1))
+    modeldir.save(tmp_path / "grammar", trainer.model, trainer.vocab, SPANS)
+    teacher = tmp_path / "teacher"  # the right-branching trees: a teacher a fresh grammar does not follow by itself
+    from onparse.ensemble import make_ensemble
+
+    make_ensemble(teacher, [tmp_path / "grammar"], right_branching_voter=5.0)
+    common = ["--train", str(corpus), "--dev", str(corpus), "--sentences", "20", "--threads", "1", "--quiet",
+              "--teacher", str(teacher), "--student", str(tmp_path / "grammar"), "--from-scratch", "--lr", "0.05",
+              "--seed", "7", "--batch-size", "12", "--passes", "4", "--select-by-perplexity"]
+    agreement = {}
+    for focus in ("8", "0.001"):
+        run = CliRunner().invoke(main, ["distill", *common, "--focus", focus, "--out", str(tmp_path / focus)])
+        assert run.exit_code == 0, run.output
+        history = [json.loads(line) for line in (tmp_path / focus / "history.jsonl").read_text().splitlines()]
+        agreement[focus] = history[-1]["teacher_agreement"]
+        assert saved_config(tmp_path / focus).selection == "dev_ppl"
+    assert agreement["8"] > agreement["0.001"] + 5, agreement
+    refused = CliRunner().invoke(main, ["distill", *common[:-10], "--student", str(tiny_model_dir), "--focus", "3",
+                                        "--out", str(tmp_path / "o")])
+    assert refused.exit_code == 1 and "focus" in refused.stderr and "grammar student" in refused.stderr
 
 
 def test_a_grammar_student_learns_its_teachers_span_shares_where_asked(corpus, tmp_path, tiny_model_dir, monkeypatch):

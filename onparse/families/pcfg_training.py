@@ -53,7 +53,8 @@ class GrammarObjective(WholeSentenceObjective):
     """Negative log-likelihood per word of a batch of sentences of one length: of each sentence, or where ``trees``
     are given (a student's teacher's spans over each sentence), of each sentence with its tree; where ``shares`` are
     (the teacher's span shares, soft targets), of each sentence with every tree, each weighed by its spans' shares;
-    with ``focus`` too, of each sentence with every tree, each weighed by exp(focus x its spans' shares) (parse-focusing).
+    with ``focus`` too, of each sentence with every tree, each weighed by exp(focus x its spans' shares) (parse-focusing),
+    the focus on a linear schedule (to 0: the plain likelihood at the end).
 
     Each epoch's batches are drawn from the seed and the epoch alone, so a
     resumed run sees the batches an uninterrupted one would, under any number
@@ -66,16 +67,19 @@ class GrammarObjective(WholeSentenceObjective):
 
     def __init__(self, sentences: list[list[int]], words_per_batch: int, seed: int,
                  ranks: distributed.Ranks = distributed.Ranks(), trees: list[list[Span]] | None = None,
-                 shares: list[list[tuple[int, int, float]]] | None = None, focus: float = 0.0):
+                 shares: list[list[tuple[int, int, float]]] | None = None, focus: tuple[float, float, int] | None = None):
         self.sentences, self.words_per_batch, self.seed, self.ranks = sentences, words_per_batch, seed, ranks
-        # a student's targets, and the span scores that weigh its trees: by the teacher's span shares (focused, or
-        # soft targets), or its one tree
-        if shares is not None and focus:
-            self.targets, self.span_scores = shares, lambda found, n: focus_span_scores(found, n, focus)
-        else:
-            self.targets, self.span_scores = (shares, share_span_scores) if shares is not None else (trees, tree_span_scores)
+        # a student's targets, and the span scores that weigh its trees: by the teacher's span shares (soft targets),
+        # or its one tree; focused, by the shares at the schedule's focus
+        self.targets, self.span_scores = (shares, share_span_scores) if shares is not None else (trees, tree_span_scores)
+        self.focus = focus  # (at the start, at the end, passes): the focus falls (or rises) linearly over the updates
         self._order: tuple[int, list[list[int]]] | None = None
         self.batches_per_epoch = len(self.batches(0))
+
+    def focus_at(self, epoch: int, batch: int) -> float:
+        """The focus of update ``batch`` of pass ``epoch``: from its start to its end value, linearly."""
+        start, end, passes = self.focus
+        return start + (end - start) * (epoch * self.batches_per_epoch + batch) / max(1, passes * self.batches_per_epoch)
 
     def batches(self, epoch: int) -> list[list[int]]:
         if self._order is None or self._order[0] != epoch:
@@ -89,7 +93,11 @@ class GrammarObjective(WholeSentenceObjective):
         length = len(self.sentences[indices[0]])
         share = indices[self.ranks.rank :: self.ranks.world]
         words = torch.tensor([self.sentences[k] for k in share], dtype=torch.long, device=device).view(len(share), length)
-        span_scores = self.span_scores([self.targets[k] for k in share], length).to(device) if self.targets else None
+        if self.focus:
+            focus = self.focus_at(epoch, batch)
+            span_scores = focus_span_scores([self.targets[k] for k in share], length, focus).to(device) if focus else None
+        else:
+            span_scores = self.span_scores([self.targets[k] for k in share], length).to(device) if self.targets else None
         loss = -model(words, span_scores).sum() * self.ranks.world / (len(indices) * length)
         return loss, words.numel(), {}
 
