@@ -18,6 +18,7 @@ number of votes.
 
 from __future__ import annotations
 
+import difflib
 import json
 import logging
 import math
@@ -320,11 +321,18 @@ def locate(model: Path | str | None = None) -> Path:
         if path.is_dir():
             log.warning(f"{text} is a shipped model's name: loading it, not the folder {text} here (give ./{text} for that)")
         return MODELS / text
+    bare = text.rstrip("/" + os.sep)
+    if not path.exists() and not named and bare != text and "/" not in bare and bare in installed_names():
+        raise ModelDirError(f"{text}: no such folder (the slash makes it a path): the shipped model is named {bare}")
     if path.exists() or not named:
         return path
     if (MODELS / path).is_dir():  # a model the repository holds that this installation does not
         raise ModelDirError(f"{model}: not installed with this package (a checkout of onparse holds it under models/; "
                             f"installed here: {', '.join(installed_names())})")
+    close = difflib.get_close_matches(text, installed_names(), n=3, cutoff=0.6)
+    if close:
+        raise ModelDirError(f"no model named {text!r}, and no such folder: did you mean {' or '.join(close)}? "
+                            "(onparse models lists them)")
     raise ModelDirError(f"no model named {str(model)!r}, and no such folder: the models here are "
                         f"{', '.join(installed_names())} (onparse models lists them), or give a model directory's path")
 

@@ -398,8 +398,8 @@ class Parser:
             try:
                 positions = self.check(tokens)
             except InputError as err:
-                if invalid is None:
-                    raise
+                if invalid is None:  # a caller of many sentences is told which
+                    raise InputError(f"sentence {position + 1}: {err}", err.setting) from None
                 invalid(position, err)
                 return None
             return Sentence(tuple(tokens), tuple(positions))

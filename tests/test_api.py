@@ -263,6 +263,8 @@ def test_a_token_holding_whitespace_is_refused_so_every_tree_string_reads_back_a
     for token in ("cat\nsat", "cat\r", "cat\u2028sat", "New York", "cat\tsat", "cat\u00a0sat"):
         with pytest.raises(InputError, match="token 2 .* holds whitespace"):
             parser.parse_tokens([["the", token]])
+    with pytest.raises(InputError, match="^sentence 2: empty sentence"):
+        list(parser.parse_sents(["the cat", []]))  # a caller of many sentences is told which
     tokens = ["(", "New_York", ")", "is", "[big]", "(a)", "."]
     parse = parser.parse_tokens([tokens])[0]
     assert [leaf.replace("-LRB-", "(").replace("-RRB-", ")") for leaf in Tree.fromstring(parse.bracket()).leaves()] == tokens

@@ -65,8 +65,10 @@ def test_models_lists_what_loads_by_name_and_an_unknown_name_lists_them(tiny_mod
     names = [model["name"] for model in listed]
     assert names == [model["name"] for model in onparse.available_models()] and modeldir.DEFAULT_MODEL.name in names
     assert all(model["language"] and model["megabytes"] > 0 for model in listed)
-    unknown = run("--model", "onlstm-nonesuch", "the cat")
+    unknown = run("--model", "xyzzy", "the cat")
     assert unknown.exit_code == 2 and all(name in unknown.stderr for name in names) and "onparse models" in unknown.stderr
+    close = run("--model", "onlstm-negr", "the cat")  # a short list of the closest, not every model
+    assert close.exit_code == 2 and "did you mean onlstm-negra" in close.stderr and "pcfg-wsj" not in close.stderr
 
 
 def test_a_model_the_repository_holds_but_the_installation_lacks_is_not_installed(tmp_path, monkeypatch):
@@ -150,6 +152,18 @@ def test_a_shipped_models_name_is_never_shadowed_by_a_folder_here_and_a_path_is_
     assert modeldir.locate("./onlstm-ctb") == tmp_path.joinpath("onlstm-ctb").relative_to(tmp_path)
     missing = run("--model", "./onlstm-negra", "Die Katze.")
     assert missing.exit_code == 2 and "no such model directory" in missing.stderr and not missing.stdout
+
+
+def test_a_mistyped_model_name_gets_the_closest_names_and_a_trailing_slash_is_named_as_the_cause(tmp_path, monkeypatch):
+    import pytest
+
+    from onparse import modeldir
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(modeldir.ModelDirError, match="did you mean pcfg-wsj\\?"):
+        modeldir.locate("pcfg-wjs")
+    with pytest.raises(modeldir.ModelDirError, match="the slash makes it a path.*named onlstm-ctb"):
+        modeldir.locate("onlstm-ctb/")
 
 
 def test_one_damaged_card_names_its_model_and_hides_none_of_the_others(tmp_path, tiny_model_dir):
