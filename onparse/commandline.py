@@ -9,7 +9,9 @@ import io
 import math
 import os
 import shlex
+import signal
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import MISSING, fields
@@ -405,12 +407,42 @@ def training_errors(command: str, out_dir: Path) -> Iterator[None]:
 
     resume = f"onparse {command} --out {out_dir} --resume"
     try:
-        with library_errors(runfolder.RunFolderError):
+        with library_errors(runfolder.RunFolderError), signals_interrupt():
             yield
     except recipe.TimeUp as stop:
         fail(f"--hours reached in stage {stop} (checkpointed): continue with {resume}", 3, kind="stopped")
     except runfolder.Interrupted as stop:
-        fail(f"interrupted by {stop}; continue with: {resume}", 130)
+        fail(f"interrupted by {stop}; {how_to_continue(out_dir, resume)}", 128 + signal.SIGTERM if "SIGTERM" in str(stop) else 130)
+    except KeyboardInterrupt:  # Ctrl-C outside a training loop (a teacher's parse, a stage's set-up)
+        fail(f"interrupted by SIGINT; {how_to_continue(out_dir, resume)}", 130)
+
+
+def how_to_continue(out_dir: Path, resume: str) -> str:
+    """The resume command where the run folder holds a run to continue; otherwise that nothing was kept."""
+    if any((out_dir / name).is_file() for name in ("config.json", "fit.json")):
+        return f"continue with: {resume}"
+    return "it had written nothing: run the command again"
+
+
+@contextmanager
+def signals_interrupt() -> Iterator[None]:
+    """SIGTERM and SIGHUP raise ``runfolder.Interrupted`` in the main thread, as Ctrl-C raises KeyboardInterrupt,
+    so that a training command stopped outside its loop says how to continue (a loop defers them itself)."""
+    from onparse.runfolder import Interrupted
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(number, frame) -> None:
+        raise Interrupted(f"{signal.Signals(number).name} outside a training loop (the last checkpoint stands)")
+
+    previous = {number: signal.signal(number, interrupt) for number in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
 
 def run_training(out_dir: Path, resume: bool, overwrite: bool, epochs: int | None, max_minutes: float | None,

@@ -244,3 +244,31 @@ def test_ensemble_chooses_layers_by_agreement_on_text(tmp_path):
     assert made.exit_code == 0, made.output
     config = json.loads((tmp_path / "e" / "config.json").read_text())["ensemble"]
     assert len(config["layers"]) == 2 and f"layers {config['layers'][0]}" in made.stderr
+
+
+@pytest.mark.parametrize("signal_name, code", [("SIGTERM", 143), ("SIGINT", 130)])
+def test_a_signal_outside_the_training_loop_says_how_to_continue(tmp_path, tiny_ensemble_dir, tiny_model_dir, monkeypatch,
+                                                                   signal_name, code):
+    """Stopped while the teacher parses (a stage's set-up, before any update): one line, the way to continue."""
+    import os
+    import signal
+
+    from onparse import distill
+
+    def stopped(*args, **kwargs):
+        os.kill(os.getpid(), getattr(signal, signal_name))
+        raise AssertionError("the signal stops the command before this")
+
+    monkeypatch.setattr(distill, "teacher_parses", stopped)
+    done = run("distill", "--teacher", tiny_ensemble_dir, "--student", tiny_model_dir, "--train", EXAMPLES / "corpus.txt",
+               "--dev", EXAMPLES / "dev.txt", "--out", tmp_path / "s", "--sentences", "20")
+    assert done.exit_code == code and "it had written nothing: run the command again" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.output and not (tmp_path / "s").exists()
+    monkeypatch.undo()
+    begun = run("distill", "--teacher", tiny_ensemble_dir, "--student", tiny_model_dir, "--train", EXAMPLES / "corpus.txt",
+                "--dev", EXAMPLES / "dev.txt", "--out", tmp_path / "s", "--sentences", "20", "--max-minutes", "0.00001")
+    assert begun.exit_code == 0 and (tmp_path / "s" / "config.json").is_file()
+    monkeypatch.setattr(distill, "teacher_parses", stopped)
+    (tmp_path / "s" / "teacher.jsonl").unlink()  # so that the resumed run parses again, and is stopped there
+    resumed = run("distill", "--out", tmp_path / "s", "--resume")
+    assert resumed.exit_code == code and f"continue with: onparse distill --out {tmp_path / 's'} --resume" in resumed.stderr
