@@ -412,7 +412,7 @@ def training_errors(command: str, out_dir: Path) -> Iterator[None]:
     except recipe.TimeUp as stop:
         fail(f"--hours reached in stage {stop} (checkpointed): continue with {resume}", 3, kind="stopped")
     except runfolder.Interrupted as stop:
-        fail(f"interrupted by {stop}; {how_to_continue(out_dir, resume)}", 128 + signal.SIGTERM if "SIGTERM" in str(stop) else 130)
+        fail(f"interrupted by {stop}; {how_to_continue(out_dir, resume)}", 130)
     except KeyboardInterrupt:  # Ctrl-C outside a training loop (a teacher's parse, a stage's set-up)
         fail(f"interrupted by SIGINT; {how_to_continue(out_dir, resume)}", 130)
 
@@ -452,6 +452,9 @@ def run_training(out_dir: Path, resume: bool, overwrite: bool, epochs: int | Non
     from onparse import distributed, runfolder
     from onparse.train import selection_rule
 
+    if resume:  # given now, a setting other than how long and how far this call runs would be silently ignored
+        refuse_given_options({"out_dir", "resume", "epochs", "max_minutes", "threads", "quiet"},
+                             "--resume continues the run with the settings in its config.json", "start another run in another --out")
     set_threads(threads)
     ranks = distributed.from_environment()  # the launch's processes, decided here once and passed down
     with training_errors(command, out_dir), runfolder.opened(out_dir, resume, overwrite, new_config, epochs, ranks) as config:

@@ -163,7 +163,9 @@ def test_train_writes_a_loadable_model_and_resumes(tmp_path):
     assert history[0]["epoch"] == 1 and history[0]["dev_ppl"] > 1 and set(history[0]["dev_f1_per_layer"]) == {"1", "2", "3", "mean"}
     parsed = CliRunner().invoke(main, ["--model", str(model), "the cat sat"])
     assert parsed.exit_code == 0 and Tree.fromstring(parsed.stdout).leaves() == ["the", "cat", "sat"]
-    resumed = CliRunner().invoke(main, ["train", "--train", str(corpus), "--out", str(tmp_path / "run"), "--resume", "--epochs", "2"])
+    changed = CliRunner().invoke(main, ["train", "--train", str(corpus), "--out", str(tmp_path / "run"), "--resume", "--epochs", "2"])
+    assert changed.exit_code == 2 and "leave out --train" in changed.stderr  # it would be ignored: the run's own text
+    resumed = CliRunner().invoke(main, ["train", "--out", str(tmp_path / "run"), "--resume", "--epochs", "2"])
     assert resumed.exit_code == 0, resumed.output
     assert "trained 2 epochs" in resumed.stdout
     settings = json.loads((tmp_path / "run" / "config.json").read_text())

@@ -246,7 +246,7 @@ def test_ensemble_chooses_layers_by_agreement_on_text(tmp_path):
     assert len(config["layers"]) == 2 and f"layers {config['layers'][0]}" in made.stderr
 
 
-@pytest.mark.parametrize("signal_name, code", [("SIGTERM", 143), ("SIGINT", 130)])
+@pytest.mark.parametrize("signal_name, code", [("SIGTERM", 130), ("SIGINT", 130)])
 def test_a_signal_outside_the_training_loop_says_how_to_continue(tmp_path, tiny_ensemble_dir, tiny_model_dir, monkeypatch,
                                                                    signal_name, code):
     """Stopped while the teacher parses (a stage's set-up, before any update): one line, the way to continue."""
