@@ -137,17 +137,18 @@ class Encoding(CheckedText):
     check = staticmethod(check_encoding)
 
 
-def _tokenizable(code: str) -> None:
-    from onparse.language import tokenizer
+def _language(code: str) -> None:
+    from onparse.language import check_language
 
-    tokenizer(code)  # LanguageError, a ValueError, where no tokenizer here knows the code
+    check_language(code, tokenized=True)  # LanguageError, a ValueError, where no language here has the code
 
 
 class LanguageCode(CheckedText):
-    """A language code this machine can tokenize text of (en, de, zh, xx, ...): refused as a bad option otherwise."""
+    """A language code (en, de, zh, xx, ...): refused as a bad option otherwise. Whether its tokenizer is installed
+    is checked where text is to be tokenized (``TrainConfig.check``, ``FitPlan.check``): --tokenized text needs none."""
 
     name = "CODE"
-    check = staticmethod(_tokenizable)
+    check = staticmethod(_language)
 
 
 OPTION_TYPES = {"layer": LayerType, "language": LanguageCode, "encoding": Encoding}  # a setting's kind: its option type
@@ -389,12 +390,13 @@ def library_errors(*refused_folders: type[Exception]) -> Iterator[None]:
     """A library's error as one line and an exit code: a folder that is not what it should be (a model's, or one of
     ``refused_folders``) 2, like a bad option; text, trees or files that cannot be read or written 1."""
     from onparse.atomic import OutputTaken
+    from onparse.language import LanguageError
     from onparse.modeldir import ModelDirError
     from onparse.treebank import TreebankError
 
     try:
         yield
-    except (ModelDirError, OutputTaken, *refused_folders) as err:
+    except (ModelDirError, OutputTaken, LanguageError, *refused_folders) as err:
         fail(str(err))
     except (TreebankError, ValueError, OSError) as err:
         fail(str(err), 1)

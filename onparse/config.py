@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from onparse.families import MEAN, NAMES, GrammarConfig, ModelConfig, checked_layer, named, of
 from onparse.families.onlstm import STUDENT_TRAINING
 from onparse.families.pcfg import GRAMMAR_TRAINING, LARGER_GRAMMAR
-from onparse.language import head_initial
+from onparse.language import check_language, head_initial
 from onparse.settings import (AUTO_DTYPE, BACKWARD, DTYPE_CHOICES, DTYPE_HELP, FORWARD, LINE_BYTES_PER_WORD,
                               MAX_SENTENCE_WORDS, Layer, Reading, check_encoding, default, setting, setting_of)
 
@@ -157,6 +157,7 @@ class TrainConfig:
         for name in ("keep_evaluations", "tokenized"):
             if type(getattr(self, name)) is not bool:
                 raise ValueError(f"{name} must be true or false, not {getattr(self, name)!r:.40}")
+        check_language(self.language, self.tokenized)  # its tokenizer installed, where the text is to be tokenized
         if self.sample_tokens is not None and (type(self.sample_tokens) is not int or self.sample_tokens < 1):
             raise ValueError(f"sample_tokens must be a whole number of at least 1, not {self.sample_tokens!r:.40}")
         if self.select_by is not None and self.select_by not in SELECTIONS:
@@ -437,6 +438,9 @@ class FitPlan:
         for name in ("keep_evaluations", "select_by_gold", "tokenized"):
             if type(getattr(self, name)) is not bool:
                 raise ValueError(f"{name} must be true or false, not {getattr(self, name)!r:.40}")
+        if not isinstance(self.language, str):
+            raise ValueError(f"language must be a code such as en, not {self.language!r:.40}")
+        check_language(self.language, self.tokenized)  # its tokenizer installed, where the text is to be tokenized
         for name in ("member_epochs", "grammar_students"):
             if getattr(self, name) is not None and type(getattr(self, name)) is not int:
                 raise ValueError(f"{name} must be a whole number, not {getattr(self, name)!r:.40}")

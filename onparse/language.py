@@ -104,6 +104,23 @@ def _visible(token: str) -> str:
     return token[start:end]
 
 
+def check_language(language: str, tokenized: bool) -> None:
+    """LanguageError for a code that names no language here, or, where the text is to be tokenized (not
+    ``tokenized``: given as tokens), for one whose tokenizer is not installed."""
+    if not tokenized:
+        tokenizer(language)
+    elif language not in (ENGLISH, "zh"):
+        try:
+            import spacy
+        except ImportError:  # a code is taken as given where nothing could tell it; the tokens need no tokenizer
+            return
+        try:
+            spacy.util.get_lang_class(language)
+        except ImportError:
+            raise LanguageError(f"{language!r} is not a language code spaCy knows (de, fr, zh, ...; xx: its "
+                                "multi-language tokenizer, for any language written with spaces)") from None
+
+
 @lru_cache(maxsize=None)
 def _splitter(language: str) -> Callable[[str], list[str]]:
     if language == ENGLISH:

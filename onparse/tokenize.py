@@ -164,7 +164,7 @@ def _split_periods(tokens: list[str]) -> list[str]:
 def is_punct(token: str) -> bool:
     """True for tokens made only of punctuation or symbols in any script (``$``, ``#``, quotes, brackets, ``，``,
     ``«``, ``–``), by Unicode category, except the word symbols % and &."""
-    if token in _WORD_SYMBOLS:
+    if unicodedata.normalize("NFKC", token).replace("\u066a", "%") in _WORD_SYMBOLS:  # ％, ﹪ and Arabic ٪ as %
         return False
     marks = [ch for ch in token if not _EMOJI_JOINERS.fullmatch(ch)]  # an emoji's presentation selector or joiner
     return (token in _BRACKET_TOKENS or (bool(marks) and all(unicodedata.category(ch)[0] in "PS" for ch in marks))

@@ -624,6 +624,25 @@ def test_a_fit_in_a_language_that_cannot_be_tokenized_here_is_refused_before_its
     assert refused.exit_code == 2 and "PyThaiNLP" in refused.stderr and not (tmp_path / "thai").exists()
 
 
+def test_text_given_as_tokens_needs_no_tokenizer_for_its_language(tmp_path):
+    """--tokenized text is split at spaces: a language whose tokenizer is not installed trains on it all the same,
+    and without --tokenized is refused in one line naming what is missing."""
+    import importlib.util
+
+    if importlib.util.find_spec("pythainlp"):
+        pytest.skip("PyThaiNLP is installed here")
+    (tmp_path / "th.txt").write_text("แมว นั่ง บน เสื่อ\nหมา วิ่ง เร็ว\n" * 40, encoding="utf-8")
+    tiny = ["--train", str(tmp_path / "th.txt"), "--dev", str(tmp_path / "th.txt"), "--language", "th", "--epochs", "1",
+            "--embedding-size", "8", "--hidden-size", "12", "--chunk-size", "4", "--batch-size", "4", "--bptt", "8",
+            "--threads", "1", "--quiet", "--dtype", "fp32"]
+    done = CliRunner().invoke(main, ["train", *tiny, "--tokenized", "--out", str(tmp_path / "run")])
+    assert done.exit_code == 0, done.output
+    refused = CliRunner().invoke(main, ["train", *tiny, "--out", str(tmp_path / "other")])
+    assert refused.exit_code == 2 and "PyThaiNLP" in refused.stderr and not (tmp_path / "other").exists()
+    unknown = CliRunner().invoke(main, ["train", *tiny[:4], "--language", "qq", "--tokenized", "--out", str(tmp_path / "q")])
+    assert unknown.exit_code == 2 and "not a language code" in unknown.stderr
+
+
 def test_a_fit_on_small_text_says_so_before_it_trains(caplog, tmp_path):
     from onparse.recipe import settled_plan
 

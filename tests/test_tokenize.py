@@ -108,3 +108,8 @@ def test_web_text_parses_to_the_trees_of_its_ascii_twins_with_the_shipped_defaul
         mine, twin = parser.parse(typographic), parser.parse(ascii_twin)
         assert mine.tree == twin.tree and mine.model_input == twin.model_input, typographic
         assert mine.tokens != twin.tokens  # the output shows the user's own characters
+
+
+def test_a_percent_sign_is_a_word_in_every_script_it_is_written_in():
+    assert [is_punct(sign) for sign in ("%", "\uff05", "\ufe6a", "\u066a", "&", "\uff06")] == [False] * 6
+    assert is_punct("\u2030") and is_punct("#")  # per mille and the number sign stay symbols, as the treebank tags them
