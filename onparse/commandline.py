@@ -39,14 +39,19 @@ class ParseByDefault(click.Group):
             word = self._first_word(args)
             if word is not None and args[word] == "parse":  # `onparse --threads 1 parse "..."`: the command after options
                 args = args[:word] + args[word + 1 :]
-            elif word is not None and len([a for a in args if not a.startswith("-")]) == 1:
+            elif word is not None and (len([a for a in args if not a.startswith("-")]) == 1 or self._foreign_option(args)):
                 near = COMMAND_WORDS.get(args[word].lower()) or next(
                     iter(f"onparse {name}" for name in difflib.get_close_matches(args[word], self.commands, n=1, cutoff=0.75)), None)
-                if near:  # `onparse tarin`, `onparse version`: a command meant, not a one-word sentence
+                if near:  # `onparse tarin`, `onparse version`, `onparse evl --gold x`: a command meant, not a sentence
                     fail(f"{args[word]!r} is no command: did you mean {near}? (to parse it as a sentence: "
                          f"onparse parse {args[word]})")
             args = ["parse", *args]
         return super().parse_args(ctx, args)
+
+    def _foreign_option(self, args: list[str]) -> bool:
+        """Whether an option is given that parse does not have (``--gold``): another command was meant."""
+        known = {name for param in self.commands["parse"].params for name in [*param.opts, *param.secondary_opts]}
+        return any(arg.startswith("-") and arg != "-" and arg.split("=")[0] not in known for arg in args if arg != "--")
 
     def _first_word(self, args: list[str]) -> int | None:
         """Where the first argument stands that is no option of parse's, nor an option's value."""
@@ -66,8 +71,10 @@ class ParseByDefault(click.Group):
         kwargs["standalone_mode"] = False
         try:
             code = super().main(*args, **kwargs)
-        except click.ClickException as err:
-            fail(f"{err.format_message()} (see onparse --help)", err.exit_code)
+        except click.ClickException as err:  # the help of the command it concerns (onparse fit --help)
+            context = getattr(err, "ctx", None)
+            path = f"onparse {context.command.name}" if context and context.parent and context.command.name != "parse" else "onparse"
+            fail(f"{err.format_message()} (see {path} --help)", err.exit_code)
         except click.exceptions.Abort:  # Ctrl-C outside a command's own handling
             fail("interrupted", 130)
         except OSError as err:  # standard output on a full disk or a device that refuses (help, tables, JSON)

@@ -85,6 +85,11 @@ class DistillConfig:
 
 
 
+def default_field_maximum(settings: type, name: str) -> int:
+    """The largest value a settings field's option takes (``setting``'s ``maximum``)."""
+    return {f.name: f for f in fields(settings)}[name].metadata["maximum"]
+
+
 DISTILL_OPTIONS = tuple(f.name for f in fields(DistillConfig) if f.metadata)  # what a student learns: its sample, then how
 
 @dataclass
@@ -313,7 +318,8 @@ class FitPlan:
     student_grammar: GrammarConfig | None = None  # the grammar students' shape (None: the first grammar member's)
     # generation 0 is the first students' vote
     generations: int = setting(0, "Self-training: each generation's students (as the first ones, new seeds) learn the "
-                               "vote of the generation before and vote alone; the last generation is the model.", minimum=0)
+                               "vote of the generation before and vote alone; the last generation is the model.", minimum=0,
+                               maximum=20)  # climbs level off after two or three (experiments/notebook.md)
     stop_agreement: float = setting(95.0, "End the generations after one whose vote agrees with its teacher's trees on "
                                     "--dev at this sentence F1 or more (no gold trees).", minimum=0, maximum=100)
 
@@ -456,6 +462,8 @@ class FitPlan:
                 self.rounds, self.grammar_students or 0, self.generations) < 0:
             raise ValueError("members, epochs, evaluations, sentences and passes must be at least 1, rounds, grammar "
                              "students and generations at least 0")
+        if self.generations > default_field_maximum(FitPlan, "generations"):
+            raise ValueError(f"generations are at most {default_field_maximum(FitPlan, 'generations')}, not {self.generations}")
         if type(self.stop_agreement) not in (int, float) or not 0 <= self.stop_agreement <= 100:
             raise ValueError(f"stop_agreement is a sentence F1 from 0 to 100, not {self.stop_agreement!r:.40}")
         unvaried = set(self.member_variants) - set(VARIED_SIZES)

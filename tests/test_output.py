@@ -87,6 +87,10 @@ def test_a_model_the_repository_holds_but_the_installation_lacks_is_not_installe
 def test_a_mistyped_command_is_named_and_parse_may_follow_options(tiny_model_dir):
     mistyped = run("tarin")
     assert mistyped.exit_code == 2 and "did you mean onparse train" in mistyped.stderr
+    with_options = run("evl", "--gold", "x.mrg")  # an option parse lacks: a command was meant, with its options
+    assert with_options.exit_code == 2 and "did you mean onparse eval?" in with_options.stderr
+    wrong = run("fit", "--generations", "1000000")  # the help of the command the option belongs to
+    assert wrong.exit_code == 2 and "(see onparse fit --help)" in wrong.stderr and "0<=x<=20" in wrong.stderr
     for word, meant in (("version", "onparse --version"), ("evaluate", "onparse eval"), ("Help", "onparse --help")):
         refused = run(word)
         assert refused.exit_code == 2 and f"did you mean {meant}?" in refused.stderr and not refused.stdout
