@@ -49,6 +49,7 @@ LM_WALL, GRAMMAR_WALL, GRAMMAR_SCORED_WALL, STUDENT_WALL = 1.25, 1.3, 1.9, 1.5
 # parsing a word costs a fraction of training on it (no backward pass), a grammar's its inside and outside passes
 LM_PARSE, GRAMMAR_PARSE = 1 / 3, 1.0
 USABLE = 0.85  # of the hours: what the plan fills, the rest is margin for what the model does not foresee
+LEAST_SCALE = 0.05  # the least of the recipe's reading a model is sized to: under it, no model worth making
 FIXED_MINUTES = 6.0  # the votes on the dev text and the model's copy
 
 
@@ -178,16 +179,31 @@ def sized(plan: FitPlan, rates: Rates, corpus: dict[str, float], hours: float, s
             break
         middle = (low + high) / 2
         low, high = (middle, high) if fits(middle) else (low, middle)
-    scale = max(low, 0.05)
+    scale = max(low, LEAST_SCALE)
     if low < 0.1:
         log.warning(f"{hours:g} hours are few for this text on this machine: each model reads {scale:.0%} of what the "
-                    "recipe reads, and the fit may end before its model is made (more hours, or fewer --members)")
+                    "recipe reads (more hours, or fewer --members, make a better parser)")
     found = at_scale(plan, corpus, scale, given)
     predicted = {part: round(value, 1) for part, value in costs(found, rates, corpus, done).items()}
     return found, {"hours": hours, "scale": round(scale, 3), "rates": {"lm_tokens_per_second": rates.lm_tokens,
                    "grammar_words_per_second": rates.grammar_words}, "predicted_minutes": predicted,
                    "predicted_total_minutes": round(sum(predicted.values()), 1),
                    "measured_at": time.strftime("%Y-%m-%d %H:%M")}
+
+
+class TooFewHours(ValueError):
+    """--hours too few for the smallest fit this machine could finish: refused before anything trains."""
+
+
+def check_enough(sizing: dict, hours: float) -> None:
+    """TooFewHours where the fit as sized (its least scale at most) is foreseen to take longer than ``hours`` allow,
+    naming the hours that would: a model that cannot finish is never begun."""
+    needed = sizing["predicted_total_minutes"] / (USABLE * 60)
+    if needed > hours:
+        raise TooFewHours(f"--hours {hours:g} is too few for a model of this text on this machine: the smallest fit "
+                          f"(each model reading {sizing['scale']:.0%} of what the recipe reads) is foreseen to take "
+                          f"{sizing['predicted_total_minutes']:.1f} minutes; give --hours {float(f'{needed * 1.2:.2g}'):g} "
+                          "or more")
 
 
 def more_members(plan: FitPlan) -> FitPlan:

@@ -6,8 +6,6 @@ and ``--version`` answer at once.
 
 from __future__ import annotations
 
-import os
-import sys
 from pathlib import Path
 from typing import NoReturn
 
@@ -16,14 +14,14 @@ import click
 from onparse import __version__
 from onparse.commandline import (QUIET, THREADS_HELP, Encoding, LayerType, ParseByDefault, Positive, PositiveNumber, ShardType,
                                  Threads, check_device, fail, import_nltk_quickly, library_errors, load_parser, model_options,
-                                 options_of, refuse_given_options, require_stdout, right_branching_options,
-                                 right_branching_weight, run_options, run_program, run_training, set_threads,
-                                 show_messages, training_errors, typed_command)
+                                 options_of, print_gold_scores, refuse_given_options, right_branching_options, right_branching_weight,
+                                 run_options, run_program, set_threads, typed_command)
 from onparse.config import (DISTILL_OPTIONS, LAYER_RULES, MEMBER_MODEL, VARIED_SIZES, DistillConfig, FitPlan, ParseConfig,
                             TrainConfig, fit_plan, train_config)
 from onparse.families import GrammarConfig, ModelConfig
 from onparse.families.pcfg import GRAMMAR_TRAINING
-from onparse.settings import BACKWARD, FORWARD, LINE_BYTES_PER_WORD, Reading, default
+from onparse.settings import BACKWARD, FORWARD, Reading, default
+from onparse.training_command import run_fit, run_training
 
 
 @click.group(cls=ParseByDefault, context_settings={"help_option_names": ["-h", "--help"]})
@@ -76,51 +74,9 @@ def parse(sentences, input_path, output_path, fmt, no_punct, tokenized, shard, q
       onparse --tokenized "Stocks fell 5 % -LRB- see chart -RRB- ."
       onparse --input big.txt --shard 3/8 > trees.3   # one of 8 jobs (cat trees.1 ... trees.8)
     """
-    import_nltk_quickly()
-    from onparse.modeldir import ModelDirError, check_output_file
-    from onparse.formats import parse_lines_to
-    from onparse.lines import count_lines, input_lines, line_place
+    from onparse.parse_command import parse_to_output
 
-    from_arguments = bool(sentences) and sentences != ("-",)
-    if from_arguments and input_path:
-        fail("give sentences as arguments or with --input, not both")
-    if shard and input_path in (None, "-"):
-        fail("--shard splits a file: give it with --input FILE (stdin and arguments cannot be split)")
-    to_file = output_path not in (None, "-")
-    if not to_file:
-        require_stdout()
-    try:
-        lines = input_lines(sentences if from_arguments else (), input_path, shard, LINE_BYTES_PER_WORD * settings["max_words"])
-        if to_file:
-            check_output_file(output_path, input_path, reads_stdin=input_path in (None, "-") and not from_arguments)
-    except ModelDirError as err:
-        fail(str(err))
-    except PermissionError as err:  # the machine refuses, as it would a shell's >: exit 1, as any failed write
-        fail(f"{err.filename}: {err.strerror}", 1)
-    except OSError as err:  # no such input file, no such folder for the output: a mistyped path
-        fail(f"{err.filename}: {err.strerror}")
-    where = line_place(from_arguments, input_path, shard)
-    parser = load_parser(model, layer, tokenizes=not tokenized, **settings)
-    interactive = not from_arguments and input_path in (None, "-") and sys.stdin.isatty()
-    # a progress bar where a person waits on a terminal while lines go to a file or a pipe
-    watched = not (interactive or from_arguments or quiet) and sys.stderr.isatty() and (to_file or not sys.stdout.isatty())
-    try:
-        errors = parse_lines_to(
-            output_path if to_file else None, parser, lines, fmt, not no_punct, tokenized, blank_lines=not from_arguments,
-            report=lambda position, reason: click.echo(f"onparse: {where}{position + 1}: {reason}", err=True),
-            interactive=interactive, progress=watched,
-            total=count_lines(input_path) if watched and input_path not in (None, "-") and not shard else None,
-            # an empty file is said to be one once, by its first part (the parts' messages add up to the whole's)
-            allow_empty=bool(shard) and (shard[0] > 1 or os.path.getsize(input_path) > 0))
-    except EOFError:  # nothing was read: the output file, if any, is left as it was
-        fail("no input: give a sentence, --input FILE, or lines on stdin", 1)
-    except OSError as err:  # a full disk, a device that refuses: the target keeps what it held before
-        if isinstance(err, BrokenPipeError):
-            raise
-        if not to_file:
-            sys.stdout = open(os.devnull, "w")  # nothing more can be written there, not even at exit
-        fail(f"cannot write {output_path or 'standard output'}: {err.strerror or err}", 1)
-    sys.exit(1 if errors else 0)
+    parse_to_output(sentences, input_path, output_path, fmt, no_punct, tokenized, shard, quiet, model, layer, settings)
 
 
 @main.command("models")
@@ -174,6 +130,9 @@ def evaluate(gold, pred, skip_unaligned, max_length, as_json, no_untrained, raw,
     from onparse.evaluate import evaluate_treebank
     from onparse.report import print_scores
 
+    if not raw:  # gold sentences are scored whole at any length: a word limit would be silently ignored
+        refuse_given_options(set(click.get_current_context().params) - {"max_words"}, "--max-words limits the "
+                             "sentences of --raw text; gold trees are scored whole", "keep short ones with --max-length")
     with library_errors():
         result = evaluate_treebank(gold, lambda: load_parser(model, layer, **settings), pred, word_rule, encoding,
                                    pred_encoding, max_length, skip_unaligned, raw, untrained=not no_untrained)
@@ -326,11 +285,7 @@ def ensemble(members, out_dir, right_branching_voter, right_branching_votes, lin
         members = [members[m] for m in chosen["members"]]
         layers = chosen["layers"] if text else None
         if dev_gold:
-            from onparse.evaluate import evaluate_treebank
-            from onparse.report import print_scores
-
-            vote = lambda: load_parser(str(out_dir), None, device=device)  # noqa: E731
-            print_scores(evaluate_treebank(dev_gold, vote, encoding=encoding, untrained=False), None)
+            print_gold_scores(out_dir, dev_gold, device, encoding)
     click.echo(f"ensemble of {len(members)} in {out_dir}" + (f" with a right-branching voter ({votes:g} vote{'' if votes == 1 else 's'})" if votes else "")
                + (f"; layers {', '.join(map(str, layers))} ({rule}) chosen on {text}" if layers else "")
                + (f"; kept {', '.join(members)}" if keep else ""), err=True)  # a message: stdout stays for data
@@ -411,9 +366,6 @@ def fit(train_paths, dev, dev_gold, out_dir, resume, hours, vocab_size, student_
       onparse --model runs/fit/model "The cat sat on the mat."
     """
     import_nltk_quickly()
-    from onparse import distributed, recipe
-
-    set_threads(threads)
     plan = None
     if resume:  # the fit goes on with its own plan (fit.json): given now, a setting other than where it is, how long
         # this call runs, its threads and messages would be silently ignored
@@ -428,15 +380,7 @@ def fit(train_paths, dev, dev_gold, out_dir, resume, hours, vocab_size, student_
             {"nonterminals": student_nonterminals, "preterminals": student_preterminals}, train=list(train_paths), dev=dev,
             dev_gold=dev_gold, right_branching_voter=right_branching_weight(right_branching_voter, right_branching_votes),
             **{name: list(value) if isinstance(value, tuple) else value for name, value in settings.items()})
-        with training_errors("fit", out_dir):
-            plan.check()  # before the folder is made: a refused plan leaves nothing behind
-    ranks = distributed.from_environment()  # the launch's processes, decided here once and passed down
-    with training_errors("fit", out_dir), recipe.opened_fit(out_dir, plan, ranks) as device:
-        check_device(device)
-        recipe.fit(plan, out_dir, resume=resume, hours=hours, console=show_messages(quiet), command=typed_command(),
-                   ranks=ranks)
-    if ranks.main:
-        click.echo(f"fit done: the parser is {out_dir / 'model'} (its card.md lists every stage)")
+    run_fit(plan, out_dir, hours, threads, quiet)
 
 
 def entry_point() -> NoReturn:

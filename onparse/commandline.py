@@ -9,9 +9,7 @@ import io
 import math
 import os
 import shlex
-import signal
 import sys
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import MISSING, fields
@@ -409,76 +407,14 @@ def library_errors(*refused_folders: type[Exception]) -> Iterator[None]:
         fail(str(err), 1)
 
 
-@contextmanager
-def training_errors(command: str, out_dir: Path) -> Iterator[None]:
-    """What every training command says when it stops early: one line, the way to continue, an exit code."""
-    from onparse import recipe, runfolder
+def print_gold_scores(model: Path, gold: str, device: str, encoding: str) -> None:
+    """A model's figures on gold trees, each voter's beside the vote's (no untrained control): what a command that
+    made a model prints with --dev-gold."""
+    from onparse.evaluate import evaluate_treebank
+    from onparse.report import print_scores
 
-    resume = f"onparse {command} --out {out_dir} --resume"
-    try:
-        with library_errors(runfolder.RunFolderError), signals_interrupt():
-            yield
-    except recipe.TimeUp as stop:
-        fail(f"--hours reached in stage {stop} (checkpointed): continue with {resume}", 3, kind="stopped")
-    except runfolder.Interrupted as stop:
-        fail(f"interrupted by {stop}; {how_to_continue(out_dir, resume)}", 130)
-    except KeyboardInterrupt:  # Ctrl-C outside a training loop (a teacher's parse, a stage's set-up)
-        fail(f"interrupted by SIGINT; {how_to_continue(out_dir, resume)}", 130)
-
-
-def how_to_continue(out_dir: Path, resume: str) -> str:
-    """The resume command where the run folder holds a run to continue; otherwise that nothing was kept."""
-    if any((out_dir / name).is_file() for name in ("config.json", "fit.json")):
-        return f"continue with: {resume}"
-    return "it had written nothing: run the command again"
-
-
-@contextmanager
-def signals_interrupt() -> Iterator[None]:
-    """SIGTERM and SIGHUP raise ``runfolder.Interrupted`` in the main thread, as Ctrl-C raises KeyboardInterrupt,
-    so that a training command stopped outside its loop says how to continue (a loop defers them itself)."""
-    from onparse.runfolder import Interrupted
-
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def interrupt(number, frame) -> None:
-        raise Interrupted(f"{signal.Signals(number).name} outside a training loop (the last checkpoint stands)")
-
-    previous = {number: signal.signal(number, interrupt) for number in (signal.SIGTERM, signal.SIGHUP)}
-    try:
-        yield
-    finally:
-        for number, handler in previous.items():
-            signal.signal(number, handler)
-
-
-def run_training(out_dir: Path, resume: bool, overwrite: bool, epochs: int | None, max_minutes: float | None,
-                 threads: int | None, quiet: bool, new_config, command: str) -> None:
-    """What ``train`` and ``distill`` share: the run folder (lock, resume, overwrite), errors, the last line."""
-    import_nltk_quickly()
-    from onparse import distributed, runfolder
-    from onparse.train import selection_rule
-
-    if resume:  # given now, a setting other than how long and how far this call runs would be silently ignored
-        refuse_given_options({"out_dir", "resume", "epochs", "max_minutes", "threads", "quiet"},
-                             "--resume continues the run with the settings in its config.json", "start another run in another --out")
-    set_threads(threads)
-    ranks = distributed.from_environment()  # the launch's processes, decided here once and passed down
-    with training_errors(command, out_dir), runfolder.opened(out_dir, resume, overwrite, new_config, epochs, ranks) as config:
-        check_device(config.device)
-        run = runfolder.train(config, out_dir, resume=resume, max_minutes=max_minutes, console=show_messages(quiet),
-                              command=typed_command(), ranks=ranks)
-        distributed.leave()  # on an error, the process's exit ends the launch: torchrun stops the other ranks
-    if not ranks.main:
-        return
-    done = f"trained {run.epoch} epochs, {run.tokens_seen:,} tokens, {run.train_seconds / 60:.1f} min"
-    if run.history:
-        click.echo(f"{done}; best model ({selection_rule(config)}) in {out_dir / 'model'}")
-    else:
-        click.echo(f"{done}; stopped before the first evaluation, so no model yet: "
-                   f"continue with onparse {command} --out {out_dir} --resume")
+    print_scores(evaluate_treebank(gold, lambda: load_parser(str(model), None, device=device), encoding=encoding,
+                                   untrained=False), None)
 
 
 def run_program(main: click.Group) -> NoReturn:

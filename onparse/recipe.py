@@ -70,6 +70,7 @@ from onparse.hardware import describe, one_line
 from onparse.modeldir import read_json, write_json
 from onparse.parse import Parser
 from onparse.reading import model_tokens
+from onparse.report import fit_clock, stage_line
 from onparse.settings import Layer, Reading, layer_key
 from onparse.train import selection_rule
 from onparse.treebank import check_gold, read_gold
@@ -260,13 +261,10 @@ def settled_plan(plan: FitPlan, out: Path, hours: float | None = None) -> tuple[
     with larger grammars where they fit too (``with_larger_grammars``), and what the record keeps of that; a turn of
     members more where asked (``budget.more_members``: where the time allows, the re-plan weighs it)."""
     corpus = text_size(plan)
-    if corpus["tokens"] < SMALL_TEXT_TOKENS:
-        log.warning(f"the training text is small ({corpus['sentences']:,} sentences, {corpus['tokens']:,} tokens): each "
-                    f"member reads it about {MEMBER_TOKENS / max(corpus['tokens'], 1):,.0f} times over; the shipped parsers "
-                    "learnt from 400,000 to 1,000,000 tokens, and more text helps more than any setting")
     asked = budget.larger(plan) if plan.larger_grammars else plan
     asked = budget.more_members(asked) if plan.more_members else asked
     if not hours:
+        warn_small_text(corpus, 1.0)
         return budget.at_scale(asked, corpus, 1.0, asked), None
     log.info(f"measuring this machine's throughput on the text, to size the fit to {hours:g} hours")
     started = time.monotonic()
@@ -274,9 +272,20 @@ def settled_plan(plan: FitPlan, out: Path, hours: float | None = None) -> tuple[
     found, sizing = budget.sized(asked, rates, corpus, hours)
     if budget.time_chooses_grammars(plan) and sizing["scale"] >= 1:  # time to spare with all the recipe read
         found, sizing = with_larger_grammars(plan, out, rates, corpus, hours, (found, sizing))
+    budget.check_enough(sizing, hours)
+    warn_small_text(corpus, sizing["scale"])
     # what a re-plan needs: the text's size, the readings as given, the minutes the timing took
     return found, {**sizing, "corpus": corpus, "given": budget.given_reading(plan),
                    "timing_minutes": round((time.monotonic() - started) / 60, 2)}
+
+
+def warn_small_text(corpus: dict, scale: float) -> None:
+    """A warning for a text under SMALL_TEXT_TOKENS: how often each member reads it, as sized (``scale`` of what the
+    recipe reads), so that it agrees with what the sizing says."""
+    if corpus["tokens"] < SMALL_TEXT_TOKENS:
+        log.warning(f"the training text is small ({corpus['sentences']:,} sentences, {corpus['tokens']:,} tokens): each "
+                    f"member reads it about {scale * MEMBER_TOKENS / max(corpus['tokens'], 1):,.0f} times over; the shipped "
+                    "parsers learnt from 400,000 to 1,000,000 tokens, and more text helps more than any setting")
 
 
 def member_configs(plan: FitPlan, out: Path) -> list[TrainConfig]:
@@ -326,7 +335,7 @@ def replanned(plan: FitPlan, record: dict, settled: list[Stage]) -> FitPlan | No
     members = [kind for kind, _, _ in trained]
     counts = {"probes": sum(name.startswith("probe-") for name in done),
               "language models": members.count(True), "grammars": members.count(False)}
-    spent = sizing.get("timing_minutes", 0.0) + sum(entry["wall_minutes"] for entry in record["stages"])
+    spent = spent_minutes(record)
     given = replace(plan, **sizing["given"])
     found, again = budget.sized(plan, rates, sizing["corpus"], sizing["hours"], spent, given, counts)
     # time to spare with all the recipe read; not on a small text: what limits its members is the text, not the time
@@ -339,6 +348,12 @@ def replanned(plan: FitPlan, record: dict, settled: list[Stage]) -> FitPlan | No
              f"train reads {again['scale']:.0%} of the recipe (was {sizing['scale']:.0%}), "
              f"{again['predicted_total_minutes']:.0f} more minutes foreseen")
     return found
+
+
+def spent_minutes(record: dict) -> float:
+    """The fit's wall minutes so far: timing the machine, the stages done, and stages stopped midway."""
+    return ((record.get("budget") or {}).get("timing_minutes", 0.0) + sum(entry["wall_minutes"] for entry in record["stages"])
+            + sum((record.get("unfinished") or {}).values()))
 
 
 class TimeUp(Exception):
@@ -572,6 +587,12 @@ def fit(plan: FitPlan | None, out: Path, resume: bool = False, hours: float | No
     if resume:
         record = read_record(out)
         count_killed_call(record, out)
+        if hours is None and "budget" in record:  # the budget holds across calls: what is left of its hours
+            left = 60 * record["budget"]["hours"] - spent_minutes(record)
+            deadline = time.monotonic() + 60 * max(left, 0.0)
+            if ranks.main:
+                log.info(f"resuming with {max(left, 0.0):.0f} of the fit's {record['budget']['hours']:g} hours' minutes "
+                         "left (--hours gives this call another budget)")
         plan = FitPlan.from_dict(record["plan"])
         if plan.direction_trial and not record.get("direction_trial"):
             raise runfolder.RunFolderError(f"{out}: this fit was begun by an onparse whose probes chose the direction; "
@@ -586,6 +607,10 @@ def fit(plan: FitPlan | None, out: Path, resume: bool = False, hours: float | No
             plan, sizing = settled_plan(plan, out, hours)
             record = {"plan": asdict(plan), "command": command, "hardware": describe(plan.device), "stages": [],
                       **({"budget": sizing} if sizing else {}), **({"direction_trial": True} if plan.direction_trial else {})}
+            if sizing:
+                log.info(f"sized to {hours:g} hours: each model reads {sizing['scale']:.0%} of what the recipe reads, "
+                         f"{len(stages(plan, out, record))} stages foreseen to take {sizing['predicted_total_minutes']:.0f} "
+                         "minutes (fit.json keeps the sizing)")
             out.mkdir(parents=True, exist_ok=True)
             write_record(out, record)
         distributed.wait_for_all()
@@ -612,7 +637,8 @@ def fit(plan: FitPlan | None, out: Path, resume: bool = False, hours: float | No
                 return record
             ranks = distributed.go_alone()
         if ranks.main:
-            log.info(f"stage {number}/{len(settled)}: {stage.name}" + (f" (ensemble of {', '.join(stage.members)})" if stage.members else ""))
+            log.info(f"stage {number}/{len(settled)}: {stage.name}" + (f" (ensemble of {', '.join(stage.members)})" if stage.members else "")
+                     + f"; {fit_clock(record)}")
         started = time.monotonic()
         earlier = record.setdefault("unfinished", {}).pop(stage.name, 0.0)  # minutes of earlier calls stopped mid-stage
         record["in_flight"] = {"stage": stage.name, "since": time.time(), "earlier": earlier}  # what a kill -9 leaves
@@ -641,7 +667,7 @@ def fit(plan: FitPlan | None, out: Path, resume: bool = False, hours: float | No
             if not ranks.main:
                 plan = FitPlan.from_dict(read_record(out)["plan"])
         if ranks.main:
-            log.info(f"stage {stage.name} done: {json.dumps(entry)}")
+            log.info(stage_line(entry))
         if stage_done:
             stage_done(stage.name)
     if ranks.main:

@@ -132,3 +132,37 @@ def print_scores(result: dict, pred: str | None, as_json: bool = False) -> None:
     if "model" in result:
         console.print(f"model: {result['model']}")
     console.print(result["protocol"], style="dim")
+
+
+def evaluation_line(title: str, record: dict, kept: bool) -> str:
+    """One evaluation of a run for people (the history keeps the whole record): its point, its dev figures, and
+    whether it is the point the run keeps so far."""
+    parts = [f"{title} epoch {record['epoch']:g}:"]
+    if record.get("dev_ppl") is not None:
+        parts.append(f"dev ppl {record['dev_ppl']:,.1f}")
+    if record.get("teacher_agreement") is not None:
+        parts.append(f"agreement with the teacher {record['teacher_agreement']:.1f}")
+    gold = record.get("dev_f1_per_layer") or {}
+    if gold:
+        parts.append("dev F1 " + " ".join(f"{value:.1f}" if len(gold) == 1 else f"{layer}:{value:.1f}" for layer, value in gold.items()))
+    return " ".join(parts[:1]) + " " + ", ".join(parts[1:]) + (" (kept)" if kept else "")
+
+
+def stage_line(entry: dict) -> str:
+    """A fit's stage done, for people (fit.json keeps its record): its minutes and what it kept."""
+    kept = entry.get("selected") or {}
+    figures = [f"kept epoch {kept['epoch']:g}"] if "epoch" in kept else []
+    figures += [f"dev ppl {kept['dev_ppl']:,.1f}"] if "dev_ppl" in kept else []
+    figures += [f"agreement {kept['teacher_agreement']:.1f}"] if "teacher_agreement" in kept else []
+    figures += [f"dev F1 {entry['dev_f1']:.1f}"] if isinstance(entry.get("dev_f1"), (int, float)) else []
+    return f"stage {entry['name']} done in {entry['wall_minutes']:.1f} min" + (", " + ", ".join(figures) if figures else "")
+
+
+def fit_clock(record: dict) -> str:
+    """How far a fit is in minutes, and how long it was foreseen to take where it was sized (--hours)."""
+    spent = sum(entry.get("wall_minutes", 0.0) for entry in record.get("stages", []))
+    sizing = record.get("budget") or {}
+    spent += sizing.get("timing_minutes", 0.0)
+    again = sizing.get("replanned")
+    foreseen = again["spent_minutes"] + again["predicted_total_minutes"] if again else sizing.get("predicted_total_minutes")
+    return f"{spent:.0f} of about {foreseen:.0f} min" if foreseen else f"{spent:.0f} min so far"

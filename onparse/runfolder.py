@@ -44,6 +44,7 @@ from onparse.distill import distillation_setup
 from onparse.evaluate import dev_f1
 from onparse.families import named, of
 from onparse.hardware import describe, one_line
+from onparse.report import evaluation_line
 from onparse.train import Evaluation, RunState, Step, Trainer, selection_rule
 from onparse.treebank import check_gold, tree_files
 
@@ -325,21 +326,11 @@ def train(
                 if checkpoints.after_step(received, say):
                     return run
             else:
-                say(f"{title} {json.dumps(readable(event.record))}")
+                say(evaluation_line(title, event.record, event.best))
                 saver.evaluation(event)
                 checkpoints.save()
                 report.evaluation(event)
     return run
-
-
-def readable(record: object) -> object:
-    """A record for people: floats to 6 significant digits (``0.0007``, not ``0.0007000000000000001``); the history
-    keeps every digit."""
-    if isinstance(record, float):
-        return float(f"{record:.6g}")
-    if isinstance(record, dict):
-        return {key: readable(value) for key, value in record.items()}
-    return record
 
 
 class ProgressReport:

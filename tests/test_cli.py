@@ -147,6 +147,8 @@ def test_eval_errors(tmp_path):
     short.write_text("(X The cat)\n")
     result = CliRunner().invoke(main, ["eval", "--gold", str(FIXTURES / "one_per_line.txt"), "--pred", str(short)])
     assert result.exit_code == 1 and "1 trees for 3 gold sentences" in result.stderr
+    ignored = CliRunner().invoke(main, ["eval", "--gold", str(FIXTURES / "one_per_line.txt"), "--max-words", "5"])
+    assert ignored.exit_code == 2 and "leave out --max-words" in ignored.stderr and "--max-length" in ignored.stderr
 
 
 def test_train_writes_a_loadable_model_and_resumes(tmp_path):

@@ -234,6 +234,7 @@ def test_ensemble_keeps_the_members_that_agree_most_at_the_most_consistent_layer
     assert chosen["layer_rule"] == "consistency" and chosen["figures"]["member_agreement"][2] == chosen["figures"]["member_agreement"][3] == max(
         chosen["figures"]["member_agreement"])
     own = run("ensemble", *members, members[2], "--out", tmp_path / "o", "--choose-on", text, "--keep", 3)
+    assert own.exit_code == 0, own.output
     assert json.loads((tmp_path / "o" / "config.json").read_text())["ensemble"]["layers"] == [3, 1, 1]  # each its own
     assert run("ensemble", *members, "--out", tmp_path / "f", "--keep", 2).exit_code == 2
     assert run("ensemble", *members, "--out", tmp_path / "f", "--choose-on", text, "--keep", 9).exit_code == 1

@@ -128,7 +128,7 @@ def test_gold_trees_choose_nothing_unless_asked_and_then_the_plan_says_so(tmp_pa
         tiny_plan(select_by_gold=True).check()
 
 
-def test_the_command_fits_and_resumes_with_one_line_errors(tmp_path):
+def test_the_command_fits_and_resumes_with_one_line_errors(tmp_path, monkeypatch):
     out = tmp_path / "cli"
     tiny = ["--members", "1", "--member-epochs", "1", "--rounds", "0", "--embedding-size", "16", "--hidden-size", "24", "--chunk-size", "4",
             "--vocab-size", "60", "--sentences", "100", "--evals-per-epoch", "1", "--scratch-passes", "1", "--dtype", "fp32"]
@@ -142,12 +142,23 @@ def test_the_command_fits_and_resumes_with_one_line_errors(tmp_path):
     assert not out.exists()  # refused before the folder was made
     base = ["fit", "--train", str(EXAMPLES / "corpus.txt"), "--dev", str(EXAMPLES / "dev.txt"), "--out", str(out), *tiny,
             "--right-branching-votes", "0.5"]
+    few = CliRunner().invoke(main, [*base, "--hours", "0.0000001"])  # no model could be made: refused at once
+    assert few.exit_code == 2 and "is too few for a model" in few.stderr and "give --hours" in few.stderr
+    assert "Traceback" not in few.output and not (out / "fit.json").exists()
+    asked = float(few.stderr.split("give --hours ")[1].split()[0])
+    assert asked > 0.0000001
+    from onparse import budget
+
+    monkeypatch.setattr(budget, "check_enough", lambda sizing, hours: None)  # a fit begun that its hours cannot finish
     stopped = CliRunner().invoke(main, [*base, "--hours", "0.0000001"])
     assert stopped.exit_code == 3 and f"onparse fit --out {out} --resume" in stopped.stderr
     assert stopped.stderr.splitlines()[-1].startswith("onparse: stopped: --hours reached") and "error" not in stopped.stderr
+    assert "foreseen to take" in stopped.stderr  # the forecast, before the first stage
+    kept = CliRunner().invoke(main, ["fit", "--out", str(out), "--resume"])  # the budget holds: none of it left
+    assert kept.exit_code == 3 and "resuming with 0 of the fit's 1e-07 hours' minutes left" in kept.stderr
     again = CliRunner().invoke(main, base)
     assert again.exit_code == 2 and "already holds a fit" in again.stderr
-    done = CliRunner().invoke(main, ["fit", "--out", str(out), "--resume"])
+    done = CliRunner().invoke(main, ["fit", "--out", str(out), "--resume", "--hours", "1"])  # another budget for this call
     assert done.exit_code == 0, done.output
     record = json.loads((out / "fit.json").read_text())
     first = record["stages"][0]["name"]
@@ -646,9 +657,19 @@ def test_text_given_as_tokens_needs_no_tokenizer_for_its_language(tmp_path):
 def test_a_fit_on_small_text_says_so_before_it_trains(caplog, tmp_path):
     from onparse.recipe import settled_plan
 
+    from onparse import recipe
+    from onparse.budget import MEMBER_TOKENS
+
     with caplog.at_level("WARNING", logger="onparse"):
         planned = settled_plan(tiny_plan(member_epochs=None), tmp_path)[0]
     assert planned.member_epochs > 1 and "the training text is small (" in caplog.text
+    caplog.clear()
+    few_long = {"sentences": 50, "tokens": recipe.SMALL_TEXT_TOKENS}  # few sentences, enough tokens: not small
+    with caplog.at_level("WARNING", logger="onparse"):
+        recipe.warn_small_text(few_long, 1.0)
+        assert not caplog.text
+        recipe.warn_small_text({"sentences": 10**6, "tokens": 10_000}, 0.5)  # as sized: half the recipe's reading
+    assert f"reads it about {0.5 * MEMBER_TOKENS / 10_000:,.0f} times over" in caplog.text
 
 
 def test_a_finished_stage_keeps_its_model_settings_and_history_alone_unless_evaluations_are_kept(fitted, tmp_path):

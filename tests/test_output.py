@@ -98,6 +98,17 @@ def test_a_mistyped_command_is_named_and_parse_may_follow_options(tiny_model_dir
     assert run("parse", "--model", tiny_model_dir, "parse").stdout.strip() == "(X parse)"  # the word itself, by name
 
 
+def test_a_fits_stages_say_in_a_line_what_they_took_and_kept():
+    from onparse.report import fit_clock, stage_line
+
+    entry = {"name": "member-2", "wall_minutes": 3.14, "selected": {"epoch": 2.0, "dev_ppl": 1347.21}, "dev_f1": 40.123}
+    assert stage_line(entry) == "stage member-2 done in 3.1 min, kept epoch 2, dev ppl 1,347.2, dev F1 40.1"
+    record = {"stages": [entry], "budget": {"timing_minutes": 1.0, "predicted_total_minutes": 20.0}}
+    assert fit_clock(record) == "4 of about 20 min"
+    record["budget"]["replanned"] = {"spent_minutes": 4.0, "predicted_total_minutes": 30.0}
+    assert fit_clock(record) == "4 of about 34 min" and fit_clock({"stages": [entry]}) == "3 min so far"
+
+
 def test_training_logs_a_clean_line_per_evaluation_and_quiet_keeps_still(tmp_path):
     from pathlib import Path
 
@@ -106,9 +117,11 @@ def test_training_logs_a_clean_line_per_evaluation_and_quiet_keeps_still(tmp_pat
               "--embedding-size", "8", "--hidden-size", "12", "--chunk-size", "4", "--vocab-size", "40", "--batch-size", "4",
               "--bptt", "10", "--dtype", "fp32"]
     done = run(*common, "--out", tmp_path / "a")
-    records = [json.loads(line.split(" ", 1)[1]) for line in done.stderr.splitlines() if line.startswith("train {")]
-    assert done.exit_code == 0 and len(records) == 2 and records[-1]["epoch"] == 1.0  # a whole JSON record a line, however long
-    assert all(len(repr(value)) <= 12 for record in records for value in record.values() if isinstance(value, float))  # no float noise
+    lines = [line for line in done.stderr.splitlines() if line.startswith("train epoch") and "dev ppl" in line]
+    assert done.exit_code == 0 and len(lines) == 2 and lines[-1].startswith("train epoch 1: dev ppl ")  # a line each, for people
+    assert "{" not in done.stderr and any(line.endswith("(kept)") for line in lines)  # the records stay in history.jsonl
+    history = [json.loads(line) for line in (tmp_path / "a" / "history.jsonl").read_text().splitlines()]
+    assert f"dev ppl {history[-1]['dev_ppl']:,.1f}" in lines[-1]
     quiet = run(*common, "--out", tmp_path / "b", "--quiet")
     assert quiet.exit_code == 0 and quiet.stderr == ""
 
