@@ -5,7 +5,7 @@ The recipe's reading (about a million tokens a language model, a text of up to t
 words a grammar, a sample of ``plan.sentences`` for the students) is what
 the shipped parsers were measured with; a fit given fewer hours than that
 reads each of them scaled by one factor (never more than the recipe: longer training was not measured to help;
-nor was cutting a grammar's reading less than the rest's: experiments/notebook.md, issue 45). The cost of each stage is its reading
+nor was cutting a grammar's reading less than the rest's: experiments/notebook.md). The cost of each stage is its reading
 over the throughput measured here, times what evaluations and parsing add
 (ratios measured on the shipped fits' records, ``experiments/notebook.md``).
 """
@@ -30,10 +30,10 @@ log = logging.getLogger("onparse")
 MEMBER_TOKENS = 1_000_000
 # ... and a text up to this many times longer is read whole, once, rather than sampled: seed for seed, CTB 29 (1.36 M
 # tokens) read whole made members of dev perplexity 274 and 270 and 46.7 / 45.3 F1, a 1 M-token sample 301 and 300 and
-# 41.4 / 43.7 (experiments/notebook.md, issue 45)
+# 41.4 / 43.7 (experiments/notebook.md)
 WHOLE_TEXT_RATIO = 2
 # Words a grammar member reads: five epochs of WSJ 00-20's or CTB 29's sentences of 2-40 words, fifteen of NEGRA's;
-# the members measured were within half a point of their best by then (experiments/notebook.md, issue 33)
+# the members measured were within half a point of their best by then (experiments/notebook.md)
 GRAMMAR_TOKENS = 4_000_000
 # Words a larger grammar (LARGER_GRAMMAR) reads: nine epochs of NEGRA's, where the German one that read 51.0 was kept
 LARGER_GRAMMAR_TOKENS = 2_400_000
@@ -43,7 +43,7 @@ MAX_EPOCHS = 20
 
 TIMED_UPDATES = 6  # updates timed per family, after one that warms the caches
 # wall time over training time: a language model's dev evaluations; a grammar's (its dev perplexity is an inside pass
-# over every dev sentence, four times an epoch: 1.10-1.38 in the plain fits of issue 45; scoring the dev gold trees
+# over every dev sentence, four times an epoch: 1.10-1.38 in the plain fits measured (experiments/notebook.md); scoring the dev gold trees
 # too, an MBR parse each time, 1.9); students: a distillation step against a language model's
 LM_WALL, GRAMMAR_WALL, GRAMMAR_SCORED_WALL, STUDENT_WALL = 1.25, 1.3, 1.9, 1.5
 # parsing a word costs a fraction of training on it (no backward pass), a grammar's its inside and outside passes

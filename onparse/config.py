@@ -21,7 +21,7 @@ from onparse.settings import (AUTO_DTYPE, BACKWARD, DTYPE_CHOICES, DTYPE_HELP, F
 # each candidate reading, and the members read as the probe whose trees agree best with the vote of the other probes
 # and the grammar members on the dev text (no gold trees; ``recipe.reading_stage``). A grammar reads the words whatever
 # the ON-LSTMs read, so it referees every reading alike; in English, Chinese and German the rule chose the reading the
-# gold figures would have (experiments/notebook.md, issue 45).
+# gold figures would have (experiments/notebook.md).
 AUTO = "auto"
 
 
@@ -206,7 +206,7 @@ LAYER_RULES = ("own", "agreement", "consistency", "fixed")
 
 
 # Grammar students a fit trains by default where it has grammar members: in English two students of the fit's first
-# vote read 58.8-59.5 alone where the vote read 55.1 (experiments/notebook.md, issue 33)
+# vote read 58.8-59.5 alone where the vote read 55.1 (experiments/notebook.md)
 GRAMMAR_STUDENTS = 2
 # The right-branching tree's share of a teacher's votes in a head-initial language: WSJ section 22's gold trees chose
 # it (the English teacher read 48.5, 52.3 and 54.3 at 0, 1/4 and 1/2), the one choice of the plain fit made on gold
@@ -302,7 +302,7 @@ class FitPlan:
                                            "where --hours leave time for them with every other model reading all the "
                                            "recipe reads; the default shape otherwise].", negatable=True, kind=bool)
     grammar_tokens: int | None = None  # settled by the fit: the words a grammar member reads at full scale (None: budget's)
-    # a turn more: the German plain fit's model read 51.16 on valid.penn against 50.84 (experiments/notebook.md, issue 45)
+    # a turn more: the German plain fit's model read 51.16 on valid.penn against 50.84 (experiments/notebook.md)
     more_members: bool | None = setting(None, "One more member of each family (a turn of --family) beside --members  "
                                         "[default: where --hours leave time for them with every model reading all the "
                                         "recipe reads, at the rates the fit's first members trained].", negatable=True, kind=bool)
@@ -375,7 +375,7 @@ class FitPlan:
     def member_seed(self, k: int) -> int:
         """Member ``k``'s seed (from 1): the plan's seed + k - 1, but the direction trial's second member takes the
         first's, so that the pair differs in its direction alone (in English a seed moved a member's dev perplexity
-        by 10, the direction by 0.6: experiments/notebook.md, issue 45)."""
+        by 10, the direction by 0.6: experiments/notebook.md)."""
         trial = self.direction_trial
         return self.seed + (trial[0] if k in trial else k) - 1
 
@@ -385,7 +385,7 @@ class FitPlan:
         right and the second right to left: every other ON-LSTM reads as the one with the lower dev perplexity, and
         the other does not vote (none where the directions are given or the fit has one ON-LSTM). Probes a quarter
         of a member's size could not tell the directions apart in Chinese, where full members could
-        (experiments/notebook.md, issue 45)."""
+        (experiments/notebook.md)."""
         language_models = self.language_models()
         return language_models[:2] if self.directions == [AUTO] and len(language_models) >= 2 else []
 
@@ -421,7 +421,7 @@ class FitPlan:
     def teacher_right_branching(self) -> float:
         """The share of a teacher's votes the right-branching tree casts: as asked, else HEAD_INITIAL_PRIOR for a
         head-initial language. A grammar student of the English fit's first vote read 58.0 with it against 51.0, the
-        Chinese 34.4 against 44.7 (experiments/notebook.md, issue 45)."""
+        Chinese 34.4 against 44.7 (experiments/notebook.md)."""
         if self.teacher_prior is not None:
             return self.teacher_prior
         return HEAD_INITIAL_PRIOR if head_initial(self.language) else 0.0

@@ -42,7 +42,7 @@ Model = torch.nn.Module  # a member of any family: its family's model class (``F
 
 log = logging.getLogger("onparse")
 MODELS = Path(str(files("onparse.models")))  # the shipped models (installed with the package), each findable by its name
-DEFAULT_MODEL = MODELS / "pcfg-wsj"  # the best on section 22, and a single model (issue 43; models/*/card.md)
+DEFAULT_MODEL = MODELS / "pcfg-wsj"  # the best on section 22, and a single model (models/*/card.md)
 SHIPPED_BY_LANGUAGE = {"en": DEFAULT_MODEL.name, "de": "onlstm-negra", "zh": "onlstm-ctb"}  # a language's model by default
 FILES = ("config.json", "vocab.txt", "weights.pt")
 PRECISIONS = ("bf16", "int8", "int4-words")  # how weights.pt stores the weights

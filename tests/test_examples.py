@@ -1,6 +1,7 @@
 """The console and Python examples of the README and the documentation, and examples/library.py, run and print what
 they show; the documentation site builds in strict mode."""
 
+import re
 import shlex
 import subprocess
 import sys
@@ -118,3 +119,19 @@ def test_the_readme_is_short_and_a_newcomers_path_comes_first():
     assert len(lines) < 300
     for heading in ("## Install", "## Parse", "## From Python, nltk and spaCy", "## A parser for a new language, from raw text"):
         assert headings[heading] < 120, heading
+
+
+ISSUE_NUMBER = re.compile(r"\bissues? #?\d+|#\d{2,}\b(?![0-9a-fA-F]{4})", re.I)  # "issue 43", "issues 29 and 45", "#43"
+
+
+def test_no_issue_number_anywhere_a_user_reads():
+    """The README, the docs site, the model cards and the package's docstrings and help are a manual: they say
+    what a thing is and how it was measured, never which of the project's issues asked for it."""
+    root = Path(__file__).resolve().parents[1]
+    read = [root / "README.md", *sorted((root / "docs").glob("*.md")), *sorted((root / "models").glob("*/card.md")),
+            *sorted((root / "onparse").rglob("*.py")), root / "setup.cfg"]
+    found = [f"{path.relative_to(root)}:{number}: {line.strip()[:100]}" for path in read
+             for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if ISSUE_NUMBER.search(line)]
+    assert not found, "\n".join(found)
+    assert ISSUE_NUMBER.search("as issue 43 asks") and ISSUE_NUMBER.search("(issues 29 and 45)")
+    assert not ISSUE_NUMBER.search("color #ff8800 and 43 issues")

@@ -28,8 +28,11 @@ for name in "$@"; do
         sc-f3)  student sc-f3 --student models/pcfg-wsj --from-scratch --seed 1211 --passes 4 --focus 3 ;;
         sc-f10) student sc-f10 --student models/pcfg-wsj --from-scratch --seed 1211 --passes 4 --focus 10 ;;
         ft-soft) student ft-soft --student models/pcfg-wsj --lr 5e-4 --passes 2 --soft-targets ;;
+        sc-soft) student sc-soft --student models/pcfg-wsj --from-scratch --seed 1211 --passes 4 --soft-targets ;;
+        sc-trees) student sc-trees --student models/pcfg-wsj --from-scratch --seed 1211 --passes 4 ;;
         sc-f10-8p) student sc-f10-8p --student models/pcfg-wsj --from-scratch --seed 1211 --passes 8 --focus 10 ;;
-        sc-f3-8p) student sc-f3-8p --student models/pcfg-wsj --from-scratch --seed 1211 --passes 8 --focus 3 ;;
+        sc-f3-8p) student sc-f3-8p --student models/pcfg-wsj --from-scratch --seed 1211 --passes 8 --focus 3 \
+                      --evals-per-pass 2 ;;
         sc-f3-anneal) student sc-f3-anneal --student $R/sc-f3/model --lr 5e-4 --passes 2 --focus 3 --focus-end 0 \
                           --keep-evaluations ;;
     esac
