@@ -37,7 +37,7 @@ from onparse.modeldir import ModelBundle
 from onparse.reading import model_tokens
 from onparse.settings import Layer
 from onparse.tokenize import punct_tag, word_positions
-from onparse.trees import LABEL, Span, attach_punctuation, bracketed, escape, map_leaves, spans
+from onparse.trees import LABEL, Span, TokenTree, attach_punctuation, bracketed, escape, map_leaves, spans
 from onparse.vocabulary import UNK
 
 log = logging.getLogger("onparse")
@@ -92,9 +92,10 @@ class Parse:
         return self.built.rows
 
     @property
-    def text_tree(self) -> Tree:
-        """The tree with the user's own tokens as leaves (punctuation attached), as nltk's parsers give."""
-        return map_leaves(self.tree, self.tokens.__getitem__)
+    def text_tree(self) -> TokenTree:
+        """The tree with the user's own tokens as leaves (punctuation attached), as nltk's parsers give; it draws in
+        order (``TokenTree``)."""
+        return TokenTree.convert(map_leaves(self.tree, self.tokens.__getitem__))
 
     @property
     def votes(self) -> np.ndarray:

@@ -197,6 +197,26 @@ def map_leaves(tree: Tree, leaf: Callable[[object], object]) -> Tree:
     return root
 
 
+class TokenTree(Tree):
+    """An nltk Tree over a sentence's tokens that nltk's drawings show in order: nltk's printer draws a bare token that
+    stands beside subtrees first, so ``pretty_print`` and the SVG a notebook shows draw each such token under an
+    unlabelled node. The tree itself, its string and its leaves are as nltk's parsers give them."""
+
+    def drawable(self) -> Tree:
+        """A plain copy in which every token beside a subtree hangs under an unlabelled node, as nltk draws in order."""
+        mixed = any(isinstance(child, Tree) for child in self)
+        return Tree(self.label(), [child.drawable() if isinstance(child, TokenTree) else
+                                   Tree("", [child]) if mixed and not isinstance(child, Tree) else child for child in self])
+
+    def pretty_print(self, *args, **kwargs) -> None:
+        self.drawable().pretty_print(*args, **kwargs)
+
+    def _repr_svg_(self) -> str:  # nltk's own needs svgling; its printer draws SVG as well
+        from nltk.tree.prettyprinter import TreePrettyPrinter
+
+        return TreePrettyPrinter(self.drawable()).svg()
+
+
 _CLOSE, _SPACE = object(), object()
 
 

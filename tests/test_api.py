@@ -13,6 +13,7 @@ from onparse.integrations.nltk_parser import ONLSTMParser
 from onparse.integrations.spacy_component import CONSTITUENTS, TREE
 from onparse.modeldir import MODELS, SHIPPED_BY_LANGUAGE
 from onparse.parse import Parser
+from onparse.trees import TokenTree
 import onparse
 
 
@@ -81,7 +82,8 @@ def test_a_doc_without_sentences_gets_them_before_it_is_parsed(tiny_model_dir):
     pipeline.add_pipe("onparse", config={"model": str(tiny_model_dir)})
     doc = pipeline("the cat sat. a dog sat")
     assert [sent._.get(TREE).leaves() for sent in doc.sents] == [["the", "cat", "sat", "."], ["a", "dog", "sat"]]
-    assert doc[:]._.get(TREE) == Tree("X", [sent._.get(TREE) for sent in doc.sents])  # the Doc: its sentences' trees, joined
+    joined = TokenTree("X", [sent._.get(TREE) for sent in doc.sents])
+    assert doc[:]._.get(TREE) == joined  # the Doc: its sentences' trees, joined, drawn in order as each is
 
 
 def test_the_component_is_registered_by_entry_point_and_refuses_languages_it_has_no_model_for():
@@ -197,7 +199,6 @@ def test_spacy_spans_answer_as_benepars_do(nlp, tiny_model_dir):
     assert sent._.onparse_constituents == [span for span in constituents if len(span) > 1]
     assert sent._.labels == ("X",) and sent._.parse_string.startswith("(X ")  # benepar's idiom finds the constituents
     brackets = nlp("The cat ( a big one ) sat [ quietly ] on the mat .")
-    from nltk import Tree
 
     leaves = Tree.fromstring(next(brackets.sents)._.parse_string).leaves()
     assert [leaf.replace("-LRB-", "(").replace("-RRB-", ")") for leaf in leaves] == [t.text for t in brackets]
@@ -248,6 +249,10 @@ def test_trees_handed_to_nltk_draw_their_tokens_in_order(tiny_model_dir, capsys)
     parse = onparse.load(str(tiny_model_dir)).parse("The cat sat on the mat.")
     parse.nltk_tree.pretty_print()
     assert capsys.readouterr().out.split("\n")[-3].split() == parse.tokens
+    parse.text_tree.pretty_print()  # the README's first object: drawn in order too, its string and leaves nltk's
+    assert capsys.readouterr().out.split("\n")[-3].split() == parse.tokens
+    assert parse.text_tree.leaves() == parse.tokens and str(parse.text_tree) == parse.bracket()
+    assert "<svg" in parse.text_tree._repr_svg_()
     assert parse.nltk_tree.leaves() == parse.tokens and [p.label() for p in parse.nltk_tree.subtrees(lambda t: t.height() == 2)][-1] == "."
     assert str(ONLSTMParser(tiny_model_dir).parse_one(parse.tokens)) == str(parse.nltk_tree)
 
@@ -255,7 +260,6 @@ def test_trees_handed_to_nltk_draw_their_tokens_in_order(tiny_model_dir, capsys)
 def test_a_token_holding_whitespace_is_refused_so_every_tree_string_reads_back_as_its_tokens(tiny_model_dir):
     """A bracketed tree cannot hold a space, tab or line break inside a token: reading it back would give other
     tokens (or other lines), so such a token is refused in one line, naming its position."""
-    from nltk import Tree
 
     from onparse.parse import InputError
 

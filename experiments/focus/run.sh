@@ -33,7 +33,7 @@ for name in "$@"; do
         sc-f10-8p) student sc-f10-8p --student models/pcfg-wsj --from-scratch --seed 1211 --passes 8 --focus 10 ;;
         sc-f3-8p) student sc-f3-8p --student models/pcfg-wsj --from-scratch --seed 1211 --passes 8 --focus 3 \
                       --evals-per-pass 2 ;;
-        sc-f3-anneal) student sc-f3-anneal --student $R/sc-f3/model --lr 5e-4 --passes 2 --focus 3 --focus-end 0 \
+        sc-f3-anneal) student sc-f3-anneal --student $R/sc-f3/epoch-04.00 --lr 5e-4 --passes 2 --focus 3 --focus-end 0 \
                           --keep-evaluations ;;
     esac
 done

@@ -52,7 +52,7 @@ from spacy.tokens import Doc, Span, Token
 from onparse.config import ParseConfig
 from onparse.modeldir import SHIPPED_BY_LANGUAGE
 from onparse.parse import Parser
-from onparse.trees import LABEL, bracketed, escape, from_spans, map_leaves
+from onparse.trees import LABEL, TokenTree, bracketed, escape, from_spans, map_leaves
 
 TREE, CONSTITUENTS = "onparse_tree", "onparse_constituents"  # onparse's own sentence attributes
 KEY = "onparse"  # doc.user_data[KEY]: {a sentence's first token: what was found in it}, plain data that serializes
@@ -223,7 +223,7 @@ def _tree(span: Span) -> Tree | str | None:
 
 def _sentence_tree(span: Span) -> Tree | None:
     tree = _tree(span)
-    return tree if isinstance(tree, Tree) else None
+    return TokenTree.convert(tree) if isinstance(tree, Tree) else None  # as ``Parse.text_tree``: drawn in order
 
 
 def _parse_string(span: Span) -> str | None:
