@@ -50,7 +50,7 @@ GRAMMAR_SIZES = ("nonterminals", "preterminals", "symbol_size", "productions", "
 @click.option("--output", "-o", "output_path", metavar="FILE", help="Write trees to FILE instead of stdout.")
 @click.option("--format", "-f", "fmt", type=click.Choice(FORMAT_NAMES), default="bracket", show_default=True,
               help="bracket: one line; mrg: one line with preterminals (EVALB, nltk); json: one object a line; pretty: drawn; "
-                   "svg: a picture (one SVG a line; one sentence > tree.svg opens in a browser).")
+                   "svg: a picture (one SVG a line; -o tree.svg holds one sentence, -o trees.html a page of them).")
 @click.option("--no-punct", is_flag=True, help="Leave punctuation out of the printed tree.")
 @click.option("--tokenized", is_flag=True,
               help="Each line (or argument) is already tokens, split at whitespace and taken as given (PTB escapes such as -LRB- are brackets).")

@@ -112,20 +112,38 @@ def svg(parse: Parse, punct: bool = True) -> str:
 FORMATS = {"bracket": bracket, "mrg": mrg, "json": json_line, "pretty": pretty, "svg": svg}
 
 
+class OnePicture(ValueError):
+    """Several sentences drawn into one .svg file, which holds one picture."""
+
+
+PAGE_SUFFIXES, PICTURE_SUFFIXES = (".html", ".htm"), (".svg",)
+
+
 def write_parses(parses: Iterable[Parse | None], out: TextIO, fmt: str, punct: bool = True,
                  refused: dict[int, object] | None = None, flush_each: bool = False,
-                 advance: Callable[[int], None] = lambda done: None) -> None:
+                 advance: Callable[[int], None] = lambda done: None, container: str = "") -> None:
     """Each parse in ``fmt`` on ``out``, one output line (a drawing, for pretty) per input line, in order: a line
     that gave no parse writes ``no_parse`` with the reason ``refused`` holds for its position. Terminal control
-    characters are shown escaped where ``out`` is a terminal; ``flush_each`` for a person typing line by line."""
+    characters are shown escaped where ``out`` is a terminal; ``flush_each`` for a person typing line by line.
+    Pictures (svg) written to a file named as a page (``.html``) make one page, a figure a sentence; to a file named
+    as a picture (``.svg``), one sentence alone (OnePicture for a second)."""
     render, separator = FORMATS[fmt], "\n\n" if fmt == "pretty" else "\n"
     safe = terminal_safe if out.isatty() else (lambda text: text)
     refused = {} if refused is None else refused
+    page, picture = fmt == "svg" and container.lower().endswith(PAGE_SUFFIXES), fmt == "svg" and container.lower().endswith(PICTURE_SUFFIXES)
+    if page:
+        out.write('<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>onparse</title></head><body>\n')
     for position, parsed in enumerate(parses):
-        out.write(safe(render(parsed, punct) if parsed else no_parse(fmt, refused.pop(position, None))) + separator)
+        if picture and position:
+            raise OnePicture(f"{container} is one picture and the input holds several sentences: write them to a page "
+                             "(--output trees.html), or one SVG a line to another file or standard output")
+        shown = render(parsed, punct) if parsed else no_parse(fmt, refused.pop(position, None))
+        out.write(f"<figure>{shown}</figure>\n" if page else safe(shown) + separator)
         advance(1)
         if flush_each:
             out.flush()
+    if page:
+        out.write("</body></html>\n")
     out.flush()
 
 
@@ -154,7 +172,7 @@ def parse_lines_to(output_path: str | None, parser: Parser, lines: Iterable[byte
     parses = parser.parse_lines(counted(), tokenized, blank_lines=blank_lines, invalid=refuse, window=1 if interactive else None)
     with (replacing_file(Path(output_path)) if output_path else nullcontext(sys.stdout)) as out, \
             line_counter("parsing", progress, total) as advance:
-        write_parses(parses, out, fmt, punct, refused, interactive, advance)
+        write_parses(parses, out, fmt, punct, refused, interactive, advance, output_path or "")
         if not came_in and not allow_empty:
             raise EOFError("no input")
     return len(errors)

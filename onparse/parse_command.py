@@ -19,7 +19,7 @@ def parse_to_output(sentences: tuple[str, ...], input_path: str | None, output_p
     """Parse the arguments, or the lines of a file or stdin (one output line an input line), into the output; exits 1
     where a line could not be parsed."""
     import_nltk_quickly()
-    from onparse.formats import parse_lines_to
+    from onparse.formats import OnePicture, parse_lines_to
     from onparse.lines import count_lines, line_place
 
     from_arguments = bool(sentences) and sentences != ("-",)
@@ -41,6 +41,8 @@ def parse_to_output(sentences: tuple[str, ...], input_path: str | None, output_p
             allow_empty=bool(shard) and (shard[0] > 1 or os.path.getsize(input_path) > 0))
     except EOFError:  # nothing was read: the output file, if any, is left as it was
         fail("no input: give a sentence, --input FILE, or lines on stdin", 1)
+    except OnePicture as err:  # the file is left as it was
+        fail(str(err))
     except OSError as err:  # a full disk, a device that refuses: the target keeps what it held before
         if isinstance(err, BrokenPipeError):
             raise

@@ -101,3 +101,26 @@ def test_svg_is_a_picture_a_browser_reads_with_every_token_in_order(tiny_model_d
 
     parse = Parser.load(tiny_model_dir).parse(sentence)
     assert parse._repr_svg_() == (tmp_path / "tree.svg").read_text().strip()  # what Jupyter shows
+
+
+def test_several_sentences_drawn_make_a_page_of_pictures_or_are_refused_for_one_picture_file(tiny_model_dir, tmp_path):
+    import xml.etree.ElementTree as ElementTree
+    from html.parser import HTMLParser
+
+    from click.testing import CliRunner
+
+    from onparse.cli import main
+
+    two = ["--model", str(tiny_model_dir), "-f", "svg", "The cat sat.", "Dogs bark."]
+    (tmp_path / "tree.svg").write_text("kept\n")
+    refused = CliRunner().invoke(main, [*two, "-o", str(tmp_path / "tree.svg")])
+    assert refused.exit_code == 2 and "is one picture" in refused.stderr and "trees.html" in refused.stderr
+    assert (tmp_path / "tree.svg").read_text() == "kept\n"  # left as it was
+    page = CliRunner().invoke(main, [*two, "-o", str(tmp_path / "trees.html")])
+    assert page.exit_code == 0, page.output
+    html = (tmp_path / "trees.html").read_text()
+    figures = [chunk.split("</figure>")[0] for chunk in html.split("<figure>")[1:]]
+    assert len(figures) == 2 and html.startswith("<!DOCTYPE html>") and html.rstrip().endswith("</html>")
+    for figure in figures:  # each a well-formed picture of its own
+        assert ElementTree.fromstring(figure).tag == "{http://www.w3.org/2000/svg}svg"
+    HTMLParser().feed(html)
