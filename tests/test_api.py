@@ -299,3 +299,23 @@ def test_a_doc_no_onparse_component_parsed_says_what_to_add(nlp):
     unparsed = spacy.blank("en")("The cat sat.")
     with pytest.raises(ValueError, match='never parsed: add the component with nlp.add_pipe\\("onparse"\\)'):
         unparsed[:]._.parse_string
+
+
+def test_trees_are_binary_over_the_words_and_punctuation_joins_the_smallest_constituent_around_it(tiny_model_dir):
+    """What the README says the trees are: with the punctuation left out every node has two children; each mark hangs
+    from the smallest node that spans the words on either side of it (the root for marks at the edges)."""
+    from nltk import Tree
+
+    parse = onparse.load(str(tiny_model_dir)).parse("“Well,” she said, “the cat sat on the mat.”")
+    words = Tree.fromstring(parse.bracket(punct=False))
+    assert all(len(node) == 2 for node in words.subtrees())
+    punct = [k for k in range(len(parse.tokens)) if k not in parse.word_positions]
+    for k in punct:
+        before = max([w for w in parse.word_positions if w < k], default=None)
+        after = min([w for w in parse.word_positions if w > k], default=None)
+        parent = next(node for node in parse.tree.subtrees() if k in node)  # the node holding the mark as a child
+        if before is None or after is None:
+            assert parent is parse.tree
+        else:
+            spans_both = [node for node in parse.tree.subtrees() if {before, after} <= set(node.leaves())]
+            assert parent is min(spans_both, key=lambda node: len(node.leaves()))
