@@ -15,11 +15,14 @@ M=models/onlstm-wsj-mixed/members
 VOTERS="models/onlstm-wsj-gpu-r4/members/gpu-paper-b256-s1111 models/onlstm-wsj-distilled-r3/members/distill-scratch \
     $M/wsj-30-s1111 $M/wsj-30-s3 $M/wsj-64-s2 $R/g62 $R/g60 $R/g58 models/pcfg-wsj"
 [ -d $R/teacher ] || onp ensemble $VOTERS --link --out $R/teacher
-student() {  # name, then its own flags
-    [ -f $R/$1/model/card.json ] && return 0
-    onp distill --teacher $R/teacher --out $R/$1 "${@:2}" --train "$WSJ/[01][0-9]" --train $WSJ/20 --dev $WSJ/22 \
-        --dev-gold $WSJ/22 --threads 1 --sample-seed 1111 --trees $R/teacher.jsonl --quiet \
-        $( [ -d $R/$1 ] && echo --resume )
+student() {  # name, then its own flags; a run begun before resumes with its own settings
+    [ -f $R/$1/checkpoint.pt ] || [ ! -d $R/$1 ] || { [ -d $R/$1/model ] && return 0; }
+    if [ -f $R/$1/checkpoint.pt ]; then
+        onp distill --out $R/$1 --resume --threads 1 --quiet
+    else
+        onp distill --teacher $R/teacher --out $R/$1 "${@:2}" --train "$WSJ/[01][0-9]" --train $WSJ/20 --dev $WSJ/22 \
+            --dev-gold $WSJ/22 --threads 1 --sample-seed 1111 --trees $R/teacher.jsonl --quiet
+    fi
 }
 for name in "$@"; do
     case $name in
@@ -33,6 +36,7 @@ for name in "$@"; do
         sc-f10-8p) student sc-f10-8p --student models/pcfg-wsj --from-scratch --seed 1211 --passes 8 --focus 10 ;;
         sc-f3-8p) student sc-f3-8p --student models/pcfg-wsj --from-scratch --seed 1211 --passes 8 --focus 3 \
                       --evals-per-pass 2 ;;
+        # from sc-f3's point of lowest dev perplexity (pass 4.0: the gold-free rule that predicted better there)
         sc-f3-anneal) student sc-f3-anneal --student $R/sc-f3/epoch-04.00 --lr 5e-4 --passes 2 --focus 3 --focus-end 0 \
                           --keep-evaluations ;;
     esac
