@@ -97,6 +97,7 @@ def test_a_fit_stopped_by_its_time_limit_mid_stage_resumes_from_the_checkpoint(f
         time = staticmethod(time.time)  # the wall clock that files' times are on
 
     monkeypatch.setattr(recipe, "time", Clock())
+    monkeypatch.setattr(recipe.budget, "check_enough", lambda sizing, hours: None)  # begun though its hours cannot finish
     out = tmp_path / "timed"
     with pytest.raises(TimeUp, match="member-1"):
         fit(tiny_plan(), out, hours=1e-9)
@@ -109,12 +110,13 @@ def test_a_fit_stopped_by_its_time_limit_mid_stage_resumes_from_the_checkpoint(f
     (out / "fit.json").write_text(json.dumps(record))
     for path in [out / "member-1", *(out / "member-1").rglob("*")]:
         os.utime(path, (started + 240, started + 240))
-    record = fit(None, out, resume=True)
+    record = fit(None, out, resume=True, hours=1000)  # another budget for this call: the recorded one is spent
     planned = FitPlan.from_dict(record["plan"])  # sized to the hours: the same plan run without a clock
     assert planned.sentences < tiny_plan().sentences and record["budget"]["hours"] == 1e-9
     assert trees(out / "model") == trees(Path(fit(planned, tmp_path / "unclocked") and tmp_path / "unclocked" / "model"))
-    # the stopped call's, the killed call's up to its last write, and this one's
-    assert record["stages"][0]["wall_minutes"] == pytest.approx(2.0 + 4.0 + 1.0) and not record["unfinished"]
+    # the stopped call's, the killed call's up to its last write, and this one's (its start, its reading of the
+    # time left, its end: two clock readings a minute apart)
+    assert record["stages"][0]["wall_minutes"] == pytest.approx(2.0 + 4.0 + 2.0) and not record["unfinished"]
     assert "in_flight" not in record
 
 
