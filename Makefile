@@ -2,17 +2,21 @@ PYTHON ?= python3
 PTB ?= ../shared/data/ptb/wsj
 RUN ?= runs/wsj-paper
 
-.PHONY: install test test-fast docs bench train eval-dev clean
+.PHONY: install lint test test-fast docs bench train eval-dev clean
 
 install:  ## CPU build of torch (a wheel on disk here), then onparse and pytest
 	$(PYTHON) -m pip install -q torch==2.13.0
 	$(PYTHON) -m pip install -q -e '.[test]'
 
-test:  ## everything; data-backed checks skip when $(PTB) is absent
+lint:  ## ruff: the style (120 columns) and the lint rules in pyproject.toml
+	$(PYTHON) -m ruff check .
+	$(PYTHON) -m ruff format --check .
+
+test: lint  ## everything; data-backed checks skip when $(PTB) is absent
 	$(PYTHON) -m pytest -q
 
-test-fast:
-	$(PYTHON) -m pytest -q -m "not data"
+test-fast: lint  ## between edits: every unit test, without the fits, subprocesses, wheel and docs builds (marked slow)
+	$(PYTHON) -m pytest -q -m "not data and not slow"
 
 docs:  ## the documentation site into site/ (MkDocs, strict: a broken link or reference fails)
 	$(PYTHON) -m mkdocs build --strict

@@ -42,8 +42,10 @@ def sentences_for_bench(ptb: Path, count: int, bundle: ModelBundle) -> tuple[lis
         return [s for s in found if s.words][:count], "WSJ sections 21-22"
     rng = random.Random(0)
     vocab = bundle.vocab.words[2:2000]
-    return ([Sentence.of_tokens(rng.choices(vocab, k=max(1, int(rng.gauss(23, 11))))) for _ in range(count)],
-            "synthetic, WSJ-like lengths")
+    return (
+        [Sentence.of_tokens(rng.choices(vocab, k=max(1, int(rng.gauss(23, 11))))) for _ in range(count)],
+        "synthetic, WSJ-like lengths",
+    )
 
 
 def flops_per_token(parser: Parser) -> float:
@@ -53,7 +55,11 @@ def flops_per_token(parser: Parser) -> float:
 
 def matmul_weights(parser: Parser) -> list[torch.Tensor]:
     """The weights every token is multiplied by: each layer's input and recurrent projections."""
-    return [w.detach() for layer in parser.members[0].model.layers for w in (layer.input_proj.weight, layer.recurrent_proj.weight)]
+    return [
+        w.detach()
+        for layer in parser.members[0].model.layers
+        for w in (layer.input_proj.weight, layer.recurrent_proj.weight)
+    ]
 
 
 @torch.no_grad()
@@ -134,7 +140,8 @@ def startup_figures(repeats: int = 5) -> dict:
 
 
 def scoring_figures(ptb: Path, count: int) -> dict:
-    """``onparse eval --gold F --pred F`` on ``count`` one-line treebank trees (sections cycled; written to a temporary file)."""
+    """``onparse eval --gold F --pred F`` on ``count`` one-line treebank trees (sections cycled; written to a
+    temporary file)."""
     from onparse.treebank import read_each
     from onparse.trees import bracketed
 
@@ -143,7 +150,12 @@ def scoring_figures(ptb: Path, count: int) -> dict:
         trees = Path(tmp) / "trees.txt"
         trees.write_text("\n".join(lines[k % len(lines)] for k in range(count)) + "\n")
         seconds = wall(ONPARSE + ["eval", "--gold", str(trees), "--pred", str(trees)], repeats=1)
-    return {"trees": count, "seconds": seconds, "goal_s": 30, "import_torch_s": wall([sys.executable, "-c", "import torch"])}
+    return {
+        "trees": count,
+        "seconds": seconds,
+        "goal_s": 30,
+        "import_torch_s": wall([sys.executable, "-c", "import torch"]),
+    }
 
 
 def side_by_side(ptb: Path, sentences: list[Sentence], device: str, repeats: int) -> dict:
@@ -159,7 +171,12 @@ def side_by_side(ptb: Path, sentences: list[Sentence], device: str, repeats: int
     return side
 
 
-LONG_SENTENCES = {"onlstm-wsj": [400, 2000], "onlstm-wsj-gpu-r4": [400, 2000], PREVIOUS_DEFAULT: [100, 400], None: [400, 800]}
+LONG_SENTENCES = {
+    "onlstm-wsj": [400, 2000],
+    "onlstm-wsj-gpu-r4": [400, 2000],
+    PREVIOUS_DEFAULT: [100, 400],
+    None: [400, 800],
+}
 
 
 def long_sentence_figures(ptb: Path, repeats: int = 1) -> dict:
@@ -173,7 +190,9 @@ def long_sentence_figures(ptb: Path, repeats: int = 1) -> dict:
                 text = Path(tmp) / f"{length}.txt"
                 text.write_text(" ".join(itertools.islice(itertools.cycle(words or ["word"]), length)) + "\n")
                 command = ONPARSE + ["--tokenized", "--max-words", str(length), "-i", str(text), "-o", os.devnull, "-q"]
-                figures[f"{model or 'default'} {length} words"] = wall(command + (["--model", model] if model else []), repeats)
+                figures[f"{model or 'default'} {length} words"] = wall(
+                    command + (["--model", model] if model else []), repeats
+                )
     return figures
 
 
@@ -182,18 +201,28 @@ def main() -> None:
     options.add_argument("--ptb", type=Path, default=Path("../shared/data/ptb/wsj"))
     options.add_argument("--sentences", type=int, default=3000)
     options.add_argument("--single", type=int, default=150, help="sentences parsed one at a time (spread over the set)")
-    options.add_argument("--device", default="cpu", help="where to parse, e.g. cuda (start-up is always measured on the CPU)")
+    options.add_argument(
+        "--device", default="cpu", help="where to parse, e.g. cuda (start-up is always measured on the CPU)"
+    )
     options.add_argument("--repeats", type=int, default=3, help="timed runs per figure; the median is kept")
     options.add_argument("--lines", type=int, nargs="+", default=[1000, 100000])
     options.add_argument("--out", type=Path, default=Path("benchmarks/results.json"))
-    options.add_argument("--scoring-trees", type=int, default=100_000, help="one-line gold trees scored against themselves")
-    options.add_argument("--only", choices=["startup", "scoring", "long", "side"],
-                         help="measure this part alone, print it, write nothing")
+    options.add_argument(
+        "--scoring-trees", type=int, default=100_000, help="one-line gold trees scored against themselves"
+    )
+    options.add_argument(
+        "--only",
+        choices=["startup", "scoring", "long", "side"],
+        help="measure this part alone, print it, write nothing",
+    )
     args = options.parse_args()
     if args.only:
-        part = {"startup": startup_figures, "scoring": lambda: scoring_figures(args.ptb, args.scoring_trees),
-                "long": lambda: long_sentence_figures(args.ptb),
-                "side": lambda: side_by_side(args.ptb, [], args.device, args.repeats)}[args.only]()
+        part = {
+            "startup": startup_figures,
+            "scoring": lambda: scoring_figures(args.ptb, args.scoring_trees),
+            "long": lambda: long_sentence_figures(args.ptb),
+            "side": lambda: side_by_side(args.ptb, [], args.device, args.repeats),
+        }[args.only]()
         print(json.dumps(part, indent=2))
         return
 
@@ -205,19 +234,32 @@ def main() -> None:
 
     # 1. Batch parsing against the FLOP floor and against one sentence at a time.
     per_token = flops_per_token(Parser(bundle))
-    subset = sentences[:: max(1, len(sentences) // args.single)][: args.single]  # spread over the set: the same mix of lengths
+    subset = sentences[:: max(1, len(sentences) // args.single)][
+        : args.single
+    ]  # spread over the set: the same mix of lengths
     subset_tokens = sum(len(s.tokens) + 1 for s in subset)
     reference = None
     for name in COMPUTE_DTYPES:
         parser = Parser(bundle, dtype=name, device=args.device)
         seconds, distances = timed_distances(parser, sentences, args.repeats)
-        single_seconds, _ = timed_distances(Parser(bundle, dtype=name, device=args.device, batch_size=1), subset, args.repeats)
+        single_seconds, _ = timed_distances(
+            Parser(bundle, dtype=name, device=args.device, batch_size=1), subset, args.repeats
+        )
         floor = tokens * matmul_seconds_per_token(parser, parser.batch_size)
-        entry = {"batch_size": parser.batch_size, "seconds": seconds, "sentences_per_s": len(sentences) / seconds,
-                 "tokens_per_s": tokens / seconds, "matmul_gflops": per_token * tokens / floor / 1e9,
-                 "floor_seconds": floor, "ratio_to_floor": seconds / floor,
-                 "one_at_a_time": {"sentences": len(subset), "sentences_per_s": len(subset) / single_seconds,
-                                   "tokens_per_s": subset_tokens / single_seconds}}
+        entry = {
+            "batch_size": parser.batch_size,
+            "seconds": seconds,
+            "sentences_per_s": len(sentences) / seconds,
+            "tokens_per_s": tokens / seconds,
+            "matmul_gflops": per_token * tokens / floor / 1e9,
+            "floor_seconds": floor,
+            "ratio_to_floor": seconds / floor,
+            "one_at_a_time": {
+                "sentences": len(subset),
+                "sentences_per_s": len(subset) / single_seconds,
+                "tokens_per_s": subset_tokens / single_seconds,
+            },
+        }
         # compared per token, so that the sample's sentence lengths cannot tilt the ratio
         entry["speedup_over_one_at_a_time"] = entry["tokens_per_s"] / entry["one_at_a_time"]["tokens_per_s"]
         if reference is None:
@@ -228,7 +270,8 @@ def main() -> None:
             entry["trees_differing_share"] = differ / len(sentences)
         results["batch"][name] = entry
     results["batch"]["speedup_bf16_batched_over_fp32_one_at_a_time"] = (
-        results["batch"]["bf16"]["tokens_per_s"] / results["batch"]["fp32"]["one_at_a_time"]["tokens_per_s"])
+        results["batch"]["bf16"]["tokens_per_s"] / results["batch"]["fp32"]["one_at_a_time"]["tokens_per_s"]
+    )
 
     # 1b. The default beside the default it replaced, whole (members, vote, tree), on section 22.
     results["side_by_side"] = side_by_side(args.ptb, sentences, args.device, args.repeats)
@@ -265,32 +308,71 @@ def report(results: dict) -> None:
         table.add_column(column)
     for name in COMPUTE_DTYPES:
         entry = batch[name]
-        table.add_row(f"batch parse {name} ({batch['sentences']} {batch['source']}, batches of {entry['batch_size']})",
-                      f"{entry['sentences_per_s']:.0f} sent/s, {entry['tokens_per_s']:.0f} tok/s; matmuls {entry['matmul_gflops']:.0f} GFLOP/s",
-                      f"{entry['ratio_to_floor']:.2f}x FLOP floor", "<= 3x")
+        table.add_row(
+            f"batch parse {name} ({batch['sentences']} {batch['source']}, batches of {entry['batch_size']})",
+            f"{entry['sentences_per_s']:.0f} sent/s, {entry['tokens_per_s']:.0f} tok/s; matmuls "
+            f"{entry['matmul_gflops']:.0f} GFLOP/s",
+            f"{entry['ratio_to_floor']:.2f}x FLOP floor",
+            "<= 3x",
+        )
     for name in COMPUTE_DTYPES:
         entry = batch[name]
         single = entry["one_at_a_time"]
-        table.add_row(f"batched vs one at a time, {name} ({single['sentences']} sentences)",
-                      f"{single['sentences_per_s']:.1f} sent/s, {single['tokens_per_s']:.0f} tok/s one at a time",
-                      f"{entry['speedup_over_one_at_a_time']:.1f}x", ">= 10x")
-    table.add_row("bf16 batched vs fp32 one at a time", "", f"{batch['speedup_bf16_batched_over_fp32_one_at_a_time']:.1f}x", ">= 10x")
-    table.add_row("bf16 trees differing from fp32", f"{batch['bf16']['trees_differing_from_fp32']} of {batch['sentences']}",
-                  f"{100 * batch['bf16']['trees_differing_share']:.1f}%", "report")
+        table.add_row(
+            f"batched vs one at a time, {name} ({single['sentences']} sentences)",
+            f"{single['sentences_per_s']:.1f} sent/s, {single['tokens_per_s']:.0f} tok/s one at a time",
+            f"{entry['speedup_over_one_at_a_time']:.1f}x",
+            ">= 10x",
+        )
+    table.add_row(
+        "bf16 batched vs fp32 one at a time",
+        "",
+        f"{batch['speedup_bf16_batched_over_fp32_one_at_a_time']:.1f}x",
+        ">= 10x",
+    )
+    table.add_row(
+        "bf16 trees differing from fp32",
+        f"{batch['bf16']['trees_differing_from_fp32']} of {batch['sentences']}",
+        f"{100 * batch['bf16']['trees_differing_share']:.1f}%",
+        "report",
+    )
     side = results["side_by_side"]
-    table.add_row(f"the default beside {PREVIOUS_DEFAULT}, fp32 ({side['sentences']} sentences, whole parses)",
-                  f"{side['default']:.0f} sent/s against {side[PREVIOUS_DEFAULT]:.0f}", f"{side['speedup']:.1f}x", ">= 2x")
-    table.add_row("the German and Chinese models, the same sentences and run",
-                  ", ".join(f"{name} {side[name]:.0f}" for name in LANGUAGE_MODELS if name in side) + " sent/s", "", "report")
-    table.add_row("start-up: one sentence", f"{startup['parse_one_sentence_s']:.2f} s (import torch {startup['import_torch_s']:.2f} s)",
-                  f"{startup['parse_over_import_torch']:.2f}x import torch", "<= 1.5x")
-    table.add_row("start-up: --help / --version", f"{startup['help_s']:.2f} s / {startup['version_s']:.2f} s", "", "< 0.3 s")
+    table.add_row(
+        f"the default beside {PREVIOUS_DEFAULT}, fp32 ({side['sentences']} sentences, whole parses)",
+        f"{side['default']:.0f} sent/s against {side[PREVIOUS_DEFAULT]:.0f}",
+        f"{side['speedup']:.1f}x",
+        ">= 2x",
+    )
+    table.add_row(
+        "the German and Chinese models, the same sentences and run",
+        ", ".join(f"{name} {side[name]:.0f}" for name in LANGUAGE_MODELS if name in side) + " sent/s",
+        "",
+        "report",
+    )
+    table.add_row(
+        "start-up: one sentence",
+        f"{startup['parse_one_sentence_s']:.2f} s (import torch {startup['import_torch_s']:.2f} s)",
+        f"{startup['parse_over_import_torch']:.2f}x import torch",
+        "<= 1.5x",
+    )
+    table.add_row(
+        "start-up: --help / --version", f"{startup['help_s']:.2f} s / {startup['version_s']:.2f} s", "", "< 0.3 s"
+    )
     if "scoring" in results:
         scoring = results["scoring"]
-        table.add_row(f"eval --pred: {scoring['trees']:,} one-line trees against themselves", f"{scoring['seconds']:.1f} s",
-                      f"import torch {scoring['import_torch_s']:.2f} s", f"<= {scoring['goal_s']} s")
+        table.add_row(
+            f"eval --pred: {scoring['trees']:,} one-line trees against themselves",
+            f"{scoring['seconds']:.1f} s",
+            f"import torch {scoring['import_torch_s']:.2f} s",
+            f"<= {scoring['goal_s']} s",
+        )
     for count, entry in memory.items():
-        table.add_row(f"stream {int(count):,} lines (bf16)", f"peak RSS {entry['peak_rss_mb']:.0f} MB", f"{entry['lines_per_s']:.0f} lines/s", "flat")
+        table.add_row(
+            f"stream {int(count):,} lines (bf16)",
+            f"peak RSS {entry['peak_rss_mb']:.0f} MB",
+            f"{entry['lines_per_s']:.0f} lines/s",
+            "flat",
+        )
     Console(width=None if sys.stdout.isatty() else 170).print(table)
 
 

@@ -38,7 +38,6 @@ from onparse.tokenize import normalize
 from onparse.treebank import read_gold
 from onparse.vocabulary import Vocabulary
 
-
 WSJ_EPOCH_TOKENS = 806_152  # words of WSJ 00-20's sentences of 2-40 words (benchmarks/grammar.json)
 
 
@@ -49,8 +48,13 @@ def synchronized(device: torch.device) -> float:
     return time.perf_counter()
 
 
-def training_rate(config: GrammarConfig, sentences: list[list[int]], words_per_batch: int, seconds: float,
-                  device: torch.device = torch.device("cpu")) -> float:
+def training_rate(
+    config: GrammarConfig,
+    sentences: list[list[int]],
+    words_per_batch: int,
+    seconds: float,
+    device: torch.device = torch.device("cpu"),
+) -> float:
     """Tokens/s of full updates over length batches drawn from ``sentences``, timed for about ``seconds``."""
     torch.manual_seed(0)
     model = NeuralPCFG(config).to(device)
@@ -86,10 +90,14 @@ def main() -> None:
     options.add_argument("--words-per-batch", type=int, default=600)
     options.add_argument("--seconds", type=float, default=60.0, help="training timed for about this long per size")
     options.add_argument("--parse-sentences", type=int, default=500)
-    options.add_argument("--grammar", type=Path, help="a trained grammar's model directory to parse with (default: an untrained one)")
+    options.add_argument(
+        "--grammar", type=Path, help="a trained grammar's model directory to parse with (default: an untrained one)"
+    )
     options.add_argument("--threads", type=int)
     options.add_argument("--device", default="cpu", help="torch device, e.g. cuda")
-    options.add_argument("--synthetic", action="store_true", help="random sentences of the shipped vocabulary: no treebank")
+    options.add_argument(
+        "--synthetic", action="store_true", help="random sentences of the shipped vocabulary: no treebank"
+    )
     options.add_argument("--out", type=Path, default=Path("benchmarks/grammar.json"))
     args = options.parse_args()
     if args.threads:
@@ -98,24 +106,36 @@ def main() -> None:
     onlstm = modeldir.load(modeldir.read_ensemble(modeldir.DEFAULT_MODEL).members[0])
     if args.synthetic:
         vocab, draw = onlstm.vocab, random.Random(0)
-        words = [[vocab.words[draw.randrange(2, len(vocab))] for _ in range(draw.randint(2, MAX_TRAINING_WORDS))]
-                 for _ in range(40000)]
+        words = [
+            [vocab.words[draw.randrange(2, len(vocab))] for _ in range(draw.randint(2, MAX_TRAINING_WORDS))]
+            for _ in range(40000)
+        ]
     else:
         train = read_sentences([str(args.ptb / f"{k:02d}") for k in range(21)])
         words = [[normalize(w) for w in s.word_tokens] for s in train]
         vocab = Vocabulary.build(words, 10000)
     kept = [vocab.ids(w) for w in words if 2 <= len(w) <= MAX_TRAINING_WORDS]
     epoch_tokens = WSJ_EPOCH_TOKENS if args.synthetic else sum(map(len, kept))
-    results: dict = {"hardware": describe(args.device), "training": {}, "epoch_tokens": epoch_tokens,
-                     "sentences": "synthetic" if args.synthetic else str(args.ptb)}
+    results: dict = {
+        "hardware": describe(args.device),
+        "training": {},
+        "epoch_tokens": epoch_tokens,
+        "sentences": "synthetic" if args.synthetic else str(args.ptb),
+    }
     for size in args.sizes:
         nonterminals, preterminals = map(int, size.split("x"))
         config = GrammarConfig(vocab_size=len(vocab), nonterminals=nonterminals, preterminals=preterminals)
         rate = training_rate(config, kept, args.words_per_batch, args.seconds, device)
-        results["training"][size] = {"tokens_per_s": round(rate), "minutes_per_epoch": round(epoch_tokens / rate / 60, 1)}
+        results["training"][size] = {
+            "tokens_per_s": round(rate),
+            "minutes_per_epoch": round(epoch_tokens / rate / 60, 1),
+        }
         print(size, results["training"][size], flush=True)
-    dev = ([Sentence.of_tokens(w) for w in words[-args.parse_sentences:]] if args.synthetic else
-           [s.sentence for s in read_gold(str(args.ptb / "22")) if s.words][: args.parse_sentences])
+    dev = (
+        [Sentence.of_tokens(w) for w in words[-args.parse_sentences :]]
+        if args.synthetic
+        else [s.sentence for s in read_gold(str(args.ptb / "22")) if s.words][: args.parse_sentences]
+    )
     grammar = modeldir.load(args.grammar) if args.grammar else None
     if grammar is None:
         config = GrammarConfig(vocab_size=len(vocab), nonterminals=30, preterminals=60)
@@ -123,7 +143,9 @@ def main() -> None:
     results["parsing"] = {
         "sentences": len(dev),
         "grammar_sentences_per_s": round(parsing_rate(Parser(grammar, max_words=2000, device=args.device), dev), 1),
-        "onlstm_paper_size_sentences_per_s": round(parsing_rate(Parser(onlstm, max_words=2000, device=args.device), dev), 1),
+        "onlstm_paper_size_sentences_per_s": round(
+            parsing_rate(Parser(onlstm, max_words=2000, device=args.device), dev), 1
+        ),
         "grammar": str(args.grammar or "untrained 30x60"),
     }
     print(results["parsing"], flush=True)

@@ -25,6 +25,7 @@ from onparse.settings import COMPUTE_DTYPES
 from onparse.train import batchify, detach, n_segments, segment, stream
 from onparse.vocabulary import Vocabulary
 
+
 def matmul_params(model: LanguageModel) -> int:
     layers = sum(layer.input_proj.weight.numel() + layer.recurrent_proj.weight.numel() for layer in model.layers)
     return layers + model.embedding.weight.numel()  # the tied decoder
@@ -65,8 +66,17 @@ def loss_curves(ptb: Path, steps: int, size: tuple[int, int]) -> dict:
     for name in COMPUTE_DTYPES:
         dtype = compute_dtype(name)
         torch.manual_seed(0)
-        config = ModelConfig(vocab_size=len(vocab), embedding_size=size[0], hidden_size=size[1], chunk_size=10,
-                             dropout=0, dropouth=0, dropouti=0, dropoute=0, wdrop=0)
+        config = ModelConfig(
+            vocab_size=len(vocab),
+            embedding_size=size[0],
+            hidden_size=size[1],
+            chunk_size=10,
+            dropout=0,
+            dropouth=0,
+            dropouti=0,
+            dropoute=0,
+            wdrop=0,
+        )
         model = LanguageModel(config)
         optimizer = torch.optim.Adam(model.parameters(), 2e-3)
         curve, state = [], None
@@ -82,11 +92,15 @@ def loss_curves(ptb: Path, steps: int, size: tuple[int, int]) -> dict:
         curves[name] = curve
     gaps = [abs(a - b) for a, b in zip(curves["bf16"], curves["fp32"])]
     window = 20
-    return {"steps": steps, "model": f"embedding {size[0]}, hidden {size[1]}, batch 32 x 35, WSJ 00-01",
-            "fp32_mean_loss_last": sum(curves["fp32"][-window:]) / window,
-            "bf16_mean_loss_last": sum(curves["bf16"][-window:]) / window,
-            "max_abs_gap": max(gaps), "mean_abs_gap": sum(gaps) / len(gaps),
-            "curves_every_10": {k: [round(v, 3) for v in c[::10]] for k, c in curves.items()}}
+    return {
+        "steps": steps,
+        "model": f"embedding {size[0]}, hidden {size[1]}, batch 32 x 35, WSJ 00-01",
+        "fp32_mean_loss_last": sum(curves["fp32"][-window:]) / window,
+        "bf16_mean_loss_last": sum(curves["bf16"][-window:]) / window,
+        "max_abs_gap": max(gaps),
+        "mean_abs_gap": sum(gaps) / len(gaps),
+        "curves_every_10": {k: [round(v, 3) for v in c[::10]] for k, c in curves.items()},
+    }
 
 
 def main() -> None:
@@ -102,8 +116,12 @@ def main() -> None:
     for name in COMPUTE_DTYPES:
         rate = matmul_rate(compute_dtype(name))
         tokens = step_rate(config, compute_dtype(name), 64, 70, args.steps)
-        results[name] = {"tokens_per_s": tokens, "matmul_gflops": rate / 1e9, "floor_tokens_per_s": rate / flops,
-                         "share_of_floor": tokens * flops / rate}
+        results[name] = {
+            "tokens_per_s": tokens,
+            "matmul_gflops": rate / 1e9,
+            "floor_tokens_per_s": rate / flops,
+            "share_of_floor": tokens * flops / rate,
+        }
         print(name, json.dumps(results[name]))
     if (args.ptb / "00").is_dir() and args.agreement_steps:
         results["agreement"] = loss_curves(args.ptb, args.agreement_steps, (200, 400))

@@ -21,8 +21,12 @@ voters = onparse.load("onlstm-wsj-mixed").parse("The cat sat on the mat.")
 rows = voters.tree_distances[~numpy.isnan(voters.tree_distances).any(axis=1)]
 print(voters.bracket(), "distances:", rows.mean(axis=0).round(3).tolist())
 
-gold = [gold_sentence(Tree.fromstring(tree)) for tree in [
-    "(S (NP (DT The) (NN cat)) (VP (VBD sat) (PP (IN on) (NP (DT the) (NN mat)))) (. .))",
-    "(S (NP (NNS Stocks)) (VP (VBD fell) (ADVP (RB sharply)) (PP (IN on) (NP (NNP Friday)))) (. .))"]]
+gold = [
+    gold_sentence(Tree.fromstring(tree))
+    for tree in [
+        "(S (NP (DT The) (NN cat)) (VP (VBD sat) (PP (IN on) (NP (DT the) (NN mat)))) (. .))",
+        "(S (NP (NNS Stocks)) (VP (VBD fell) (ADVP (RB sharply)) (PP (IN on) (NP (NNP Friday)))) (. .))",
+    ]
+]
 parses = parser.parse_sents([list(sentence.tokens) for sentence in gold])  # token lists, taken as given
 print(score([spans(parse.words_tree) for parse in parses], gold))

@@ -32,7 +32,12 @@ def check_writable(path: Path) -> None:
     target = Path(os.path.realpath(path))
     if not target.parent.is_dir():
         raise FileNotFoundError(2, "no such folder", str(path.parent))
-    if target.exists() and not os.access(target, os.W_OK) or not target.exists() and not os.access(target.parent, os.W_OK):
+    if (
+        target.exists()
+        and not os.access(target, os.W_OK)
+        or not target.exists()
+        and not os.access(target.parent, os.W_OK)
+    ):
         raise PermissionError(13, "write-protected", str(path))
 
 
@@ -143,13 +148,16 @@ def replacing_folder(path: Path, new: bool = False) -> Iterator[Path]:
     temporary = Path(tempfile.mkdtemp(dir=path.parent, prefix=_temporary_prefix(path), suffix=".part"))
     try:
         if new and any(other != temporary for other in _written_by_running(path)):
-            raise OutputTaken(17, "another onparse process is writing it: wait for it, or choose another --out", str(path))
+            raise OutputTaken(
+                17, "another onparse process is writing it: wait for it, or choose another --out", str(path)
+            )
         with _terminated_on_sigterm():
             yield temporary
         os.chmod(temporary, mode)
         if new and (path.exists() or path.is_symlink()):
-            raise OutputTaken(17, "was written by another process meanwhile: nothing of it replaced; choose another --out",
-                              str(path))
+            raise OutputTaken(
+                17, "was written by another process meanwhile: nothing of it replaced; choose another --out", str(path)
+            )
         if path.exists():
             old = temporary.with_suffix(".old")
             path.rename(old)
@@ -165,8 +173,11 @@ def replacing_folder(path: Path, new: bool = False) -> Iterator[Path]:
 def _written_by_running(target: Path) -> list[Path]:
     """The unfinished copies of ``target`` that running processes are writing (``.NAME.PID.*.part``)."""
     pattern = re.compile(re.escape(f".{target.name}.") + r"(\d+)\.[^/]*\.part")
-    return [entry for entry in target.parent.glob(f".{glob.escape(target.name)}.*")
-            if (found := pattern.fullmatch(entry.name)) and _running(int(found[1]))]
+    return [
+        entry
+        for entry in target.parent.glob(f".{glob.escape(target.name)}.*")
+        if (found := pattern.fullmatch(entry.name)) and _running(int(found[1]))
+    ]
 
 
 def same_file(a: str | Path | IO, b: str | Path) -> bool:

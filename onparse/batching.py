@@ -25,7 +25,8 @@ def sorted_batches(
 
     Items are read lazily, so a stream of any length batches in bounded
     memory; where reading the stream fails, the items read before the
-    failure are batched first, then the error is raised. A window closes at ``window`` items (default: ``batch_size``) or
+    failure are batched first, then the error is raised. A window closes at ``window`` items (default:
+    ``batch_size``) or
     once its items' lengths (each counted as at least 1) reach
     ``window_tokens``; within it items are sorted by decreasing ``length``
     and cut into batches of at most ``batch_size`` items and ``max_tokens``

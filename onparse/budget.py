@@ -5,7 +5,8 @@ The recipe's reading (about a million tokens a language model, a text of up to t
 words a grammar, a sample of ``plan.sentences`` for the students) is what
 the shipped parsers were measured with; a fit given fewer hours than that
 reads each of them scaled by one factor (never more than the recipe: longer training was not measured to help;
-nor was cutting a grammar's reading less than the rest's: experiments/notebook.md). The cost of each stage is its reading
+nor was cutting a grammar's reading less than the rest's: experiments/notebook.md). The cost of each stage is its
+reading
 over the throughput measured here, times what evaluations and parsing add
 (ratios measured on the shipped fits' records, ``experiments/notebook.md``).
 """
@@ -26,7 +27,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("onparse")
 
-# Tokens a member reads: one epoch of WSJ 00-20 (about 0.95 M) parsed best of the schedules measured; a smaller corpus is read more often.
+# Tokens a member reads: one epoch of WSJ 00-20 (about 0.95 M) parsed best of the schedules measured; a smaller
+# corpus is read more often.
 MEMBER_TOKENS = 1_000_000
 # ... and a text up to this many times longer is read whole, once, rather than sampled: seed for seed, CTB 29 (1.36 M
 # tokens) read whole made members of dev perplexity 274 and 270 and 46.7 / 45.3 F1, a 1 M-token sample 301 and 300 and
@@ -43,7 +45,8 @@ MAX_EPOCHS = 20
 
 TIMED_UPDATES = 6  # updates timed per family, after one that warms the caches
 # wall time over training time: a language model's dev evaluations; a grammar's (its dev perplexity is an inside pass
-# over every dev sentence, four times an epoch: 1.10-1.38 in the plain fits measured (experiments/notebook.md); scoring the dev gold trees
+# over every dev sentence, four times an epoch: 1.10-1.38 in the plain fits measured (experiments/notebook.md);
+# scoring the dev gold trees
 # too, an MBR parse each time, 1.9); students: a distillation step against a language model's
 LM_WALL, GRAMMAR_WALL, GRAMMAR_SCORED_WALL, STUDENT_WALL = 1.25, 1.3, 1.9, 1.5
 # parsing a word costs a fraction of training on it (no backward pass), a grammar's its inside and outside passes
@@ -108,7 +111,9 @@ def read_of(epochs: int, sample: int | None, corpus: float) -> float:
     return epochs * (sample if sample is not None else corpus)
 
 
-def costs(plan: FitPlan, rates: Rates, corpus: dict[str, float], done: dict[str, int] | None = None) -> dict[str, float]:
+def costs(
+    plan: FitPlan, rates: Rates, corpus: dict[str, float], done: dict[str, int] | None = None
+) -> dict[str, float]:
     """Predicted wall minutes of each part of ``plan`` (its members' epochs and samples settled). ``corpus``: the
     text's ``tokens`` (a language model's, sentence ends included), ``grammar_words`` (of the sentences a grammar
     learns) and ``sentence_tokens`` (a sentence's, on average). ``done``: how many ``probes``, ``language models``
@@ -122,48 +127,86 @@ def costs(plan: FitPlan, rates: Rates, corpus: dict[str, float], done: dict[str,
     parse_seconds = 0.0  # a word's, the teacher's members together
     minutes = {}
     if lm:
-        minutes["probes"] = (probes * plan.probe_epochs * min(plan.probe_tokens, corpus["tokens"]) / rates.lm_tokens
-                             * LM_WALL / 60)
-        minutes["language models"] = (lm_to_train * read_of(plan.member_epochs, plan.member_sample, corpus["tokens"])
-                                      / rates.lm_tokens * LM_WALL / 60)
-        minutes["language-model students"] = (plan.language_model_students * plan.scratch_passes * student_tokens
-                                              / rates.lm_tokens * STUDENT_WALL / 60)
+        minutes["probes"] = (
+            probes * plan.probe_epochs * min(plan.probe_tokens, corpus["tokens"]) / rates.lm_tokens * LM_WALL / 60
+        )
+        minutes["language models"] = (
+            lm_to_train
+            * read_of(plan.member_epochs, plan.member_sample, corpus["tokens"])
+            / rates.lm_tokens
+            * LM_WALL
+            / 60
+        )
+        minutes["language-model students"] = (
+            plan.language_model_students * plan.scratch_passes * student_tokens / rates.lm_tokens * STUDENT_WALL / 60
+        )
         parse_seconds += lm * LM_PARSE / rates.lm_tokens
     if grammars:
-        minutes["grammars"] = (grammars_to_train * read_of(plan.grammar_epochs, plan.grammar_sample, corpus["grammar_words"])
-                               / rates.grammar_words * (GRAMMAR_SCORED_WALL if plan.dev_gold else GRAMMAR_WALL) / 60)
-        minutes["grammar students"] = (plan.grammar_student_count * plan.scratch_passes * student_tokens / rates.grammar_words
-                                       * STUDENT_WALL / 60)
+        minutes["grammars"] = (
+            grammars_to_train
+            * read_of(plan.grammar_epochs, plan.grammar_sample, corpus["grammar_words"])
+            / rates.grammar_words
+            * (GRAMMAR_SCORED_WALL if plan.dev_gold else GRAMMAR_WALL)
+            / 60
+        )
+        minutes["grammar students"] = (
+            plan.grammar_student_count * plan.scratch_passes * student_tokens / rates.grammar_words * STUDENT_WALL / 60
+        )
         parse_seconds += grammars * GRAMMAR_PARSE / rates.grammar_words
     minutes["teacher's trees"] = student_tokens * parse_seconds / 60
     if plan.generations:  # each generation as the first students, taught the vote before it: the first generation's
         # teacher holds the members and the first students, a later one that generation's students alone
-        students = ((plan.language_model_students * LM_PARSE / rates.lm_tokens if lm else 0.0)
-                    + (plan.grammar_student_count * GRAMMAR_PARSE / rates.grammar_words if grammars else 0.0))
+        students = (plan.language_model_students * LM_PARSE / rates.lm_tokens if lm else 0.0) + (
+            plan.grammar_student_count * GRAMMAR_PARSE / rates.grammar_words if grammars else 0.0
+        )
         taught = minutes.get("language-model students", 0.0) + minutes.get("grammar students", 0.0)
-        minutes["generations"] = sum(student_tokens * (parse_seconds + students if g == 1 else students) / 60 + taught
-                                     for g in range(1, plan.generations + 1))
+        minutes["generations"] = sum(
+            student_tokens * (parse_seconds + students if g == 1 else students) / 60 + taught
+            for g in range(1, plan.generations + 1)
+        )
     minutes["votes"] = FIXED_MINUTES
     return minutes
 
 
 def at_scale(plan: FitPlan, corpus: dict[str, float], scale: float, given: FitPlan) -> FitPlan:
     """The plan reading ``scale`` of the recipe: each language model's tokens, each grammar's words and the students'
-    sample; epochs the user gave (``given``) stay as given (``member_epochs`` for the grammars too, unless ``grammar_epochs``
+    sample; epochs the user gave (``given``) stay as given (``member_epochs`` for the grammars too, unless
+    ``grammar_epochs``
     says otherwise), and the reading probes read no more than a member does."""
-    member = ((given.member_epochs, given.member_sample) if given.member_epochs else
-              reading_of(scale * member_tokens(corpus["tokens"]), corpus["tokens"]))
-    grammar = ((given.grammar_epochs, given.grammar_sample) if given.grammar_epochs else
-               (given.member_epochs, None) if given.member_epochs else
-               reading_of(scale * (plan.grammar_tokens or GRAMMAR_TOKENS), corpus["grammar_words"]))
+    member = (
+        (given.member_epochs, given.member_sample)
+        if given.member_epochs
+        else reading_of(scale * member_tokens(corpus["tokens"]), corpus["tokens"])
+    )
+    grammar = (
+        (given.grammar_epochs, given.grammar_sample)
+        if given.grammar_epochs
+        else (given.member_epochs, None)
+        if given.member_epochs
+        else reading_of(scale * (plan.grammar_tokens or GRAMMAR_TOKENS), corpus["grammar_words"])
+    )
     probe_tokens = min(given.probe_tokens, round(read_of(*member, corpus["tokens"])))
-    return replace(plan, probe_tokens=probe_tokens, probe_epochs=reading_of(probe_tokens, corpus["tokens"])[0],
-                   member_epochs=member[0], member_sample=member[1], grammar_epochs=grammar[0],
-                   grammar_sample=grammar[1], sentences=max(1, round(scale * given.sentences)))
+    return replace(
+        plan,
+        probe_tokens=probe_tokens,
+        probe_epochs=reading_of(probe_tokens, corpus["tokens"])[0],
+        member_epochs=member[0],
+        member_sample=member[1],
+        grammar_epochs=grammar[0],
+        grammar_sample=grammar[1],
+        sentences=max(1, round(scale * given.sentences)),
+    )
 
 
-def sized(plan: FitPlan, rates: Rates, corpus: dict[str, float], hours: float, spent: float = 0.0,
-          given: FitPlan | None = None, done: dict[str, int] | None = None) -> tuple[FitPlan, dict]:
+def sized(
+    plan: FitPlan,
+    rates: Rates,
+    corpus: dict[str, float],
+    hours: float,
+    spent: float = 0.0,
+    given: FitPlan | None = None,
+    done: dict[str, int] | None = None,
+) -> tuple[FitPlan, dict]:
     """The plan at the largest scale of the recipe's reading (at most all of it) whose predicted minutes fill USABLE
     of ``hours`` less the ``spent`` minutes, and what the fit records of it: the rates, the scale and the predicted
     minutes. ``given`` is the plan as the user gave it (``plan`` itself for a new fit: a re-plan passes the one
@@ -171,7 +214,10 @@ def sized(plan: FitPlan, rates: Rates, corpus: dict[str, float], hours: float, s
     given = given or plan
     left = USABLE * 60 * hours - spent
     low, high = 0.0, 1.0
-    fits = lambda scale: sum(costs(at_scale(plan, corpus, scale, given), rates, corpus, done).values()) <= left
+
+    def fits(scale: float) -> bool:
+        return sum(costs(at_scale(plan, corpus, scale, given), rates, corpus, done).values()) <= left
+
     if fits(high):
         low = high
     for _ in range(20):
@@ -181,14 +227,20 @@ def sized(plan: FitPlan, rates: Rates, corpus: dict[str, float], hours: float, s
         low, high = (middle, high) if fits(middle) else (low, middle)
     scale = max(low, LEAST_SCALE)
     if low < 0.1:
-        log.warning(f"{hours:g} hours are few for this text on this machine: each model reads {scale:.0%} of what the "
-                    "recipe reads (more hours, or fewer --members, make a better parser)")
+        log.warning(
+            f"{hours:g} hours are few for this text on this machine: each model reads {scale:.0%} of what the "
+            "recipe reads (more hours, or fewer --members, make a better parser)"
+        )
     found = at_scale(plan, corpus, scale, given)
     predicted = {part: round(value, 1) for part, value in costs(found, rates, corpus, done).items()}
-    return found, {"hours": hours, "scale": round(scale, 3), "rates": {"lm_tokens_per_second": rates.lm_tokens,
-                   "grammar_words_per_second": rates.grammar_words}, "predicted_minutes": predicted,
-                   "predicted_total_minutes": round(sum(predicted.values()), 1),
-                   "measured_at": time.strftime("%Y-%m-%d %H:%M")}
+    return found, {
+        "hours": hours,
+        "scale": round(scale, 3),
+        "rates": {"lm_tokens_per_second": rates.lm_tokens, "grammar_words_per_second": rates.grammar_words},
+        "predicted_minutes": predicted,
+        "predicted_total_minutes": round(sum(predicted.values()), 1),
+        "measured_at": time.strftime("%Y-%m-%d %H:%M"),
+    }
 
 
 class TooFewHours(ValueError):
@@ -200,10 +252,12 @@ def check_enough(sizing: dict, hours: float) -> None:
     naming the hours that would: a model that cannot finish is never begun."""
     needed = sizing["predicted_total_minutes"] / (USABLE * 60)
     if needed > hours:
-        raise TooFewHours(f"--hours {hours:g} is too few for a model of this text on this machine: the smallest fit "
-                          f"(each model reading {sizing['scale']:.0%} of what the recipe reads) is foreseen to take "
-                          f"{sizing['predicted_total_minutes']:.1f} minutes; give --hours {float(f'{needed * 1.2:.2g}'):g} "
-                          "or more")
+        raise TooFewHours(
+            f"--hours {hours:g} is too few for a model of this text on this machine: the smallest fit "
+            f"(each model reading {sizing['scale']:.0%} of what the recipe reads) is foreseen to take "
+            f"{sizing['predicted_total_minutes']:.1f} minutes; give --hours {float(f'{needed * 1.2:.2g}'):g} "
+            "or more"
+        )
 
 
 def more_members(plan: FitPlan) -> FitPlan:
@@ -212,8 +266,15 @@ def more_members(plan: FitPlan) -> FitPlan:
     return replace(plan, members=plan.members + len(plan.families))
 
 
-def with_more_members(sized_plan: tuple[FitPlan, dict], rates: Rates, corpus: dict[str, float], hours: float,
-                      spent: float, given: FitPlan, done: dict[str, int]) -> tuple[FitPlan, dict]:
+def with_more_members(
+    sized_plan: tuple[FitPlan, dict],
+    rates: Rates,
+    corpus: dict[str, float],
+    hours: float,
+    spent: float,
+    given: FitPlan,
+    done: dict[str, int],
+) -> tuple[FitPlan, dict]:
     """A plan sized with every model reading all the recipe reads (``sized_plan``: the plan and its sizing) with one
     more member of each family where they still fit the hours, and the sizing with what it weighed: the turn's
     members and its minutes at the recipe's full reading."""
@@ -221,10 +282,19 @@ def with_more_members(sized_plan: tuple[FitPlan, dict], rates: Rates, corpus: di
     grown = at_scale(more_members(plan), corpus, 1.0, given)
     predicted = {part: round(value, 1) for part, value in costs(grown, rates, corpus, done).items()}
     minutes = round(sum(predicted.values()), 1)
-    weighed = {"chosen": minutes <= USABLE * 60 * hours - spent, "members": grown.members, "predicted_total_minutes": minutes}
+    weighed = {
+        "chosen": minutes <= USABLE * 60 * hours - spent,
+        "members": grown.members,
+        "predicted_total_minutes": minutes,
+    }
     if not weighed["chosen"]:
         return plan, {**sizing, "more_members": weighed}
-    return grown, {**sizing, "predicted_minutes": predicted, "predicted_total_minutes": minutes, "more_members": weighed}
+    return grown, {
+        **sizing,
+        "predicted_minutes": predicted,
+        "predicted_total_minutes": minutes,
+        "more_members": weighed,
+    }
 
 
 def time_chooses_members(plan: FitPlan) -> bool:
@@ -235,15 +305,24 @@ def time_chooses_members(plan: FitPlan) -> bool:
 def larger(plan: FitPlan) -> FitPlan:
     """``plan`` with the larger grammar members (and students of their shape), each reading LARGER_GRAMMAR_TOKENS."""
     symbols = {name: LARGER_GRAMMAR[name] for name in ("nonterminals", "preterminals")}
-    return replace(plan, member_grammar=replace(plan.member_grammar, **symbols),
-                   grammar_batch_size=LARGER_GRAMMAR["batch_size"], grammar_tokens=LARGER_GRAMMAR_TOKENS)
+    return replace(
+        plan,
+        member_grammar=replace(plan.member_grammar, **symbols),
+        grammar_batch_size=LARGER_GRAMMAR["batch_size"],
+        grammar_tokens=LARGER_GRAMMAR_TOKENS,
+    )
 
 
 def time_chooses_grammars(plan: FitPlan) -> bool:
     """Whether the hours choose the grammars' shape: the user asked neither way and left their symbols, updates,
     reading and students' shape as the recipe's."""
-    return (plan.larger_grammars is None and bool(plan.members_of(GrammarConfig.family)) and plan.grammar_epochs is None
-            and plan.student_grammar is None and plan.grammar_shape == DEFAULT_GRAMMAR_SHAPE)
+    return (
+        plan.larger_grammars is None
+        and bool(plan.members_of(GrammarConfig.family))
+        and plan.grammar_epochs is None
+        and plan.student_grammar is None
+        and plan.grammar_shape == DEFAULT_GRAMMAR_SHAPE
+    )
 
 
 # what a re-plan needs of the plan as the user gave it: the readings ``at_scale`` scales unless they were given

@@ -12,16 +12,46 @@ from typing import NoReturn
 import click
 
 from onparse import __version__
-from onparse.commandline import (QUIET, THREADS_HELP, Encoding, LayerType, ParseByDefault, Positive, PositiveNumber, ShardType,
-                                 Threads, check_device, fail, import_nltk_quickly, library_errors, load_parser, model_options,
-                                 options_of, print_gold_scores, refuse_given_options, right_branching_options, right_branching_weight,
-                                 run_options, run_program, set_threads, typed_command)
-from onparse.config import (DISTILL_OPTIONS, LAYER_RULES, MEMBER_MODEL, VARIED_SIZES, DistillConfig, FitPlan, ParseConfig,
-                            TrainConfig, fit_plan, train_config)
+from onparse.commandline import (
+    QUIET,
+    THREADS_HELP,
+    Encoding,
+    LayerType,
+    ParseByDefault,
+    Positive,
+    PositiveNumber,
+    ShardType,
+    Threads,
+    check_device,
+    fail,
+    import_nltk_quickly,
+    library_errors,
+    load_parser,
+    model_options,
+    options_of,
+    refuse_given_options,
+    right_branching_options,
+    right_branching_weight,
+    run_options,
+    run_program,
+    set_threads,
+)
+from onparse.commands.training import run_fit, run_training
+from onparse.config import (
+    DISTILL_OPTIONS,
+    LAYER_RULES,
+    MEMBER_MODEL,
+    VARIED_SIZES,
+    DistillConfig,
+    FitPlan,
+    ParseConfig,
+    TrainConfig,
+    fit_plan,
+    train_config,
+)
 from onparse.families import GrammarConfig, ModelConfig
 from onparse.families.pcfg import GRAMMAR_TRAINING
 from onparse.settings import BACKWARD, FORWARD, Reading, default
-from onparse.training_command import run_fit, run_training
 
 
 @click.group(cls=ParseByDefault, context_settings={"help_option_names": ["-h", "--help"]})
@@ -46,17 +76,39 @@ GRAMMAR_SIZES = ("nonterminals", "preterminals", "symbol_size", "productions", "
 
 @main.command()
 @click.argument("sentences", nargs=-1)
-@click.option("--input", "-i", "input_path", metavar="FILE", help="Read sentences from FILE, one per line ('-': stdin).")
+@click.option(
+    "--input", "-i", "input_path", metavar="FILE", help="Read sentences from FILE, one per line ('-': stdin)."
+)
 @click.option("--output", "-o", "output_path", metavar="FILE", help="Write trees to FILE instead of stdout.")
-@click.option("--format", "-f", "fmt", type=click.Choice(FORMAT_NAMES), default="bracket", show_default=True,
-              help="bracket: one line; mrg: one line with preterminals (EVALB, nltk); json: one object a line; pretty: drawn; "
-                   "svg: a picture (one SVG a line; -o tree.svg holds one sentence, -o trees.html a page of them).")
+@click.option(
+    "--format",
+    "-f",
+    "fmt",
+    type=click.Choice(FORMAT_NAMES),
+    default="bracket",
+    show_default=True,
+    help="bracket: one line; mrg: one line with preterminals (EVALB, nltk); json: one object a line; pretty: drawn; "
+    "svg: a picture (one SVG a line; -o tree.svg holds one sentence, -o trees.html a page of them).",
+)
 @click.option("--no-punct", is_flag=True, help="Leave punctuation out of the printed tree.")
-@click.option("--tokenized", is_flag=True,
-              help="Each line (or argument) is already tokens, split at whitespace and taken as given (PTB escapes such as -LRB- are brackets).")
-@click.option("--shard", type=ShardType(), help="Parse only the K-th of N equal parts of --input FILE (whole lines); "
-              "the N outputs, concatenated in order, are the whole file's.")
-@click.option("--quiet", "-q", is_flag=True, help="No progress bar (one shows, on a terminal, while lines are parsed to a file or pipe).")
+@click.option(
+    "--tokenized",
+    is_flag=True,
+    help="Each line (or argument) is already tokens, split at whitespace and taken as given (PTB escapes such as "
+    "-LRB- are brackets).",
+)
+@click.option(
+    "--shard",
+    type=ShardType(),
+    help="Parse only the K-th of N equal parts of --input FILE (whole lines); "
+    "the N outputs, concatenated in order, are the whole file's.",
+)
+@click.option(
+    "--quiet",
+    "-q",
+    is_flag=True,
+    help="No progress bar (one shows, on a terminal, while lines are parsed to a file or pipe).",
+)
 @model_options
 def parse(sentences, input_path, output_path, fmt, no_punct, tokenized, shard, quiet, model, layer, **settings) -> None:
     """Parse sentences given as arguments, or one per line from a file or stdin.
@@ -74,7 +126,7 @@ def parse(sentences, input_path, output_path, fmt, no_punct, tokenized, shard, q
       onparse --tokenized "Stocks fell 5 % -LRB- see chart -RRB- ."
       onparse --input big.txt --shard 3/8 > trees.3   # one of 8 jobs (cat trees.1 ... trees.8)
     """
-    from onparse.parse_command import parse_to_output
+    from onparse.commands.parse import parse_to_output
 
     parse_to_output(sentences, input_path, output_path, fmt, no_punct, tokenized, shard, quiet, model, layer, settings)
 
@@ -91,28 +143,73 @@ def models(as_json) -> None:
     """
     from onparse.modeldir import DEFAULT_MODEL, available_models
     from onparse.report import model_table
+
     with library_errors():  # a damaged model: named after the table of the others
         model_table(available_models(), DEFAULT_MODEL.name, as_json=as_json)
 
 
 @main.command("eval")
-@click.option("--gold", required=True, metavar="PATH", help=".mrg file, folder of them (recursive), glob, or one-tree-per-line file.")
-@click.option("--pred", metavar="FILE", help="Score these trees (one per gold sentence, any parser) instead of running the model.")
-@click.option("--skip-unaligned", is_flag=True, help="With --pred: leave a prediction whose leaves are not its gold "
-              "sentence's words out of the score and report it (by default it is an error).")
+@click.option(
+    "--gold",
+    required=True,
+    metavar="PATH",
+    help=".mrg file, folder of them (recursive), glob, or one-tree-per-line file.",
+)
+@click.option(
+    "--pred", metavar="FILE", help="Score these trees (one per gold sentence, any parser) instead of running the model."
+)
+@click.option(
+    "--skip-unaligned",
+    is_flag=True,
+    help="With --pred: leave a prediction whose leaves are not its gold "
+    "sentence's words out of the score and report it (by default it is an error).",
+)
 @click.option("--max-length", type=Positive, help="Keep sentences of at most this many words (10 gives WSJ10).")
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
 @click.option("--no-untrained", is_flag=True, help="Skip the untrained-model control (halves the time).")
-@click.option("--raw", is_flag=True, help="Score the raw-text path: each gold sentence typed back as text, tokenized and parsed as user input.")
-@click.option("--words", "word_rule", metavar="RULE",
-              help="Which gold leaves are words: ptb, ctb, negra, unicode, or tags:TAG,TAG (the punctuation tags; tags:$,;$. where a tag holds a comma)  "
-                   "[default: recognised from the treebank's tags, and named under the table].")
-@click.option("--encoding", type=Encoding(), default="UTF-8", show_default=True, help="The encoding of the gold files (NEGRA: latin-1).")
-@click.option("--pred-encoding", type=Encoding(), default="UTF-8", show_default=True,
-              help="The encoding of the --pred file (onparse writes UTF-8, whatever the gold's).")
+@click.option(
+    "--raw",
+    is_flag=True,
+    help="Score the raw-text path: each gold sentence typed back as text, tokenized and parsed as user input.",
+)
+@click.option(
+    "--words",
+    "word_rule",
+    metavar="RULE",
+    help="Which gold leaves are words: ptb, ctb, negra, unicode, or tags:TAG,TAG (the punctuation tags; tags:$,;$. "
+    "where a tag holds a comma)  "
+    "[default: recognised from the treebank's tags, and named under the table].",
+)
+@click.option(
+    "--encoding",
+    type=Encoding(),
+    default="UTF-8",
+    show_default=True,
+    help="The encoding of the gold files (NEGRA: latin-1).",
+)
+@click.option(
+    "--pred-encoding",
+    type=Encoding(),
+    default="UTF-8",
+    show_default=True,
+    help="The encoding of the --pred file (onparse writes UTF-8, whatever the gold's).",
+)
 @model_options
-def evaluate(gold, pred, skip_unaligned, max_length, as_json, no_untrained, raw, word_rule, encoding, pred_encoding, model, layer,
-             **settings) -> None:
+def evaluate(
+    gold,
+    pred,
+    skip_unaligned,
+    max_length,
+    as_json,
+    no_untrained,
+    raw,
+    word_rule,
+    encoding,
+    pred_encoding,
+    model,
+    layer,
+    **settings,
+) -> None:
     """Score the parser against gold trees with unlabeled F1 (ON-LSTM protocol).
 
     Prints every layer of the model beside left-branching, right-branching,
@@ -131,33 +228,79 @@ def evaluate(gold, pred, skip_unaligned, max_length, as_json, no_untrained, raw,
     from onparse.report import print_scores
 
     if not raw:  # gold sentences are scored whole at any length: a word limit would be silently ignored
-        refuse_given_options(set(click.get_current_context().params) - {"max_words"}, "--max-words limits the "
-                             "sentences of --raw text; gold trees are scored whole", "keep short ones with --max-length")
+        refuse_given_options(
+            set(click.get_current_context().params) - {"max_words"},
+            "--max-words limits the sentences of --raw text; gold trees are scored whole",
+            "keep short ones with --max-length",
+        )
     with library_errors():
-        result = evaluate_treebank(gold, lambda: load_parser(model, layer, **settings), pred, word_rule, encoding,
-                                   pred_encoding, max_length, skip_unaligned, raw, untrained=not no_untrained)
+        result = evaluate_treebank(
+            gold,
+            lambda: load_parser(model, layer, **settings),
+            pred,
+            word_rule,
+            encoding,
+            pred_encoding,
+            max_length,
+            skip_unaligned,
+            raw,
+            untrained=not no_untrained,
+        )
     print_scores(result, pred, as_json=as_json)
 
 
 @main.command()
 @run_options
 @options_of(TrainConfig, "family")
-@click.option("--epochs", type=Positive, help=f"Epochs in the schedule  [default: {TrainConfig.epochs}, a grammar "
-              f"{GRAMMAR_TRAINING['epochs']}; with --resume, the run's own].")
+@click.option(
+    "--epochs",
+    type=Positive,
+    help=f"Epochs in the schedule  [default: {TrainConfig.epochs}, a grammar "
+    f"{GRAMMAR_TRAINING['epochs']}; with --resume, the run's own].",
+)
 @options_of(TrainConfig, "evals_per_epoch")
 @options_of(ModelConfig, *MODEL_SIZES, "vocab_size")
 @options_of(GrammarConfig, *GRAMMAR_SIZES)
-@click.option("--batch-size", type=Positive, help=f"Streams of an update  [default: {TrainConfig.batch_size}; a grammar: "
-              f"words of an update, {GRAMMAR_TRAINING['batch_size']}].")
+@click.option(
+    "--batch-size",
+    type=Positive,
+    help=f"Streams of an update  [default: {TrainConfig.batch_size}; a grammar: "
+    f"words of an update, {GRAMMAR_TRAINING['batch_size']}].",
+)
 @options_of(TrainConfig, "bptt")
-@click.option("--lr", type=PositiveNumber, help=f"Learning rate  [default: {TrainConfig.lr:g}; "
-              f"a grammar {GRAMMAR_TRAINING['lr']:g}].")
-@click.option("--layer", type=LayerType(), help="The layer its model directories parse with  [default: 2, the paper's, "
-              "or the top of a smaller model; a grammar: spans].")
+@click.option(
+    "--lr",
+    type=PositiveNumber,
+    help=f"Learning rate  [default: {TrainConfig.lr:g}; a grammar {GRAMMAR_TRAINING['lr']:g}].",
+)
+@click.option(
+    "--layer",
+    type=LayerType(),
+    help="The layer its model directories parse with  [default: 2, the paper's, "
+    "or the top of a smaller model; a grammar: spans].",
+)
 @options_of(TrainConfig, "language")
 @options_of(Reading, "punctuation", "direction")
-def train(train_paths, dev, dev_gold, out_dir, resume, overwrite, family, epochs, max_minutes, batch_size, lr, threads, quiet,
-          layer, select_by, punctuation, direction, **settings) -> None:
+def train(
+    train_paths,
+    dev,
+    dev_gold,
+    out_dir,
+    resume,
+    overwrite,
+    family,
+    epochs,
+    max_minutes,
+    batch_size,
+    lr,
+    threads,
+    quiet,
+    layer,
+    select_by,
+    punctuation,
+    direction,
+    **settings,
+) -> None:
     """Train a member (an ON-LSTM language model, or a neural PCFG) and write a model directory.
 
     \b
@@ -172,38 +315,103 @@ def train(train_paths, dev, dev_gold, out_dir, resume, overwrite, family, epochs
     def new_config() -> TrainConfig:
         if not train_paths:
             fail("give the training corpus with --train")
-        return train_config(family, sizes, layer, train=list(train_paths), dev=dev, dev_gold=dev_gold, select_by=select_by,
-                            reading=Reading(punctuation, direction), epochs=epochs, batch_size=batch_size, lr=lr, **settings)
+        return train_config(
+            family,
+            sizes,
+            layer,
+            train=list(train_paths),
+            dev=dev,
+            dev_gold=dev_gold,
+            select_by=select_by,
+            reading=Reading(punctuation, direction),
+            epochs=epochs,
+            batch_size=batch_size,
+            lr=lr,
+            **settings,
+        )
 
     run_training(out_dir, resume, overwrite, epochs, max_minutes, threads, quiet, new_config, "train")
 
 
 @main.command()
 @run_options
-@click.option("--teacher", metavar="PATH", help="Model or ensemble whose trees of the training text are learnt  [default: the shipped model].")
-@click.option("--student", metavar="PATH", required=False, help="Model directory to fine-tune (with --from-scratch: whose shape and vocabulary to use).")
-@click.option("--from-scratch", is_flag=True, help="Start from fresh weights (drawn with --seed) instead of the student's.")
-@click.option("--passes", "epochs", type=Positive, help="Passes over the teacher's trees  [default: 1; with --resume, the run's own].")
-@click.option("--evals-per-pass", "evals_per_epoch", type=Positive, default=default(FitPlan, "evals_per_epoch"), show_default=True,
-              help="Dev evaluations (perplexity, agreement with the teacher, a saved model) per pass.")
+@click.option(
+    "--teacher",
+    metavar="PATH",
+    help="Model or ensemble whose trees of the training text are learnt  [default: the shipped model].",
+)
+@click.option(
+    "--student",
+    metavar="PATH",
+    required=False,
+    help="Model directory to fine-tune (with --from-scratch: whose shape and vocabulary to use).",
+)
+@click.option(
+    "--from-scratch", is_flag=True, help="Start from fresh weights (drawn with --seed) instead of the student's."
+)
+@click.option(
+    "--passes",
+    "epochs",
+    type=Positive,
+    help="Passes over the teacher's trees  [default: 1; with --resume, the run's own].",
+)
+@click.option(
+    "--evals-per-pass",
+    "evals_per_epoch",
+    type=Positive,
+    default=default(FitPlan, "evals_per_epoch"),
+    show_default=True,
+    help="Dev evaluations (perplexity, agreement with the teacher, a saved model) per pass.",
+)
 @options_of(DistillConfig, *DISTILL_OPTIONS[:3])
-@click.option("--batch-size", type=Positive,
-              help=f"An update's size  [default: an ON-LSTM student {default(FitPlan, 'student_batch_size')} sentences, "
-                   f"a grammar {GRAMMAR_TRAINING['batch_size']} words].")
-@click.option("--lr", type=PositiveNumber,
-              help=f"[default: an ON-LSTM student {default(FitPlan, 'finetune_lr'):g}, a grammar {GRAMMAR_TRAINING['lr']:g}].")
+@click.option(
+    "--batch-size",
+    type=Positive,
+    help=f"An update's size  [default: an ON-LSTM student {default(FitPlan, 'student_batch_size')} sentences, "
+    f"a grammar {GRAMMAR_TRAINING['batch_size']} words].",
+)
+@click.option(
+    "--lr",
+    type=PositiveNumber,
+    help=f"[default: an ON-LSTM student {default(FitPlan, 'finetune_lr'):g}, a grammar {GRAMMAR_TRAINING['lr']:g}].",
+)
 @options_of(DistillConfig, *DISTILL_OPTIONS[3:])
-@click.option("--layer", type=LayerType(), help="The student's layer that learns the trees and parses  [default: the student's own].")
-@click.option("--direction", type=click.Choice([FORWARD, BACKWARD]),
-              help="With --from-scratch: read each sentence this way  [default: as the student does].")
-def distill(train_paths, dev, dev_gold, select_by, out_dir, resume, overwrite, max_minutes, threads, quiet, teacher, student,
-            from_scratch, epochs, layer, direction, **settings) -> None:
+@click.option(
+    "--layer",
+    type=LayerType(),
+    help="The student's layer that learns the trees and parses  [default: the student's own].",
+)
+@click.option(
+    "--direction",
+    type=click.Choice([FORWARD, BACKWARD]),
+    help="With --from-scratch: read each sentence this way  [default: as the student does].",
+)
+def distill(
+    train_paths,
+    dev,
+    dev_gold,
+    select_by,
+    out_dir,
+    resume,
+    overwrite,
+    max_minutes,
+    threads,
+    quiet,
+    teacher,
+    student,
+    from_scratch,
+    epochs,
+    layer,
+    direction,
+    **settings,
+) -> None:
     """Teach a student a teacher's trees (distillation; no gold trees).
 
     The teacher parses a sample of the training text. An ON-LSTM student
     learns its language model and, through a ranking loss on its distances,
     the teacher's trees; a grammar student (--student a grammar's folder)
-    learns the joint likelihood of each sentence and its teacher's tree. model/ is the point whose trees agree best with the
+    learns the joint likelihood of each sentence and its teacher's tree. model/ is the point whose trees agree best
+    with the
     teacher's on the dev text (--select-by-gold: best dev F1 instead).
 
     \b
@@ -223,35 +431,91 @@ def distill(train_paths, dev, dev_gold, select_by, out_dir, resume, overwrite, m
         if not train_paths or not student:
             fail("give the training text with --train and the student with --student")
         spec = DistillConfig(teacher=teacher, start=student, from_scratch=from_scratch, **taught)
-        return distillation_config(spec, train=list(train_paths), dev=dev, dev_gold=dev_gold, epochs=epochs or 1,
-                                   default_layer=layer, select_by=select_by, direction=direction, **settings)
+        return distillation_config(
+            spec,
+            train=list(train_paths),
+            dev=dev,
+            dev_gold=dev_gold,
+            epochs=epochs or 1,
+            default_layer=layer,
+            select_by=select_by,
+            direction=direction,
+            **settings,
+        )
 
     run_training(out_dir, resume, overwrite, epochs, max_minutes, threads, quiet, new_config, "distill")
 
 
 @main.command()
 @click.argument("members", nargs=-1, required=True)
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True, help="The ensemble directory to write.")
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="The ensemble directory to write.",
+)
 @right_branching_options("too")
-@click.option("--link", is_flag=True, help="Name the members where they stand instead of copying them into OUT/members.")
-@click.option("--layers-by-agreement", "agree_on", metavar="TEXT",
-              help="Give each member the layer (or mean) whose trees agree best with the others' vote on this text (no gold trees).")
-@click.option("--choose-on", "choose_on", metavar="TEXT",
-              help="Unlabelled text (no gold trees) on which --layer-rule and --keep choose.")
-@click.option("--layer-rule", type=click.Choice(LAYER_RULES[:3]), default=LAYER_RULES[0], show_default=True,
-              help="With --choose-on: each member's own layer; the layer agreeing best with the others' vote "
-                   "(as --layers-by-agreement); or the one layer whose trees agree best between the members.")
-@click.option("--keep", type=click.IntRange(min=1), metavar="K",
-              help="With --choose-on: keep the K members whose trees agree best with the others' (a seed that learnt "
-                   "something else is left out).")
-@click.option("--dev-gold", help="Gold trees: print the ensemble's figures (with and without the voter) beside each member's.")
-@click.option("--encoding", type=Encoding(), default=default(TrainConfig, "encoding"), show_default=True,
-              help="The encoding of the text and --dev-gold files.")
+@click.option(
+    "--link", is_flag=True, help="Name the members where they stand instead of copying them into OUT/members."
+)
+@click.option(
+    "--layers-by-agreement",
+    "agree_on",
+    metavar="TEXT",
+    help="Give each member the layer (or mean) whose trees agree best with the others' vote on this text (no gold "
+    "trees).",
+)
+@click.option(
+    "--choose-on",
+    "choose_on",
+    metavar="TEXT",
+    help="Unlabelled text (no gold trees) on which --layer-rule and --keep choose.",
+)
+@click.option(
+    "--layer-rule",
+    type=click.Choice(LAYER_RULES[:3]),
+    default=LAYER_RULES[0],
+    show_default=True,
+    help="With --choose-on: each member's own layer; the layer agreeing best with the others' vote "
+    "(as --layers-by-agreement); or the one layer whose trees agree best between the members.",
+)
+@click.option(
+    "--keep",
+    type=click.IntRange(min=1),
+    metavar="K",
+    help="With --choose-on: keep the K members whose trees agree best with the others' (a seed that learnt "
+    "something else is left out).",
+)
+@click.option(
+    "--dev-gold", help="Gold trees: print the ensemble's figures (with and without the voter) beside each member's."
+)
+@click.option(
+    "--encoding",
+    type=Encoding(),
+    default=default(TrainConfig, "encoding"),
+    show_default=True,
+    help="The encoding of the text and --dev-gold files.",
+)
 @click.option("--overwrite", is_flag=True, help="Replace an ensemble already at --out.")
 @click.option("--device", default=ParseConfig.device, show_default=True, help="torch device for --dev-gold, e.g. cuda.")
 @click.option("--threads", type=Threads, help=THREADS_HELP)
-def ensemble(members, out_dir, right_branching_voter, right_branching_votes, link, agree_on, choose_on, layer_rule, keep,
-             dev_gold, encoding, overwrite, device, threads) -> None:
+def ensemble(
+    members,
+    out_dir,
+    right_branching_voter,
+    right_branching_votes,
+    link,
+    agree_on,
+    choose_on,
+    layer_rule,
+    keep,
+    dev_gold,
+    encoding,
+    overwrite,
+    device,
+    threads,
+) -> None:
     """Make an ensemble: model directories or training runs (their model/) whose trees vote.
 
     Every member parses with its own layer; the binary tree with the most
@@ -265,38 +529,46 @@ def ensemble(members, out_dir, right_branching_voter, right_branching_votes, lin
       onparse ensemble runs/seed1 runs/seed2 runs/seed3 --out models/mine --layers-by-agreement dev.txt
       onparse ensemble runs/fit/member-* --out models/mine --choose-on dev.txt --keep 2
     """
-    import_nltk_quickly()
-    from onparse.ensemble import build, choice_text
+    from onparse.commands.ensemble import build_ensemble
 
-    set_threads(threads)
     votes = right_branching_weight(right_branching_voter, right_branching_votes)
-    if agree_on and choose_on:
-        fail("--layers-by-agreement TEXT is --choose-on TEXT --layer-rule agreement: give one of them")
-    if (keep or layer_rule != "own") and not (choose_on or agree_on):
-        fail("--keep and --layer-rule choose on text: give it with --choose-on")
-    members, layers, text, rule = list(members), None, agree_on or choose_on, "agreement" if agree_on else layer_rule
-    card: dict = {"command": typed_command(), **({"chosen_on": {"text": text}} if text else {})}
-    with library_errors():
-        if text:
-            check_device(device)
-        sentences = choice_text(out_dir, members, text, encoding, not link, overwrite) if text else None
-        chosen = build(out_dir, members, rule, sentences, {"device": device}, keep, right_branching_voter=votes,
-                       copy=not link, overwrite=overwrite, card=card)
-        members = [members[m] for m in chosen["members"]]
-        layers = chosen["layers"] if text else None
-        if dev_gold:
-            print_gold_scores(out_dir, dev_gold, device, encoding)
-    click.echo(f"ensemble of {len(members)} in {out_dir}" + (f" with a right-branching voter ({votes:g} vote{'' if votes == 1 else 's'})" if votes else "")
-               + (f"; layers {', '.join(map(str, layers))} ({rule}) chosen on {text}" if layers else "")
-               + (f"; kept {', '.join(members)}" if keep else ""), err=True)  # a message: stdout stays for data
+    build_ensemble(
+        list(members),
+        out_dir,
+        votes,
+        link,
+        agree_on,
+        choose_on,
+        layer_rule,
+        keep,
+        dev_gold,
+        encoding,
+        overwrite,
+        device,
+        threads,
+    )
 
 
 @main.command()
 @click.argument("model", metavar="MODEL")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True, help="The int8 model directory to write.")
-@click.option("--precision", type=click.Choice(["int8", "int4-words"]), default="int8", show_default=True, help="int4-words: the word tables (a row per word) in 4 bits.")
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="The int8 model directory to write.",
+)
+@click.option(
+    "--precision",
+    type=click.Choice(["int8", "int4-words"]),
+    default="int8",
+    show_default=True,
+    help="int4-words: the word tables (a row per word) in 4 bits.",
+)
 @click.option("--gold", help="Gold trees: score both precisions and record the F1 change in the card.")
-@click.option("--encoding", type=Encoding(), default="UTF-8", show_default=True, help="The encoding of the --gold files.")
+@click.option(
+    "--encoding", type=Encoding(), default="UTF-8", show_default=True, help="The encoding of the --gold files."
+)
 @click.option("--device", default=ParseConfig.device, show_default=True, help="torch device for --gold, e.g. cuda.")
 @click.option("--threads", type=Threads, help=THREADS_HELP)
 def quantize(model, out_dir, precision, gold, encoding, device, threads) -> None:
@@ -319,34 +591,85 @@ def quantize(model, out_dir, precision, gold, encoding, device, threads) -> None
         if gold:
             check_device(device)
         change = quantized_copy(model, out_dir, gold, device, encoding, precision)
-    click.echo(f"{precision} model in {out_dir}" + (f"; sentence F1 {change['before']:.2f} -> {change['after']:.2f} "
-                                             f"({change['after'] - change['before']:+.2f}) on {gold}" if change else ""))
+    click.echo(
+        f"{precision} model in {out_dir}"
+        + (
+            f"; sentence F1 {change['before']:.2f} -> {change['after']:.2f} "
+            f"({change['after'] - change['before']:+.2f}) on {gold}"
+            if change
+            else ""
+        )
+    )
 
 
 @main.command()
 @click.option("--train", "train_paths", multiple=True, help="Training text (.mrg, or one sentence a line); repeatable.")
 @click.option("--dev", help="Dev text: perplexity and agreement with each teacher choose every checkpoint.")
-@click.option("--dev-gold", help="Gold trees: scored at every stage for the record; they choose nothing unless --select-by-gold.")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
-              help="Fit folder: a run folder or ensemble per stage, fit.json, and model/ (the parser).")
+@click.option(
+    "--dev-gold", help="Gold trees: scored at every stage for the record; they choose nothing unless --select-by-gold."
+)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="Fit folder: a run folder or ensemble per stage, fit.json, and model/ (the parser).",
+)
 @click.option("--resume", is_flag=True, help="Continue the fit in --out where it stopped, with its own settings.")
-@click.option("--hours", type=PositiveNumber, help="Size the fit to end within this much wall time on this machine (its throughput timed first), and stop (recorded, resumable) if it runs over.")
+@click.option(
+    "--hours",
+    type=PositiveNumber,
+    help="Size the fit to end within this much wall time on this machine (its throughput timed first), and stop "
+    "(recorded, resumable) if it runs over.",
+)
 @options_of(FitPlan, "members", "more_members", "rounds", "member_epochs")
 @options_of(ModelConfig, *VARIED_SIZES, defaults=MEMBER_MODEL)
 @options_of(ModelConfig, "n_layers", "vocab_size")
 @options_of(FitPlan, "sentences", "scratch_passes", "student_directions", "grammar_students")
-@click.option("--student-nonterminals", type=Positive, help="The grammar students' nonterminals  [default: the grammar members'].")
-@click.option("--student-preterminals", type=Positive, help="The grammar students' preterminals  [default: the grammar members'].")
+@click.option(
+    "--student-nonterminals", type=Positive, help="The grammar students' nonterminals  [default: the grammar members']."
+)
+@click.option(
+    "--student-preterminals", type=Positive, help="The grammar students' preterminals  [default: the grammar members']."
+)
 @options_of(FitPlan, "generations", "stop_agreement", "evals_per_epoch")
 @right_branching_options("in every ensemble")
-@options_of(FitPlan, "teacher_prior", "layer_rule", "layer", "vote_layer", "keep_evaluations", "select_by_gold", "language",
-            "encoding", "tokenized", "punctuation", "directions", "probe_tokens", "families")
+@options_of(
+    FitPlan,
+    "teacher_prior",
+    "layer_rule",
+    "layer",
+    "vote_layer",
+    "keep_evaluations",
+    "select_by_gold",
+    "language",
+    "encoding",
+    "tokenized",
+    "punctuation",
+    "directions",
+    "probe_tokens",
+    "families",
+)
 @options_of(GrammarConfig, *GRAMMAR_SIZES)
 @options_of(FitPlan, "grammar_epochs", "grammar_batch_size", "larger_grammars", "seed", "dtype", "device")
 @click.option("--threads", type=Threads, help=THREADS_HELP)
 @QUIET
-def fit(train_paths, dev, dev_gold, out_dir, resume, hours, vocab_size, student_nonterminals, student_preterminals, right_branching_voter, right_branching_votes, threads, quiet,
-        **settings) -> None:
+def fit(
+    train_paths,
+    dev,
+    dev_gold,
+    out_dir,
+    resume,
+    hours,
+    vocab_size,
+    student_nonterminals,
+    student_preterminals,
+    right_branching_voter,
+    right_branching_votes,
+    threads,
+    quiet,
+    **settings,
+) -> None:
     """Train a full parser on raw text, no gold trees: reading probes, members of both families, their vote, students.
 
     Each stage is recorded in OUT/fit.json as it ends; an interrupted or
@@ -357,7 +680,8 @@ def fit(train_paths, dev, dev_gold, out_dir, resume, hours, vocab_size, student_
       onparse fit --train corpus.txt --dev dev.txt --language de --out runs/fit --hours 3
       onparse fit --out runs/fit --resume
       onparse fit --train corpus.txt --dev dev.txt --out runs/mixed --members 6 \\
-          --hidden-size 600 --hidden-size 1150 --embedding-size 200 --embedding-size 400 --chunk-size 5 --chunk-size 10 --chunk-size 20
+          --hidden-size 600 --hidden-size 1150 --embedding-size 200 --embedding-size 400 --chunk-size 5
+          --chunk-size 10 --chunk-size 20
       onparse fit --train '../shared/data/ptb/wsj/[01]?' --train ../shared/data/ptb/wsj/20 \\
           --dev ../shared/data/ptb/wsj/22 --dev-gold ../shared/data/ptb/wsj/22 --out runs/fit-wsj
       onparse fit --train corpus.txt --dev dev.txt --out runs/both --members 4 --family onlstm --family pcfg --rounds 0
@@ -369,17 +693,24 @@ def fit(train_paths, dev, dev_gold, out_dir, resume, hours, vocab_size, student_
     plan = None
     if resume:  # the fit goes on with its own plan (fit.json): given now, a setting other than where it is, how long
         # this call runs, its threads and messages would be silently ignored
-        refuse_given_options({"out_dir", "resume", "hours", "threads", "quiet"}, "--resume continues the fit with the "
-                             "settings in its fit.json", "start another fit in another --out")
+        refuse_given_options(
+            {"out_dir", "resume", "hours", "threads", "quiet"},
+            "--resume continues the fit with the settings in its fit.json",
+            "start another fit in another --out",
+        )
     else:
         if not train_paths or not dev:
             fail("give the training text with --train and dev text with --dev")
         plan = fit_plan(
             {**{name: list(settings.pop(name)) for name in VARIED_SIZES}, "n_layers": [settings.pop("n_layers")]},
             GrammarConfig(vocab_size=vocab_size, **{name: settings.pop(name) for name in GRAMMAR_SIZES}),
-            {"nonterminals": student_nonterminals, "preterminals": student_preterminals}, train=list(train_paths), dev=dev,
-            dev_gold=dev_gold, right_branching_voter=right_branching_weight(right_branching_voter, right_branching_votes),
-            **{name: list(value) if isinstance(value, tuple) else value for name, value in settings.items()})
+            {"nonterminals": student_nonterminals, "preterminals": student_preterminals},
+            train=list(train_paths),
+            dev=dev,
+            dev_gold=dev_gold,
+            right_branching_voter=right_branching_weight(right_branching_voter, right_branching_votes),
+            **{name: list(value) if isinstance(value, tuple) else value for name, value in settings.items()},
+        )
     run_fit(plan, out_dir, hours, threads, quiet)
 
 

@@ -23,10 +23,14 @@ from onparse.families import checked_layer, layer_from_key
 from onparse.hardware import one_line
 from onparse.settings import check_encoding
 
-
 # Words a user types for a command that has another name; a lone one is that command meant, not a one-word sentence.
-COMMAND_WORDS = {"version": "onparse --version", "help": "onparse --help", "evaluate": "onparse eval",
-                 "score": "onparse eval", "list": "onparse models"}
+COMMAND_WORDS = {
+    "version": "onparse --version",
+    "help": "onparse --help",
+    "evaluate": "onparse eval",
+    "score": "onparse eval",
+    "list": "onparse models",
+}
 
 
 class ParseByDefault(click.Group):
@@ -35,14 +39,25 @@ class ParseByDefault(click.Group):
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h", "--version")):
             word = self._first_word(args)
-            if word is not None and args[word] == "parse":  # `onparse --threads 1 parse "..."`: the command after options
+            if (
+                word is not None and args[word] == "parse"
+            ):  # `onparse --threads 1 parse "..."`: the command after options
                 args = args[:word] + args[word + 1 :]
-            elif word is not None and (len([a for a in args if not a.startswith("-")]) == 1 or self._foreign_option(args)):
+            elif word is not None and (
+                len([a for a in args if not a.startswith("-")]) == 1 or self._foreign_option(args)
+            ):
                 near = COMMAND_WORDS.get(args[word].lower()) or next(
-                    iter(f"onparse {name}" for name in difflib.get_close_matches(args[word], self.commands, n=1, cutoff=0.75)), None)
+                    iter(
+                        f"onparse {name}"
+                        for name in difflib.get_close_matches(args[word], self.commands, n=1, cutoff=0.75)
+                    ),
+                    None,
+                )
                 if near:  # `onparse tarin`, `onparse version`, `onparse evl --gold x`: a command meant, not a sentence
-                    fail(f"{args[word]!r} is no command: did you mean {near}? (to parse it as a sentence: "
-                         f"onparse parse {args[word]})")
+                    fail(
+                        f"{args[word]!r} is no command: did you mean {near}? (to parse it as a sentence: "
+                        f"onparse parse {args[word]})"
+                    )
             args = ["parse", *args]
         return super().parse_args(ctx, args)
 
@@ -53,8 +68,12 @@ class ParseByDefault(click.Group):
 
     def _first_word(self, args: list[str]) -> int | None:
         """Where the first argument stands that is no option of parse's, nor an option's value."""
-        valued = {name for param in self.commands["parse"].params if isinstance(param, click.Option) and not param.is_flag
-                  for name in param.opts}
+        valued = {
+            name
+            for param in self.commands["parse"].params
+            if isinstance(param, click.Option) and not param.is_flag
+            for name in param.opts
+        }
         k = 0
         while k < len(args):
             if args[k] == "--":
@@ -71,7 +90,11 @@ class ParseByDefault(click.Group):
             code = super().main(*args, **kwargs)
         except click.ClickException as err:  # the help of the command it concerns (onparse fit --help)
             context = getattr(err, "ctx", None)
-            path = f"onparse {context.command.name}" if context and context.parent and context.command.name != "parse" else "onparse"
+            path = (
+                f"onparse {context.command.name}"
+                if context and context.parent and context.command.name != "parse"
+                else "onparse"
+            )
             fail(f"{err.format_message()} (see {path} --help)", err.exit_code)
         except click.exceptions.Abort:  # Ctrl-C outside a command's own handling
             fail("interrupted", 130)
@@ -196,7 +219,10 @@ def options_of(settings: type, *names: str, defaults: object = None) -> Callable
             extra: dict = {}
             kind = meta.get("kind", type(value))
             if isinstance(value, bool) or kind is bool:
-                declared_as = [f"{declared_as[0]}/--no-{declared_as[0][2:]}" if meta.get("negatable") else declared_as[0], name]
+                declared_as = [
+                    f"{declared_as[0]}/--no-{declared_as[0][2:]}" if meta.get("negatable") else declared_as[0],
+                    name,
+                ]
                 extra.update({} if meta.get("negatable") else {"is_flag": True})
             elif "choices" in meta:
                 extra.update(type=click.Choice(meta["choices"]), multiple=isinstance(value, list))
@@ -210,14 +236,22 @@ def options_of(settings: type, *names: str, defaults: object = None) -> Callable
             if defaults is not None:
                 extra.update(multiple=True)
                 value = [value]
-            command = click.option(*declared_as, default=value, show_default=value is not None,
-                                   help=meta["help"] + (VARY if defaults is not None else ""), **extra)(command)
+            command = click.option(
+                *declared_as,
+                default=value,
+                show_default=value is not None,
+                help=meta["help"] + (VARY if defaults is not None else ""),
+                **extra,
+            )(command)
         return command
+
     return decorate
 
 
-THREADS_HELP = ("CPU threads for torch (default: one per core, or the cores other running work leaves free: "
-                "beside another torch job, spinning threads slow both 5-10x; docs/speed.md).")
+THREADS_HELP = (
+    "CPU threads for torch (default: one per core, or the cores other running work leaves free: "
+    "beside another torch job, spinning threads slow both 5-10x; docs/speed.md)."
+)
 
 
 def import_nltk_quickly() -> None:
@@ -275,14 +309,18 @@ def refuse_given_options(allowed: set[str], why: str, instead: str) -> None:
     """Refuse, naming them, the running command's options typed on its command line other than ``allowed`` (names),
     where they would be silently ignored (``why``); ``instead`` says what to do."""
     ctx = click.get_current_context()
-    given = [param.opts[0] for param in ctx.command.params if param.name not in allowed
-             and ctx.get_parameter_source(param.name) == click.core.ParameterSource.COMMANDLINE]
+    given = [
+        param.opts[0]
+        for param in ctx.command.params
+        if param.name not in allowed and ctx.get_parameter_source(param.name) == click.core.ParameterSource.COMMANDLINE
+    ]
     if given:
         fail(f"{why}: leave out {', '.join(given)} (or {instead})")
 
 
 def typed_command() -> str:
-    """The running command as a user would type it to run it again: its arguments and every option not at its default."""
+    """The running command as a user would type it to run it again: its arguments and every option not at its
+    default."""
     ctx = click.get_current_context()
     words = ["onparse", ctx.info_name]
     for param in ctx.command.params:
@@ -320,13 +358,21 @@ def load_parser(model: str | None, layer: int | None, threads: int | None = None
 
 def right_branching_options(where: str):
     """--right-branching-voter and --right-branching-votes, for the commands that make ensembles."""
+
     def add(command):
-        command = click.option("--right-branching-votes", "right_branching_votes", type=PositiveNumber,
-                               help="The right-branching tree's votes (the voter's strength; the flag alone gives one, as a "
-                                    "member has), e.g. half the members.")(command)
-        return click.option("--right-branching-voter", is_flag=True,
-                            help=f"A right-branching tree votes {where}: a prior for right-branching languages (English), "
-                                 "not learnt.")(command)
+        command = click.option(
+            "--right-branching-votes",
+            "right_branching_votes",
+            type=PositiveNumber,
+            help="The right-branching tree's votes (the voter's strength; the flag alone gives one, as a "
+            "member has), e.g. half the members.",
+        )(command)
+        return click.option(
+            "--right-branching-voter",
+            is_flag=True,
+            help=f"A right-branching tree votes {where}: a prior for right-branching languages (English), not learnt.",
+        )(command)
+
     return add
 
 
@@ -337,21 +383,35 @@ def right_branching_weight(voter: bool, votes: float | None) -> float:
 
 def model_options(command):
     """Options shared by the commands that run the model; defaults are onparse.config.ParseConfig's."""
-    for option in reversed([
-        click.option("--model", "model", metavar="PATH", help="Model or ensemble directory, or a shipped model's name (default: models/pcfg-wsj)."),
-        click.option("--layer", type=LayerType(), help="Layer whose distances build the tree, or 'mean' of all layers (default: the model's own)."),
-        options_of(ParseConfig, "device", "dtype", "batch_size", "max_words"),
-        click.option("--threads", type=Threads, help=THREADS_HELP),
-    ]):
+    for option in reversed(
+        [
+            click.option(
+                "--model",
+                "model",
+                metavar="PATH",
+                help="Model or ensemble directory, or a shipped model's name (default: models/pcfg-wsj).",
+            ),
+            click.option(
+                "--layer",
+                type=LayerType(),
+                help="Layer whose distances build the tree, or 'mean' of all layers (default: the model's own).",
+            ),
+            options_of(ParseConfig, "device", "dtype", "batch_size", "max_words"),
+            click.option("--threads", type=Threads, help=THREADS_HELP),
+        ]
+    ):
         command = option(command)
     return command
 
 
-QUIET = click.option("--quiet", "-q", is_flag=True, help="Warnings and errors alone: no progress bar, no line per evaluation or stage.")
+QUIET = click.option(
+    "--quiet", "-q", is_flag=True, help="Warnings and errors alone: no progress bar, no line per evaluation or stage."
+)
 
 
 def show_messages(quiet: bool):
-    """What the library logs (``logging.getLogger("onparse")``) goes to stderr, a line each; with ``quiet`` only warnings.
+    """What the library logs (``logging.getLogger("onparse")``) goes to stderr, a line each; with ``quiet`` only
+    warnings.
     Returns the console for progress bars (a silent one with ``quiet``)."""
     import logging
 
@@ -367,25 +427,62 @@ def show_messages(quiet: bool):
 
 def run_options(command):
     """Options of the commands that train into a run folder (train, distill)."""
-    for option in reversed([
-        click.option("--train", "train_paths", multiple=True,
-                     help=".mrg file, folder or glob, or a text file (one sentence a line); repeatable."),
-        click.option("--dev", help="Dev text (.mrg or one sentence a line): perplexity at each evaluation, and what model/ is chosen on."),
-        click.option("--dev-gold", help="Gold trees: dev F1 per layer at each evaluation, for the record (chooses nothing unless --select-by-gold)."),
-        click.option("--select-by-gold", "select_by", flag_value="dev_f1", default=None,
-                     help="Keep as model/ the point of best dev F1 on --dev-gold (the original ON-LSTM protocol: not unsupervised)."),
-        click.option("--select-by-perplexity", "select_by", flag_value="dev_ppl",
-                     help="Keep as model/ the point of lowest dev perplexity (a student's default: best agreement with its teacher)."),
-        click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
-                     help="Run folder: config, history, checkpoint, a model per evaluation, model/ (the best point; its card says by what)."),
-        click.option("--resume", is_flag=True, help="Continue the run in --out from its checkpoint, with its own settings."),
-        click.option("--overwrite", is_flag=True, help="Start afresh in an --out that already holds a run, deleting it."),
-        click.option("--max-minutes", type=PositiveNumber, help="Stop (with a checkpoint) after this much wall time."),
-        options_of(TrainConfig, "keep_evaluations"),
-        options_of(TrainConfig, "encoding", "tokenized", "seed", "dtype", "device"),
-        click.option("--threads", type=Threads, help=THREADS_HELP),
-        QUIET,
-    ]):
+    for option in reversed(
+        [
+            click.option(
+                "--train",
+                "train_paths",
+                multiple=True,
+                help=".mrg file, folder or glob, or a text file (one sentence a line); repeatable.",
+            ),
+            click.option(
+                "--dev",
+                help="Dev text (.mrg or one sentence a line): perplexity at each evaluation, and what model/ is "
+                "chosen on.",
+            ),
+            click.option(
+                "--dev-gold",
+                help="Gold trees: dev F1 per layer at each evaluation, for the record (chooses nothing unless "
+                "--select-by-gold).",
+            ),
+            click.option(
+                "--select-by-gold",
+                "select_by",
+                flag_value="dev_f1",
+                default=None,
+                help="Keep as model/ the point of best dev F1 on --dev-gold (the original ON-LSTM protocol: not "
+                "unsupervised).",
+            ),
+            click.option(
+                "--select-by-perplexity",
+                "select_by",
+                flag_value="dev_ppl",
+                help="Keep as model/ the point of lowest dev perplexity (a student's default: best agreement with "
+                "its teacher).",
+            ),
+            click.option(
+                "--out",
+                "out_dir",
+                type=click.Path(file_okay=False, path_type=Path),
+                required=True,
+                help="Run folder: config, history, checkpoint, a model per evaluation, model/ (the best point; its "
+                "card says by what).",
+            ),
+            click.option(
+                "--resume", is_flag=True, help="Continue the run in --out from its checkpoint, with its own settings."
+            ),
+            click.option(
+                "--overwrite", is_flag=True, help="Start afresh in an --out that already holds a run, deleting it."
+            ),
+            click.option(
+                "--max-minutes", type=PositiveNumber, help="Stop (with a checkpoint) after this much wall time."
+            ),
+            options_of(TrainConfig, "keep_evaluations"),
+            options_of(TrainConfig, "encoding", "tokenized", "seed", "dtype", "device"),
+            click.option("--threads", type=Threads, help=THREADS_HELP),
+            QUIET,
+        ]
+    ):
         command = option(command)
     return command
 
@@ -413,8 +510,12 @@ def print_gold_scores(model: Path, gold: str, device: str, encoding: str) -> Non
     from onparse.evaluate import evaluate_treebank
     from onparse.report import print_scores
 
-    print_scores(evaluate_treebank(gold, lambda: load_parser(str(model), None, device=device), encoding=encoding,
-                                   untrained=False), None)
+    print_scores(
+        evaluate_treebank(
+            gold, lambda: load_parser(str(model), None, device=device), encoding=encoding, untrained=False
+        ),
+        None,
+    )
 
 
 def run_program(main: click.Group) -> NoReturn:
@@ -424,7 +525,10 @@ def run_program(main: click.Group) -> NoReturn:
     one-sentence run; every output file is closed by then and standard
     streams are flushed here. (Tests call ``main`` itself, which returns.)
     """
-    for stream in (sys.stdout, sys.stderr):  # a stream that cannot encode a token (PYTHONIOENCODING=ascii) shows it escaped
+    for stream in (
+        sys.stdout,
+        sys.stderr,
+    ):  # a stream that cannot encode a token (PYTHONIOENCODING=ascii) shows it escaped
         if isinstance(stream, io.TextIOWrapper) and stream.errors == "strict":
             stream.reconfigure(errors="backslashreplace")
     try:

@@ -13,9 +13,21 @@ from onparse.families import MEAN, NAMES, GrammarConfig, ModelConfig, checked_la
 from onparse.families.onlstm import STUDENT_TRAINING
 from onparse.families.pcfg import GRAMMAR_TRAINING, LARGER_GRAMMAR
 from onparse.language import check_language, head_initial
-from onparse.settings import (AUTO_DTYPE, BACKWARD, DTYPE_CHOICES, DTYPE_HELP, FORWARD, LINE_BYTES_PER_WORD,
-                              MAX_SENTENCE_WORDS, Layer, Reading, check_encoding, default, setting, setting_of)
-
+from onparse.settings import (
+    AUTO_DTYPE,
+    BACKWARD,
+    DTYPE_CHOICES,
+    DTYPE_HELP,
+    FORWARD,
+    LINE_BYTES_PER_WORD,
+    MAX_SENTENCE_WORDS,
+    Layer,
+    Reading,
+    check_encoding,
+    default,
+    setting,
+    setting_of,
+)
 
 # A fit's reading rule: where punctuation or direction is not given, short ON-LSTM probes learn a sample of the text in
 # each candidate reading, and the members read as the probe whose trees agree best with the vote of the other probes
@@ -30,9 +42,13 @@ class ParseConfig:
     """How sentences are run through a model."""
 
     batch_size: int = setting(256, "Sentences per batch (packed: finished sentences cost nothing).")
-    max_words: int = setting(400, f"Longest sentence accepted, in words (at most {MAX_SENTENCE_WORDS:,}; 800 for a "
-                             f"model with grammar members); a line over {LINE_BYTES_PER_WORD} bytes a word is refused "
-                             "as it is read.", maximum=MAX_SENTENCE_WORDS)
+    max_words: int = setting(
+        400,
+        f"Longest sentence accepted, in words (at most {MAX_SENTENCE_WORDS:,}; 800 for a "
+        f"model with grammar members); a line over {LINE_BYTES_PER_WORD} bytes a word is refused "
+        "as it is read.",
+        maximum=MAX_SENTENCE_WORDS,
+    )
     device: str = setting("cpu", "torch device, e.g. cuda.", kind=str)
     dtype: str = setting("fp32", DTYPE_HELP, choices=DTYPE_CHOICES)
 
@@ -42,7 +58,9 @@ class ParseConfig:
             if type(getattr(self, name)) is not int or getattr(self, name) < 1:
                 raise ValueError(f"{name} must be a whole number of at least 1, not {getattr(self, name)!r}")
         if self.max_words > MAX_SENTENCE_WORDS:
-            raise ValueError(f"max_words is at most {MAX_SENTENCE_WORDS} (a vote is cubic in length), not {self.max_words}")
+            raise ValueError(
+                f"max_words is at most {MAX_SENTENCE_WORDS} (a vote is cubic in length), not {self.max_words}"
+            )
         if self.dtype not in DTYPE_CHOICES:
             raise ValueError(f"dtype must be one of {', '.join(DTYPE_CHOICES)}, not {self.dtype!r}")
         if not isinstance(self.device, str):
@@ -62,21 +80,41 @@ class DistillConfig:
     start: str = ""  # model directory: the student's shape and vocabulary, and its weights unless from_scratch
     from_scratch: bool = False  # fresh weights (drawn with the run's seed) instead of start's
     sentences: int = setting(40000, "Training sentences the teacher parses (a seeded sample).")
-    sample_seed: int | None = setting(None, "The seed of the sample the teacher parses  [default: the run's --seed]: "
-                                      "students of other seeds learn the same trees.", kind=int, minimum=0)
-    trees: str | None = setting(None, "The file that keeps the teacher's parse of the sample  [default: teacher.jsonl in the run "
-                         "folder]: made once, read back by every student of the same teacher, text and sample.",
-                         kind=str)
+    sample_seed: int | None = setting(
+        None,
+        "The seed of the sample the teacher parses  [default: the run's --seed]: "
+        "students of other seeds learn the same trees.",
+        kind=int,
+        minimum=0,
+    )
+    trees: str | None = setting(
+        None,
+        "The file that keeps the teacher's parse of the sample  [default: teacher.jsonl in the run "
+        "folder]: made once, read back by every student of the same teacher, text and sample.",
+        kind=str,
+    )
     rank_weight: float = setting(20.0, "Weight of the distance-ranking loss beside the language-model loss.", minimum=0)
     margin: float = setting(0.05, "Hinge margin between distances.", minimum=0)
-    soft_targets: bool = setting(False, "A grammar student learns the teacher's span shares (each span's share of "
-                                 "its votes, or its posterior), not its one tree: every tree weighed by them.")
-    focus: float = setting(0.0, "A grammar student learns the text's own likelihood, focused by its teacher's voters "
-                           "(parse-focusing): every tree weighed by exp(FOCUS x the sum of its spans' shares of the "
-                           "votes), no tree ruled out; 0: the teacher's trees (or --soft-targets).", minimum=0)
-    focus_end: float | None = setting(None, "The focus at the run's end, reached linearly from --focus  [default: "
-                                      "--focus throughout]: 0 ends on the text's plain likelihood (unsupervised "
-                                      "fine-tuning after the focus).", kind=float, minimum=0)
+    soft_targets: bool = setting(
+        False,
+        "A grammar student learns the teacher's span shares (each span's share of "
+        "its votes, or its posterior), not its one tree: every tree weighed by them.",
+    )
+    focus: float = setting(
+        0.0,
+        "A grammar student learns the text's own likelihood, focused by its teacher's voters "
+        "(parse-focusing): every tree weighed by exp(FOCUS x the sum of its spans' shares of the "
+        "votes), no tree ruled out; 0: the teacher's trees (or --soft-targets).",
+        minimum=0,
+    )
+    focus_end: float | None = setting(
+        None,
+        "The focus at the run's end, reached linearly from --focus  [default: "
+        "--focus throughout]: 0 ends on the text's plain likelihood (unsupervised "
+        "fine-tuning after the focus).",
+        kind=float,
+        minimum=0,
+    )
 
     @property
     def learns_shares(self) -> bool:
@@ -84,13 +122,15 @@ class DistillConfig:
         return self.soft_targets or self.focus > 0
 
 
-
 def default_field_maximum(settings: type, name: str) -> int:
     """The largest value a settings field's option takes (``setting``'s ``maximum``)."""
     return {f.name: f for f in fields(settings)}[name].metadata["maximum"]
 
 
-DISTILL_OPTIONS = tuple(f.name for f in fields(DistillConfig) if f.metadata)  # what a student learns: its sample, then how
+DISTILL_OPTIONS = tuple(
+    f.name for f in fields(DistillConfig) if f.metadata
+)  # what a student learns: its sample, then how
+
 
 @dataclass
 class TrainConfig:
@@ -103,8 +143,11 @@ class TrainConfig:
     train: list[str] = field(default_factory=list)
     dev: str | None = None
     dev_gold: str | None = None
-    family: str = setting(ModelConfig.family, "onlstm: an ON-LSTM language model; pcfg: a neural PCFG trained on the sentences' "
-                          "likelihood.", choices=NAMES)  # what ``model`` describes
+    family: str = setting(
+        ModelConfig.family,
+        "onlstm: an ON-LSTM language model; pcfg: a neural PCFG trained on the sentences' likelihood.",
+        choices=NAMES,
+    )  # what ``model`` describes
     model: ModelConfig | GrammarConfig = field(default_factory=ModelConfig)
     batch_size: int = 64
     bptt: int = setting(70, "Steps of backpropagation through time an ON-LSTM's update reads.")
@@ -120,22 +163,33 @@ class TrainConfig:
     device: str = setting("cpu", "torch device, e.g. cuda.", kind=str)
     evals_per_epoch: int = setting(1, "Dev evaluations (perplexity, F1, a saved model) per epoch, evenly spread.")
     default_layer: Layer = 2  # the paper's layer, written into the model directories; a student learns its trees there
-    language: str = setting("en", "The text's language (en, de, zh, ...): how text files are tokenized, recorded in the "
-                            "models it makes.", kind="language")
-    reading: Reading = field(default_factory=Reading)  # what the model reads of each sentence, written into the model directories
-    encoding: str = setting("UTF-8", "The encoding of the --train, --dev and --dev-gold files (NEGRA: latin-1).",
-                            kind="encoding")
-    tokenized: bool = setting(False, "Text files are already split into tokens at spaces (a treebank's leaves, a "
-                              "tokenizer you ran): taken as given, not tokenized again as --language.")
+    language: str = setting(
+        "en",
+        "The text's language (en, de, zh, ...): how text files are tokenized, recorded in the models it makes.",
+        kind="language",
+    )
+    reading: Reading = field(
+        default_factory=Reading
+    )  # what the model reads of each sentence, written into the model directories
+    encoding: str = setting(
+        "UTF-8", "The encoding of the --train, --dev and --dev-gold files (NEGRA: latin-1).", kind="encoding"
+    )
+    tokenized: bool = setting(
+        False,
+        "Text files are already split into tokens at spaces (a treebank's leaves, a "
+        "tokenizer you ran): taken as given, not tokenized again as --language.",
+    )
     distill: DistillConfig | None = None
     # a seeded sample of about this many tokens of the training text instead of all of it (a fit's reading probes)
     sample_tokens: int | None = None
     select_by: str | None = None  # a key of SELECTIONS; default dev_ppl, or teacher_agreement for distillation
-    keep_evaluations: bool = setting(False, "Keep every evaluation's model directory (epoch-EE.FF), not only the best's "
-                                     "and the last's.")
+    keep_evaluations: bool = setting(
+        False, "Keep every evaluation's model directory (epoch-EE.FF), not only the best's and the last's."
+    )
 
     def check(self) -> None:
-        """ValueError naming the first setting of a wrong type or out of range (a damaged or hand-edited config.json)."""
+        """ValueError naming the first setting of a wrong type or out of range (a damaged or hand-edited
+        config.json)."""
         if not isinstance(self.train, list) or not all(isinstance(path, str) and path for path in self.train):
             raise ValueError(f"train must be a list of paths, not {self.train!r:.60}")
         for name in ("dev", "dev_gold"):
@@ -145,14 +199,36 @@ class TrainConfig:
         for name, least in whole.items():
             value = getattr(self, name)
             if type(value) is not int or (least is not None and value < least):
-                raise ValueError(f"{name} must be a whole number" + (f" of at least {least}" if least is not None else "")
-                                 + f", not {value!r:.40}")
-        for name, low, high in (("lr", 0, None), ("min_lr_ratio", 0, 1), ("weight_decay", 0, None), ("clip", 0, None),
-                                ("beta1", 0, 0.999)):
+                raise ValueError(
+                    f"{name} must be a whole number"
+                    + (f" of at least {least}" if least is not None else "")
+                    + f", not {value!r:.40}"
+                )
+        for name, low, high in (
+            ("lr", 0, None),
+            ("min_lr_ratio", 0, 1),
+            ("weight_decay", 0, None),
+            ("clip", 0, None),
+            ("beta1", 0, 0.999),
+        ):
             value = getattr(self, name)
-            if type(value) not in (int, float) or value < low or (high is not None and value > high) or (name in ("lr", "clip") and value == 0):
-                raise ValueError(f"{name} must be a number" + (f" from {low} to {high}" if high is not None else " above 0" if name in ("lr", "clip") else " of at least 0")
-                                 + f", not {value!r:.40}")
+            if (
+                type(value) not in (int, float)
+                or value < low
+                or (high is not None and value > high)
+                or (name in ("lr", "clip") and value == 0)
+            ):
+                raise ValueError(
+                    f"{name} must be a number"
+                    + (
+                        f" from {low} to {high}"
+                        if high is not None
+                        else " above 0"
+                        if name in ("lr", "clip")
+                        else " of at least 0"
+                    )
+                    + f", not {value!r:.40}"
+                )
         if self.dtype not in DTYPE_CHOICES:
             raise ValueError(f"dtype must be one of {', '.join(DTYPE_CHOICES)}, not {self.dtype!r:.40}")
         for name in ("device", "language", "encoding"):
@@ -213,11 +289,18 @@ GRAMMAR_STUDENTS = 2
 HEAD_INITIAL_PRIOR = 0.5
 
 # The grammar members' symbols and update size unless asked otherwise (where the time allows: LARGER_GRAMMAR)
-DEFAULT_GRAMMAR_SHAPE = {"nonterminals": default(GrammarConfig, "nonterminals"),
-                         "preterminals": default(GrammarConfig, "preterminals"), "batch_size": GRAMMAR_TRAINING["batch_size"]}
+DEFAULT_GRAMMAR_SHAPE = {
+    "nonterminals": default(GrammarConfig, "nonterminals"),
+    "preterminals": default(GrammarConfig, "preterminals"),
+    "batch_size": GRAMMAR_TRAINING["batch_size"],
+}
 # The members' architecture: small enough that four train in well under an hour on two cores.
 MEMBER_MODEL = ModelConfig(embedding_size=200, hidden_size=600, n_layers=3, chunk_size=10)
-VARIED_SIZES = ("embedding_size", "hidden_size", "chunk_size")  # what members may vary: the layers stay, so one layer rule fits all
+VARIED_SIZES = (
+    "embedding_size",
+    "hidden_size",
+    "chunk_size",
+)  # what members may vary: the layers stay, so one layer rule fits all
 
 
 @dataclass
@@ -232,12 +315,16 @@ class FitPlan:
     # distillation rounds reproduced their teacher in every language measured (experiments/notebook.md)
     rounds: int = setting(0, "Distillation rounds (each student learns the last ensemble).", minimum=0)
     member_model: ModelConfig = field(default_factory=lambda: ModelConfig(**asdict(MEMBER_MODEL)))
-    # members cycle through these sizes, e.g. {"hidden_size": [600, 1150], "chunk_size": [5, 10, 20]} (absent: member_model's)
+    # members cycle through these sizes, e.g. {"hidden_size": [600, 1150], "chunk_size": [5, 10, 20]} (absent:
+    # member_model's)
     member_variants: dict[str, list[int]] = field(default_factory=dict)
-    member_epochs: int | None = setting(None, "Epochs of each member, grammars too unless --grammar-epochs  [default: "
-                                        "enough to read about a million tokens (with --hours, what fits them), a sample "
-                                        "of the text where that is less; the reading probes read no more].",
-                                        kind=int)  # None: about MEMBER_TOKENS tokens
+    member_epochs: int | None = setting(
+        None,
+        "Epochs of each member, grammars too unless --grammar-epochs  [default: "
+        "enough to read about a million tokens (with --hours, what fits them), a sample "
+        "of the text where that is less; the reading probes read no more].",
+        kind=int,
+    )  # None: about MEMBER_TOKENS tokens
     member_sample: int | None = None  # settled by the fit: the tokens of the sample each member reads (None: the text)
     evals_per_epoch: int = setting(4, "Dev evaluations (perplexity, agreement, a saved model) per epoch of each run.")
     batch_size: int = 64  # language-model streams of the members
@@ -250,20 +337,37 @@ class FitPlan:
     rank_weight: float = setting_of(DistillConfig, "rank_weight")
     margin: float = setting_of(DistillConfig, "margin")
     layer: Layer = setting(MEAN, "The layer students learn their teacher's trees at.", kind="layer")
-    layer_rule: str = setting("fixed", "fixed: --vote-layer for all (the mean of an ON-LSTM's layers by default); own: "
-                              "each member's own layer (--layer); agreement: each ensemble gives each member the layer "
-                              "agreeing best with the others' vote on --dev; consistency: the one layer whose trees agree "
-                              "best between the members on --dev, for all.", choices=LAYER_RULES)
-    vote_layer: Layer | None = setting(None, "With --layer-rule fixed: every member's layer in every vote (default: "
-                                       "--layer). Another layer than the learnt one keeps students' trees apart.", kind="layer")
-    right_branching_voter: float = 0.0  # a right-branching tree's votes: a prior for right-branching languages, never chosen on gold unless asked
-    teacher_prior: float | None = setting(None, "The share of the students' teacher's votes the right-branching tree "
-                                          "casts (the model's own vote gives it none)  [default: "
-                                          f"{HEAD_INITIAL_PRIOR:g} for head-initial languages (en, fr, es, ar, ...), "
-                                          "else 0; the share was chosen on WSJ section 22's gold trees].",
-                                          minimum=0, kind=float)
-    select_by_gold: bool = setting(False, "Choose checkpoints and the voter on --dev-gold (the original ON-LSTM protocol: "
-                                   "not unsupervised; the card says so).")
+    layer_rule: str = setting(
+        "fixed",
+        "fixed: --vote-layer for all (the mean of an ON-LSTM's layers by default); own: "
+        "each member's own layer (--layer); agreement: each ensemble gives each member the layer "
+        "agreeing best with the others' vote on --dev; consistency: the one layer whose trees agree "
+        "best between the members on --dev, for all.",
+        choices=LAYER_RULES,
+    )
+    vote_layer: Layer | None = setting(
+        None,
+        "With --layer-rule fixed: every member's layer in every vote (default: "
+        "--layer). Another layer than the learnt one keeps students' trees apart.",
+        kind="layer",
+    )
+    right_branching_voter: float = (
+        0.0  # a right-branching tree's votes: a prior for right-branching languages, never chosen on gold unless asked
+    )
+    teacher_prior: float | None = setting(
+        None,
+        "The share of the students' teacher's votes the right-branching tree "
+        "casts (the model's own vote gives it none)  [default: "
+        f"{HEAD_INITIAL_PRIOR:g} for head-initial languages (en, fr, es, ar, ...), "
+        "else 0; the share was chosen on WSJ section 22's gold trees].",
+        minimum=0,
+        kind=float,
+    )
+    select_by_gold: bool = setting(
+        False,
+        "Choose checkpoints and the voter on --dev-gold (the original ON-LSTM protocol: "
+        "not unsupervised; the card says so).",
+    )
     keep_evaluations: bool = setting_of(TrainConfig, "keep_evaluations")  # every run's
     seed: int = setting(1111, "The first member's seed; every other run's counts from it.", minimum=None)
     dtype: str = setting_of(TrainConfig, "dtype")
@@ -271,57 +375,107 @@ class FitPlan:
     language: str = setting_of(TrainConfig, "language")
     encoding: str = setting_of(TrainConfig, "encoding")
     tokenized: bool = setting_of(TrainConfig, "tokenized")
-    punctuation: bool | None = setting(None, "Whether the ON-LSTMs read the punctuation tokens too (trees and scores "
-                                       "stay over the words)  [default: chosen by reading probes: short ON-LSTMs learn a sample of the "
-                                       "text with and without it, and the ON-LSTMs read as the probe whose trees agree "
-                                       "best with the other probes' and the grammar members' vote on --dev (no gold "
-                                       "trees)].",
-                                       negatable=True, kind=bool)
-    directions: list[str] = setting([AUTO], "Repeat to vary the members, as --chunk-size: member k reads in the k-th "
-                                    "direction, cycling. auto: the first two ON-LSTM members read left to right and "
-                                    "right to left, every other one as the one with the lower dev perplexity, and the "
-                                    "other does not vote (no gold trees; with one ON-LSTM, the reading probes choose).",
-                                    option="--direction", choices=(FORWARD, BACKWARD, AUTO))
+    punctuation: bool | None = setting(
+        None,
+        "Whether the ON-LSTMs read the punctuation tokens too (trees and scores "
+        "stay over the words)  [default: chosen by reading probes: short ON-LSTMs learn a sample of the "
+        "text with and without it, and the ON-LSTMs read as the probe whose trees agree "
+        "best with the other probes' and the grammar members' vote on --dev (no gold "
+        "trees)].",
+        negatable=True,
+        kind=bool,
+    )
+    directions: list[str] = setting(
+        [AUTO],
+        "Repeat to vary the members, as --chunk-size: member k reads in the k-th "
+        "direction, cycling. auto: the first two ON-LSTM members read left to right and "
+        "right to left, every other one as the one with the lower dev perplexity, and the "
+        "other does not vote (no gold trees; with one ON-LSTM, the reading probes choose).",
+        option="--direction",
+        choices=(FORWARD, BACKWARD, AUTO),
+    )
     probe_tokens: int = setting(250_000, "Tokens of the training text (a seeded sample) each reading probe learns.")
     probe_epochs: int = 1  # settled by the fit: a text smaller than probe_tokens is read more often
-    families: list[str] = setting([ModelConfig.family, GrammarConfig.family], "Repeat to mix the members, as --chunk-size: member k is of the "
-                                  "k-th family, cycling (pcfg: a neural PCFG, trained on the words' likelihood; it votes "
-                                  "as it is in every round).", option="--family", choices=NAMES)
+    families: list[str] = setting(
+        [ModelConfig.family, GrammarConfig.family],
+        "Repeat to mix the members, as --chunk-size: member k is of the "
+        "k-th family, cycling (pcfg: a neural PCFG, trained on the words' likelihood; it votes "
+        "as it is in every round).",
+        option="--family",
+        choices=NAMES,
+    )
     member_grammar: GrammarConfig = field(default_factory=GrammarConfig)  # the grammar members' size
-    grammar_epochs: int | None = setting(None, "Epochs of each grammar member  [default: --member-epochs where given, "
-                                         "else enough to read about four million "
-                                         "words of sentences of 2-40 words (with --hours, what fits them), a sample "
-                                         "of the text where that is less].", kind=int)
-    grammar_sample: int | None = None  # settled by the fit: the tokens of the sample each grammar reads (None: the text)
-    grammar_batch_size: int = setting(GRAMMAR_TRAINING["batch_size"], "Words of a grammar member's update (German 64 x "
-                                      "128 grammars did better at 200).")
-    larger_grammars: bool | None = setting(None, f"Grammar members of {LARGER_GRAMMAR['nonterminals']} x "
-                                           f"{LARGER_GRAMMAR['preterminals']} symbols in {LARGER_GRAMMAR['batch_size']}-word "
-                                           "updates, each reading about 2.4 million words (in German 1 to 5 points better "
-                                           "than the default shape; in English no better, at three times the cost)  [default: "
-                                           "where --hours leave time for them with every other model reading all the "
-                                           "recipe reads; the default shape otherwise].", negatable=True, kind=bool)
-    grammar_tokens: int | None = None  # settled by the fit: the words a grammar member reads at full scale (None: budget's)
+    grammar_epochs: int | None = setting(
+        None,
+        "Epochs of each grammar member  [default: --member-epochs where given, "
+        "else enough to read about four million "
+        "words of sentences of 2-40 words (with --hours, what fits them), a sample "
+        "of the text where that is less].",
+        kind=int,
+    )
+    grammar_sample: int | None = (
+        None  # settled by the fit: the tokens of the sample each grammar reads (None: the text)
+    )
+    grammar_batch_size: int = setting(
+        GRAMMAR_TRAINING["batch_size"],
+        "Words of a grammar member's update (German 64 x 128 grammars did better at 200).",
+    )
+    larger_grammars: bool | None = setting(
+        None,
+        f"Grammar members of {LARGER_GRAMMAR['nonterminals']} x "
+        f"{LARGER_GRAMMAR['preterminals']} symbols in {LARGER_GRAMMAR['batch_size']}-word "
+        "updates, each reading about 2.4 million words (in German 1 to 5 points better "
+        "than the default shape; in English no better, at three times the cost)  [default: "
+        "where --hours leave time for them with every other model reading all the "
+        "recipe reads; the default shape otherwise].",
+        negatable=True,
+        kind=bool,
+    )
+    grammar_tokens: int | None = (
+        None  # settled by the fit: the words a grammar member reads at full scale (None: budget's)
+    )
     # a turn more: the German plain fit's model read 51.16 on valid.penn against 50.84 (experiments/notebook.md)
-    more_members: bool | None = setting(None, "One more member of each family (a turn of --family) beside --members  "
-                                        "[default: where --hours leave time for them with every model reading all the "
-                                        "recipe reads, at the rates the fit's first members trained].", negatable=True, kind=bool)
-    student_directions: list[str] = setting([], "The student from scratch reads in this direction  [default: the first "
-                                            "voting ON-LSTM's]; repeat for one student per direction, each voting "
-                                            "(together they see both sides of every gap).", option="--student-direction",
-                                            choices=(FORWARD, BACKWARD))
-    grammar_students: int | None = setting(None, "Grammars from scratch that learn the last ensemble's trees beside the "
-                                           "ON-LSTM students (the first grammar member's shape and vocabulary, "
-                                           "--scratch-passes passes, seeds counting up from --seed); each votes  "
-                                           f"[default: {GRAMMAR_STUDENTS} where the fit has grammar members, else none].",
-                                           minimum=0, kind=int)
+    more_members: bool | None = setting(
+        None,
+        "One more member of each family (a turn of --family) beside --members  "
+        "[default: where --hours leave time for them with every model reading all the "
+        "recipe reads, at the rates the fit's first members trained].",
+        negatable=True,
+        kind=bool,
+    )
+    student_directions: list[str] = setting(
+        [],
+        "The student from scratch reads in this direction  [default: the first "
+        "voting ON-LSTM's]; repeat for one student per direction, each voting "
+        "(together they see both sides of every gap).",
+        option="--student-direction",
+        choices=(FORWARD, BACKWARD),
+    )
+    grammar_students: int | None = setting(
+        None,
+        "Grammars from scratch that learn the last ensemble's trees beside the "
+        "ON-LSTM students (the first grammar member's shape and vocabulary, "
+        "--scratch-passes passes, seeds counting up from --seed); each votes  "
+        f"[default: {GRAMMAR_STUDENTS} where the fit has grammar members, else none].",
+        minimum=0,
+        kind=int,
+    )
     student_grammar: GrammarConfig | None = None  # the grammar students' shape (None: the first grammar member's)
     # generation 0 is the first students' vote
-    generations: int = setting(0, "Self-training: each generation's students (as the first ones, new seeds) learn the "
-                               "vote of the generation before and vote alone; the last generation is the model.", minimum=0,
-                               maximum=20)  # climbs level off after two or three (experiments/notebook.md)
-    stop_agreement: float = setting(95.0, "End the generations after one whose vote agrees with its teacher's trees on "
-                                    "--dev at this sentence F1 or more (no gold trees).", minimum=0, maximum=100)
+    generations: int = setting(
+        0,
+        "Self-training: each generation's students (as the first ones, new seeds) learn the "
+        "vote of the generation before and vote alone; the last generation is the model.",
+        minimum=0,
+        maximum=20,
+    )  # climbs level off after two or three (experiments/notebook.md)
+    stop_agreement: float = setting(
+        95.0,
+        "End the generations after one whose vote agrees with its teacher's trees on "
+        "--dev at this sentence F1 or more (no gold trees).",
+        minimum=0,
+        maximum=100,
+    )
 
     @classmethod
     def from_dict(cls, values: dict) -> "FitPlan":
@@ -334,9 +488,14 @@ class FitPlan:
         if not isinstance(values.get("student_grammar") or {}, dict):
             raise ValueError("student_grammar must be an object of grammar settings")
         student_grammar = values.get("student_grammar")
-        return cls(**{**values, "member_model": ModelConfig(**values["member_model"]),
-                      "member_grammar": GrammarConfig(**values.get("member_grammar", {})),
-                      "student_grammar": GrammarConfig(**student_grammar) if student_grammar else None})
+        return cls(
+            **{
+                **values,
+                "member_model": ModelConfig(**values["member_model"]),
+                "member_grammar": GrammarConfig(**values.get("member_grammar", {})),
+                "student_grammar": GrammarConfig(**student_grammar) if student_grammar else None,
+            }
+        )
 
     def family(self, k: int) -> str:
         """Member ``k``'s family (from 1), in its turn."""
@@ -368,8 +527,13 @@ class FitPlan:
         chosen = chosen or self.candidate_readings()[0]
         punctuation = chosen.punctuation if self.punctuation is None else self.punctuation
         trial = self.direction_trial
-        direction = (self.directions[(k - 1) % len(self.directions)] if self.directions != [AUTO] else
-                     (FORWARD, BACKWARD)[trial.index(k)] if k in trial else chosen.direction)
+        direction = (
+            self.directions[(k - 1) % len(self.directions)]
+            if self.directions != [AUTO]
+            else (FORWARD, BACKWARD)[trial.index(k)]
+            if k in trial
+            else chosen.direction
+        )
         return named(self.family(k)).fit_reading(punctuation, direction)
 
     def member_seed(self, k: int) -> int:
@@ -394,15 +558,23 @@ class FitPlan:
         read left to right where the direction trial settles the direction, both ways under the AUTO rule without a
         trial (else the first direction given); one where nothing is left to choose."""
         punctuation = [True, False] if self.punctuation is None else [self.punctuation]
-        directions = (self.directions[:1] if self.directions != [AUTO] else [FORWARD] if self.direction_trial
-                      else [FORWARD, BACKWARD])
+        directions = (
+            self.directions[:1]
+            if self.directions != [AUTO]
+            else [FORWARD]
+            if self.direction_trial
+            else [FORWARD, BACKWARD]
+        )
         return [Reading(p, d) for p in punctuation for d in directions]
 
     @property
     def grammar_shape(self) -> dict:
         """The grammar members' symbols and update size, as LARGER_GRAMMAR names them."""
-        return {"nonterminals": self.member_grammar.nonterminals, "preterminals": self.member_grammar.preterminals,
-                "batch_size": self.grammar_batch_size}
+        return {
+            "nonterminals": self.member_grammar.nonterminals,
+            "preterminals": self.member_grammar.preterminals,
+            "batch_size": self.grammar_batch_size,
+        }
 
     @property
     def grammar_student_count(self) -> int:
@@ -433,14 +605,30 @@ class FitPlan:
 
     def check(self) -> None:
         """ValueError for a plan that cannot run (a setting of a wrong type or out of range, a missing file)."""
-        if not isinstance(self.train, list) or not all(isinstance(path, str) for path in self.train) or not isinstance(self.dev, str):
+        if (
+            not isinstance(self.train, list)
+            or not all(isinstance(path, str) for path in self.train)
+            or not isinstance(self.dev, str)
+        ):
             raise ValueError("train must be a list of paths and dev a path")
-        for name in ("members", "rounds", "evals_per_epoch", "batch_size", "sentences", "student_batch_size",
-                     "finetune_passes", "scratch_passes", "seed", "generations"):
+        for name in (
+            "members",
+            "rounds",
+            "evals_per_epoch",
+            "batch_size",
+            "sentences",
+            "student_batch_size",
+            "finetune_passes",
+            "scratch_passes",
+            "seed",
+            "generations",
+        ):
             if type(getattr(self, name)) is not int:
                 raise ValueError(f"{name} must be a whole number, not {getattr(self, name)!r:.40}")
         if self.punctuation is not None and type(self.punctuation) is not bool:
-            raise ValueError(f"punctuation must be true, false or null (chosen by the reading rule), not {self.punctuation!r:.40}")
+            raise ValueError(
+                f"punctuation must be true, false or null (chosen by the reading rule), not {self.punctuation!r:.40}"
+            )
         for name in ("keep_evaluations", "select_by_gold", "tokenized"):
             if type(getattr(self, name)) is not bool:
                 raise ValueError(f"{name} must be true or false, not {getattr(self, name)!r:.40}")
@@ -450,7 +638,11 @@ class FitPlan:
         for name in ("member_epochs", "grammar_students"):
             if getattr(self, name) is not None and type(getattr(self, name)) is not int:
                 raise ValueError(f"{name} must be a whole number, not {getattr(self, name)!r:.40}")
-        if not isinstance(self.member_model, ModelConfig) or not isinstance(self.member_variants, dict) or not isinstance(self.directions, list):
+        if (
+            not isinstance(self.member_model, ModelConfig)
+            or not isinstance(self.member_variants, dict)
+            or not isinstance(self.directions, list)
+        ):
             raise ValueError("member_model and member_variants must be objects, directions a list")
         if type(self.right_branching_voter) not in (int, float, bool) or self.right_branching_voter < 0:
             raise ValueError(f"right_branching_voter must be a number of votes, not {self.right_branching_voter!r:.40}")
@@ -458,45 +650,70 @@ class FitPlan:
             raise ValueError("choosing on gold trees needs them: give --dev-gold")
         if self.layer_rule not in LAYER_RULES:
             raise ValueError(f"the layer rule is {' or '.join(LAYER_RULES)}, not {self.layer_rule!r}")
-        if min(self.members, self.member_epochs or 1, self.evals_per_epoch, self.sentences, self.scratch_passes) < 1 or min(
-                self.rounds, self.grammar_students or 0, self.generations) < 0:
-            raise ValueError("members, epochs, evaluations, sentences and passes must be at least 1, rounds, grammar "
-                             "students and generations at least 0")
+        if (
+            min(self.members, self.member_epochs or 1, self.evals_per_epoch, self.sentences, self.scratch_passes) < 1
+            or min(self.rounds, self.grammar_students or 0, self.generations) < 0
+        ):
+            raise ValueError(
+                "members, epochs, evaluations, sentences and passes must be at least 1, rounds, grammar "
+                "students and generations at least 0"
+            )
         if self.generations > default_field_maximum(FitPlan, "generations"):
-            raise ValueError(f"generations are at most {default_field_maximum(FitPlan, 'generations')}, not {self.generations}")
+            raise ValueError(
+                f"generations are at most {default_field_maximum(FitPlan, 'generations')}, not {self.generations}"
+            )
         if type(self.stop_agreement) not in (int, float) or not 0 <= self.stop_agreement <= 100:
             raise ValueError(f"stop_agreement is a sentence F1 from 0 to 100, not {self.stop_agreement!r:.40}")
         unvaried = set(self.member_variants) - set(VARIED_SIZES)
         if unvaried:
-            raise ValueError(f"members can vary only their {', '.join(VARIED_SIZES)}, not {', '.join(sorted(unvaried))}")
+            raise ValueError(
+                f"members can vary only their {', '.join(VARIED_SIZES)}, not {', '.join(sorted(unvaried))}"
+            )
         if not self.directions or (AUTO in self.directions and self.directions != [AUTO]):
-            raise ValueError(f"members read in directions ({FORWARD}, {BACKWARD}, repeated) or by the {AUTO!r} rule alone")
+            raise ValueError(
+                f"members read in directions ({FORWARD}, {BACKWARD}, repeated) or by the {AUTO!r} rule alone"
+            )
         if not isinstance(self.families, list) or not self.families or set(self.families) - set(NAMES):
             raise ValueError(f"members' families are {' or '.join(NAMES)}, repeated, not {self.families!r:.40}")
         if self.grammar_epochs is not None and (type(self.grammar_epochs) is not int or self.grammar_epochs < 1):
             raise ValueError(f"grammar_epochs must be a whole number of at least 1, not {self.grammar_epochs!r:.40}")
         if type(self.grammar_batch_size) is not int or self.grammar_batch_size < 1:
-            raise ValueError(f"grammar_batch_size must be a whole number of at least 1, not {self.grammar_batch_size!r:.40}")
+            raise ValueError(
+                f"grammar_batch_size must be a whole number of at least 1, not {self.grammar_batch_size!r:.40}"
+            )
         for name in ("larger_grammars", "more_members"):
             if getattr(self, name) is not None and type(getattr(self, name)) is not bool:
-                raise ValueError(f"{name} must be true, false or null (where the time allows), not {getattr(self, name)!r:.40}")
+                raise ValueError(
+                    f"{name} must be true, false or null (where the time allows), not {getattr(self, name)!r:.40}"
+                )
         if self.larger_grammars and self.grammar_shape not in (DEFAULT_GRAMMAR_SHAPE, LARGER_GRAMMAR):
-            raise ValueError("--larger-grammars sets the grammars' symbols and updates: give it or --nonterminals, "
-                             "--preterminals and --grammar-batch-size, not both")
-        if (not isinstance(self.student_directions, list) or set(self.student_directions) - {FORWARD, BACKWARD}
-                or len(set(self.student_directions)) < len(self.student_directions)):
-            raise ValueError(f"students read {FORWARD}, {BACKWARD} or both, each once, not {self.student_directions!r:.40}")
+            raise ValueError(
+                "--larger-grammars sets the grammars' symbols and updates: give it or --nonterminals, "
+                "--preterminals and --grammar-batch-size, not both"
+            )
+        if (
+            not isinstance(self.student_directions, list)
+            or set(self.student_directions) - {FORWARD, BACKWARD}
+            or len(set(self.student_directions)) < len(self.student_directions)
+        ):
+            raise ValueError(
+                f"students read {FORWARD}, {BACKWARD} or both, each once, not {self.student_directions!r:.40}"
+            )
         if not self.language_models() and (self.rounds or self.student_directions):
             raise ValueError("distillation rounds and students' directions need ON-LSTM members: add --family onlstm")
         if self.chooses_reading and len(self.candidate_readings()) < 4 and not self.members_of(GrammarConfig.family):
-            raise ValueError("the reading rule compares two probes with the grammar members' trees: add --family pcfg, or "
-                             "give --punctuation or --no-punctuation (and --direction, with one ON-LSTM member)")
+            raise ValueError(
+                "the reading rule compares two probes with the grammar members' trees: add --family pcfg, or "
+                "give --punctuation or --no-punctuation (and --direction, with one ON-LSTM member)"
+            )
         for name in ("probe_tokens", "probe_epochs"):
             if type(getattr(self, name)) is not int or getattr(self, name) < 1:
                 raise ValueError(f"{name} must be a whole number of at least 1, not {getattr(self, name)!r:.40}")
         if self.grammar_students and not self.members_of(GrammarConfig.family):
             raise ValueError("grammar students take the shape and vocabulary of a grammar member: add --family pcfg")
-        if not isinstance(self.member_grammar, GrammarConfig) or not isinstance(self.student_grammar, GrammarConfig | None):
+        if not isinstance(self.member_grammar, GrammarConfig) or not isinstance(
+            self.student_grammar, GrammarConfig | None
+        ):
             raise ValueError("member_grammar and student_grammar must be objects of grammar settings")
         self.member_grammar.check()
         if self.student_grammar is not None:
@@ -524,15 +741,27 @@ def train_config(family: str, sizes: dict, default_layer: Layer | None = None, *
     chosen = named(family)
     model = chosen.settings(**{f.name: sizes[f.name] for f in fields(chosen.settings) if f.name in sizes})
     given = {name: value for name, value in settings.items() if value is not None}
-    return TrainConfig(family=family, model=model, **{**chosen.training, **given,
-                       "default_layer": chosen.default_readout(model) if default_layer is None else default_layer})
+    return TrainConfig(
+        family=family,
+        model=model,
+        **{
+            **chosen.training,
+            **given,
+            "default_layer": chosen.default_readout(model) if default_layer is None else default_layer,
+        },
+    )
 
 
-def fit_plan(member_sizes: dict[str, list[int]], grammar: GrammarConfig, student_symbols: dict[str, int | None],
-             **settings) -> FitPlan:
+def fit_plan(
+    member_sizes: dict[str, list[int]], grammar: GrammarConfig, student_symbols: dict[str, int | None], **settings
+) -> FitPlan:
     """A plan from the command line's values: each ON-LSTM size as a list (several: member k takes the k-th, cycling),
     the grammar members' sizes, and the grammar students' symbols where given (None: the members')."""
     student = replace(grammar, **{name: value for name, value in student_symbols.items() if value})
-    return FitPlan(member_model=ModelConfig(vocab_size=grammar.vocab_size, **{name: v[0] for name, v in member_sizes.items()}),
-                   member_variants={name: list(v) for name, v in member_sizes.items() if len(v) > 1},
-                   member_grammar=grammar, student_grammar=student if student != grammar else None, **settings)
+    return FitPlan(
+        member_model=ModelConfig(vocab_size=grammar.vocab_size, **{name: v[0] for name, v in member_sizes.items()}),
+        member_variants={name: list(v) for name, v in member_sizes.items() if len(v) > 1},
+        member_grammar=grammar,
+        student_grammar=student if student != grammar else None,
+        **settings,
+    )

@@ -53,18 +53,22 @@ def sentence_lines(lines: Iterable[str]) -> Iterator[str]:
     for line in chain(first, content):
         if ids and is_comment(line):
             continue
-        yield line[id_end(line):] if ids else line
+        yield line[id_end(line) :] if ids else line
 
 
-BRACKETED = re.compile(r"\s*\(.*\(.*\)\s*$")  # a line that opens and closes as a bracketed tree does, with a node inside
+BRACKETED = re.compile(
+    r"\s*\(.*\(.*\)\s*$"
+)  # a line that opens and closes as a bracketed tree does, with a node inside
 
 
 def refuse_trees_as_text(file: Path, lines: list[str]) -> None:
     """ValueError for a text file whose first lines are all bracketed trees: trained on as text, its brackets and
     tags would be the words (``np nnp jj``); the name says which it is."""
     if len(lines) >= 2 and all(BRACKETED.match(line) for line in lines):
-        raise ValueError(f"{file} holds bracketed trees, one a line: name it .mrg (or .penn) to read their leaves, "
-                         "or give its sentences as text")
+        raise ValueError(
+            f"{file} holds bracketed trees, one a line: name it .mrg (or .penn) to read their leaves, "
+            "or give its sentences as text"
+        )
 
 
 UNSPACED_PIECE = 12  # characters between spaces, on average, past which text is taken for unsegmented
@@ -78,12 +82,15 @@ def refuse_unspaced_text(file: Path, lines: list[str], language: str) -> None:
     long_pieces = pieces and sum(map(len, lines)) > UNSPACED_PIECE * pieces
     script = None if written_without_spaces(language) or not long_pieces else unspaced_script("".join(lines))
     if script:
-        raise ValueError(f"{file} looks written without spaces between words, as {script!r} is, but --language {language} "
-                         f"splits at spaces: give --language {script} (or text split into words with spaces)")
+        raise ValueError(
+            f"{file} looks written without spaces between words, as {script!r} is, but --language {language} "
+            f"splits at spaces: give --language {script} (or text split into words with spaces)"
+        )
 
 
-def read_sentences(paths: list[str], language: str = ENGLISH, encoding: str = "UTF-8", tokenized: bool = False
-                   ) -> list[Sentence]:
+def read_sentences(
+    paths: list[str], language: str = ENGLISH, encoding: str = "UTF-8", tokenized: bool = False
+) -> list[Sentence]:
     """Sentences with at least one word, punctuation kept, from trees (.mrg, .penn: the treebank's leaves, its words
     by its own rule) or plain text (one sentence a line, ``sentence_lines``, tokenized as ``language``, or split at
     spaces where ``tokenized``), in ``encoding``."""
@@ -103,8 +110,13 @@ def read_sentences(paths: list[str], language: str = ENGLISH, encoding: str = "U
     return [sentence for sentence in sentences if sentence.words]
 
 
-def read_corpus(paths: list[str], language: str = ENGLISH, encoding: str = "UTF-8",
-                reading: Reading = Reading(), tokenized: bool = False) -> list[list[str]]:
+def read_corpus(
+    paths: list[str],
+    language: str = ENGLISH,
+    encoding: str = "UTF-8",
+    reading: Reading = Reading(),
+    tokenized: bool = False,
+) -> list[list[str]]:
     """``read_sentences`` as the model reads them (``reading.model_tokens``): its tokens, normalized, in its order."""
     return [model_tokens(reading, sentence) for sentence in read_sentences(paths, language, encoding, tokenized)]
 

@@ -98,7 +98,8 @@ def ranking_loss(distances: Tensor, lo: Tensor, hi: Tensor, lengths: Tensor, mar
 
 @dataclass
 class Example:
-    """One training sentence: what the model reads of it, how its steps make the words' distances, its teacher targets."""
+    """One training sentence: what the model reads of it, how its steps make the words' distances, its teacher
+    targets."""
 
     ids: list[int]
     ranges: list[tuple[int, int]]  # each word's read steps (``reading.word_ranges``)
@@ -106,8 +107,9 @@ class Example:
     hi: np.ndarray
 
 
-def examples(sentences: Sequence[Sentence], tree_spans: Sequence[set[Span]], vocab: Vocabulary,
-             reading: Reading = Reading()) -> list[Example]:
+def examples(
+    sentences: Sequence[Sentence], tree_spans: Sequence[set[Span]], vocab: Vocabulary, reading: Reading = Reading()
+) -> list[Example]:
     """Model ids and split targets of sentences and the teacher's spans over their words."""
     found = []
     for sentence, teacher in zip(sentences, tree_spans):
@@ -116,9 +118,11 @@ def examples(sentences: Sequence[Sentence], tree_spans: Sequence[set[Span]], voc
     return found
 
 
-def batch_losses(model: LanguageModel, batch: list[Example], vocab: Vocabulary, layer: Layer, margin: float,
-                 dtype: torch.dtype) -> tuple[Tensor, Tensor]:
-    """Language-model and ranking losses of sentences sorted longest first, each read from a fresh state as in parsing."""
+def batch_losses(
+    model: LanguageModel, batch: list[Example], vocab: Vocabulary, layer: Layer, margin: float, dtype: torch.dtype
+) -> tuple[Tensor, Tensor]:
+    """Language-model and ranking losses of sentences sorted longest first, each read from a fresh state as in
+    parsing."""
     inputs = [torch.tensor([vocab.eos_id] + e.ids) for e in batch]
     targets = [torch.tensor(e.ids + [vocab.eos_id]) for e in batch]
     packed = pack_sequence(inputs)
@@ -137,7 +141,8 @@ def batch_losses(model: LanguageModel, batch: list[Example], vocab: Vocabulary, 
 
 
 class DistillationObjective(WholeSentenceObjective):
-    """Language-model loss plus ``rank_weight`` times the ranking loss, over shuffled batches of similar-length sentences.
+    """Language-model loss plus ``rank_weight`` times the ranking loss, over shuffled batches of similar-length
+    sentences.
 
     The model trains without dropout: packed sentences (no padding work) leave
     no time axis for variational dropout masks, and the ranking targets are
@@ -147,8 +152,16 @@ class DistillationObjective(WholeSentenceObjective):
 
     train_mode = False
 
-    def __init__(self, data: list[Example], vocab: Vocabulary, layer: Layer, batch_size: int, rank_weight: float,
-                 margin: float, seed: int):
+    def __init__(
+        self,
+        data: list[Example],
+        vocab: Vocabulary,
+        layer: Layer,
+        batch_size: int,
+        rank_weight: float,
+        margin: float,
+        seed: int,
+    ):
         self.data, self.vocab, self.layer = data, vocab, layer
         self.batch_size, self.rank_weight, self.margin, self.seed = batch_size, rank_weight, margin, seed
         self.batches_per_epoch = -(-len(data) // batch_size)
@@ -164,14 +177,18 @@ class DistillationObjective(WholeSentenceObjective):
             self._order = (epoch, batches)
         return self._order[1]
 
-    def loss(self, model: LanguageModel, epoch: int, batch: int, dtype: torch.dtype) -> tuple[Tensor, int, dict[str, float]]:
+    def loss(
+        self, model: LanguageModel, epoch: int, batch: int, dtype: torch.dtype
+    ) -> tuple[Tensor, int, dict[str, float]]:
         examples_ = sorted((self.data[i] for i in self.batches(epoch)[batch]), key=lambda e: -len(e.ids))
         lm_loss, rank_loss = batch_losses(model, examples_, self.vocab, self.layer, self.margin, dtype)
         tokens = sum(len(e.ids) + 1 for e in examples_)
         return lm_loss + self.rank_weight * rank_loss, tokens, {"lm": lm_loss.item(), "rank": rank_loss.item()}
 
 
-def teacher_parses(teacher: str, sentences: list[Sentence], settings: dict, shares: bool = False) -> list[tuple[list[Span], list]]:
+def teacher_parses(
+    teacher: str, sentences: list[Sentence], settings: dict, shares: bool = False
+) -> list[tuple[list[Span], list]]:
     """The teacher's tree over each sentence, as sorted spans over its words, and (``shares``) each span of 2 to n - 1
     words that its voters hold, with its share of their votes (a lone grammar's: its posterior); a progress bar."""
     parser = Parser.load(teacher, **settings)
@@ -187,8 +204,11 @@ def teacher_parses(teacher: str, sentences: list[Sentence], settings: dict, shar
 def span_shares(votes: np.ndarray) -> list[tuple[int, int, float]]:
     """The spans of 2 to n - 1 words whose share of the votes (``votes[i, j]``) is at least ``MIN_SHARE``, with it."""
     n = len(votes) - 1
-    return [(int(i), int(j), round(float(votes[i, j]), 4)) for i, j in zip(*np.nonzero(votes >= MIN_SHARE))
-            if 2 <= j - i < n]
+    return [
+        (int(i), int(j), round(float(votes[i, j]), 4))
+        for i, j in zip(*np.nonzero(votes >= MIN_SHARE))
+        if 2 <= j - i < n
+    ]
 
 
 def teacher_trees(config: TrainConfig, work_dir: Path | None) -> tuple[list[Sentence], list[list[Span]], list | None]:
@@ -203,48 +223,74 @@ def teacher_trees(config: TrainConfig, work_dir: Path | None) -> tuple[list[Sent
     """
     spec = config.distill
     seed = config.seed if spec.sample_seed is None else spec.sample_seed
-    key = {"teacher": str(Path(spec.teacher).resolve()), "train": config.train, "sentences": spec.sentences, "seed": seed,
-           "tokens": "with punctuation"}  # files of words alone, made before models read punctuation, are parsed again
+    key = {
+        "teacher": str(Path(spec.teacher).resolve()),
+        "train": config.train,
+        "sentences": spec.sentences,
+        "seed": seed,
+        "tokens": "with punctuation",
+    }  # files of words alone, made before models read punctuation, are parsed again
     if spec.learns_shares:
         key["targets"] = "span shares"
     cache = Path(spec.trees) if spec.trees else work_dir / "teacher.jsonl" if work_dir else None
     if cache and cache.is_file():
         lines = cache.read_text(encoding="utf-8").splitlines()
         made_with = json.loads(lines[0]) if lines else None
-        if made_with == key or made_with == {**key, "targets": "span shares"}:  # shares kept serve a student of trees too
+        if made_with == key or made_with == {
+            **key,
+            "targets": "span shares",
+        }:  # shares kept serve a student of trees too
             found = [json.loads(line) for line in lines[1:]]
-            return ([Sentence(tuple(f["tokens"]), tuple(f["words"])) for f in found],
-                    [[tuple(s) for s in f["spans"]] for f in found],
-                    [[tuple(s) for s in f["shares"]] for f in found] if spec.learns_shares else None)
+            return (
+                [Sentence(tuple(f["tokens"]), tuple(f["words"])) for f in found],
+                [[tuple(s) for s in f["spans"]] for f in found],
+                [[tuple(s) for s in f["shares"]] for f in found] if spec.learns_shares else None,
+            )
     sentences = read_sentences(config.train, config.language, config.encoding, config.tokenized)
     random.Random(seed).shuffle(sentences)
     sentences = sentences[: spec.sentences]
-    parsed = teacher_parses(spec.teacher, sentences, {"device": config.device, "dtype": config.dtype}, spec.learns_shares)
+    parsed = teacher_parses(
+        spec.teacher, sentences, {"device": config.device, "dtype": config.dtype}, spec.learns_shares
+    )
     if cache:
         cache.parent.mkdir(parents=True, exist_ok=True)
         with replacing_file(cache) as out:
             out.write(json.dumps(key) + "\n")
-            out.writelines(json.dumps({"tokens": sentence.tokens, "words": sentence.words, "spans": found,
-                                       **({"shares": shares} if spec.learns_shares else {})}) + "\n"
-                           for sentence, (found, shares) in zip(sentences, parsed))
+            out.writelines(
+                json.dumps(
+                    {
+                        "tokens": sentence.tokens,
+                        "words": sentence.words,
+                        "spans": found,
+                        **({"shares": shares} if spec.learns_shares else {}),
+                    }
+                )
+                + "\n"
+                for sentence, (found, shares) in zip(sentences, parsed)
+            )
     return sentences, [found for found, _ in parsed], [shares for _, shares in parsed] if spec.learns_shares else None
 
 
 def agreement(teacher: str, dev_sentences: list[Sentence], layer: Layer, settings: dict, reading: Reading = Reading()):
     """A measure for training: sentence F1 of the student's trees (``layer``) against the teacher's on dev text."""
-    targets = [GoldSentence(tuple(sentence.word_tokens), frozenset(found), (), "teacher")
-               for sentence, (found, _) in zip(dev_sentences, teacher_parses(teacher, dev_sentences, settings))]
+    targets = [
+        GoldSentence(tuple(sentence.word_tokens), frozenset(found), (), "teacher")
+        for sentence, (found, _) in zip(dev_sentences, teacher_parses(teacher, dev_sentences, settings))
+    ]
 
     def measure(model: LanguageModel, vocab: Vocabulary) -> float:
-        parser = Parser(ModelBundle(model, vocab, layer, None, reading=reading), device=str(next(model.parameters()).device))
+        parser = Parser(
+            ModelBundle(model, vocab, layer, None, reading=reading), device=str(next(model.parameters()).device)
+        )
         predicted = [spans(parser.build(d).tree) for d in parser.distances(dev_sentences)]
         return score(predicted, targets)["sentence_f1"]
 
     return measure
 
 
-def distillation_config(spec: DistillConfig, default_layer: Layer | None = None, direction: str | None = None,
-                        **settings) -> TrainConfig:
+def distillation_config(
+    spec: DistillConfig, default_layer: Layer | None = None, direction: str | None = None, **settings
+) -> TrainConfig:
     """A distillation run's settings: the student's shape, language and reading from its model directory
     (``spec.start``; a student from scratch may read in another ``direction``), the teacher found by name or path,
     its layer the student's own unless given; ``settings`` are TrainConfig's other fields. ModelDirError for a
@@ -263,25 +309,36 @@ def distillation_config(spec: DistillConfig, default_layer: Layer | None = None,
         if settings.get(name) is None:
             settings[name] = value
     spec = replace(spec, teacher=str(modeldir.locate(spec.teacher or None)))
-    return TrainConfig(family=student.family, model=student.model.config, default_layer=default_layer or student.default_layer,
-                       distill=spec, language=student.language,
-                       reading=replace(student.reading, direction=direction or student.reading.direction), **settings)
+    return TrainConfig(
+        family=student.family,
+        model=student.model.config,
+        default_layer=default_layer or student.default_layer,
+        distill=spec,
+        language=student.language,
+        reading=replace(student.reading, direction=direction or student.reading.direction),
+        **settings,
+    )
 
 
 def distillation_setup(config: TrainConfig, checkpoint: dict | None, work_dir: Path | None):
-    """The student (``start``'s weights, or fresh ones of its shape), its vocabulary, the objective and the teacher-agreement measure."""
+    """The student (``start``'s weights, or fresh ones of its shape), its vocabulary, the objective and the
+    teacher-agreement measure."""
     spec = config.distill
     if not spec.teacher or not spec.start:
         raise ValueError("distillation needs a teacher and a student to start from")
     modeldir.check_languages(config.language, student=spec.start, teacher=spec.teacher)
     start = modeldir.load(spec.start)
-    if start.reading != config.reading and not (spec.from_scratch and start.reading.punctuation == config.reading.punctuation):
+    if start.reading != config.reading and not (
+        spec.from_scratch and start.reading.punctuation == config.reading.punctuation
+    ):
         # fresh weights may read the other way; the vocabulary holds punctuation or not, so that stays
         raise ValueError(f"the student {spec.start} reads {start.reading}; this run says {config.reading}")
     model, vocab = start.model, start.vocab
     if spec.from_scratch:  # fresh weights of the run's shape (the student's own unless the run says otherwise)
         if type(config.model) is not type(model.config):
-            raise ValueError(f"a student from scratch is of {spec.start}'s family; the run's shape {config.model} is not")
+            raise ValueError(
+                f"a student from scratch is of {spec.start}'s family; the run's shape {config.model} is not"
+            )
         torch.manual_seed(config.seed)
         model = type(model)(replace(config.model, vocab_size=model.config.vocab_size))  # the vocabulary is start's
     device = torch.device(config.device)
@@ -294,30 +351,51 @@ def distillation_setup(config: TrainConfig, checkpoint: dict | None, work_dir: P
     if config.dev:
         settings = {"device": config.device, "dtype": config.dtype}
         dev_sentences = read_sentences([config.dev], config.language, config.encoding, config.tokenized)
-        measures["teacher_agreement"] = agreement(spec.teacher, dev_sentences, config.default_layer, settings, config.reading)
+        measures["teacher_agreement"] = agreement(
+            spec.teacher, dev_sentences, config.default_layer, settings, config.reading
+        )
         dev_figures = named(config.family).part("dev_figures")(config, dev_sentences, vocab, device)
     return Setup(model, vocab, objective, dev_figures, measures)
 
 
-def onlstm_student(config: TrainConfig, sentences: list[Sentence], found: list[list[Span]], vocab: Vocabulary,
-                   shares: None = None):  # it learns trees alone (``Family.learns_span_shares``)
+def onlstm_student(
+    config: TrainConfig, sentences: list[Sentence], found: list[list[Span]], vocab: Vocabulary, shares: None = None
+):  # it learns trees alone (``Family.learns_span_shares``)
     """An ON-LSTM student's objective: its language model and the ranking loss toward the teacher's trees."""
-    return DistillationObjective(examples(sentences, [set(s) for s in found], vocab, config.reading), vocab,
-                                 config.default_layer, config.batch_size, config.distill.rank_weight,
-                                 config.distill.margin, config.seed)
+    return DistillationObjective(
+        examples(sentences, [set(s) for s in found], vocab, config.reading),
+        vocab,
+        config.default_layer,
+        config.batch_size,
+        config.distill.rank_weight,
+        config.distill.margin,
+        config.seed,
+    )
 
 
-def grammar_student(config: TrainConfig, sentences: list[Sentence], found: list[list[Span]], vocab: Vocabulary,
-                    shares: list[list[tuple[int, int, float]]] | None = None):
+def grammar_student(
+    config: TrainConfig,
+    sentences: list[Sentence],
+    found: list[list[Span]],
+    vocab: Vocabulary,
+    shares: list[list[tuple[int, int, float]]] | None = None,
+):
     """A grammar student's objective: the joint likelihood of each sentence of 2-40 words and its teacher's tree, or
     (``shares``, soft targets) of every tree, each weighed by the teacher's shares of its spans, or (a focus) the
     sentence's likelihood focused by those shares."""
     spec = config.distill
-    focus = (spec.focus, spec.focus if spec.focus_end is None else spec.focus_end, config.epochs) if spec.focus else None
+    focus = (
+        (spec.focus, spec.focus if spec.focus_end is None else spec.focus_end, config.epochs) if spec.focus else None
+    )
     kept = [k for k, sentence in enumerate(sentences) if 2 <= len(sentence.words) <= MAX_TRAINING_WORDS]
-    return GrammarObjective([vocab.ids(model_tokens(config.reading, sentences[k])) for k in kept],
-                            config.batch_size, config.seed, trees=[found[k] for k in kept],
-                            shares=[shares[k] for k in kept] if shares is not None else None, focus=focus)
+    return GrammarObjective(
+        [vocab.ids(model_tokens(config.reading, sentences[k])) for k in kept],
+        config.batch_size,
+        config.seed,
+        trees=[found[k] for k in kept],
+        shares=[shares[k] for k in kept] if shares is not None else None,
+        focus=focus,
+    )
 
 
 def onlstm_dev_figures(config: TrainConfig, sentences: list[Sentence], vocab: Vocabulary, device: torch.device):

@@ -76,8 +76,10 @@ def go_alone() -> Ranks:
 def own_columns(batch_size: int, ranks: Ranks) -> slice:
     """This rank's columns of a batch of ``batch_size`` streams; ValueError unless the ranks share it evenly."""
     if batch_size % ranks.world:
-        raise ValueError(f"a batch of {batch_size} streams does not split evenly over {ranks.world} processes: "
-                         f"give --batch-size a multiple of {ranks.world}")
+        raise ValueError(
+            f"a batch of {batch_size} streams does not split evenly over {ranks.world} processes: "
+            f"give --batch-size a multiple of {ranks.world}"
+        )
     width = batch_size // ranks.world
     return slice(ranks.rank * width, (ranks.rank + 1) * width)
 
@@ -97,7 +99,9 @@ def replicate(model: nn.Module, ranks: Ranks) -> nn.Module:
     return model if ranks.world == 1 else Replica(model)
 
 
-def gather_columns(state: list[tuple[Tensor, Tensor]], ranks: Ranks, device: torch.device) -> list[tuple[Tensor, Tensor]]:
+def gather_columns(
+    state: list[tuple[Tensor, Tensor]], ranks: Ranks, device: torch.device
+) -> list[tuple[Tensor, Tensor]]:
     """Every rank's carried state joined along the batch, in rank order: the state one process would carry.
 
     A checkpoint so written resumes under any number of processes that divides the batch.

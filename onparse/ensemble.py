@@ -57,23 +57,34 @@ def member_summary(source: MemberSource, stored: Path, ensemble: Path) -> dict:
     chosen, its command and training time."""
     bundle_card = modeldir.read_json(source.model / "card.json") if (source.model / "card.json").is_file() else {}
     config = modeldir.read_json(source.model / "config.json")
-    summary = {"name": source.name, "path": os.path.relpath(stored.resolve(), ensemble.resolve()), "from": str(source.model),
-               "family": config.get("family", ModelConfig.family), "size": config["model"], "layer": config["default_layer"]}
+    summary = {
+        "name": source.name,
+        "path": os.path.relpath(stored.resolve(), ensemble.resolve()),
+        "from": str(source.model),
+        "family": config.get("family", ModelConfig.family),
+        "size": config["model"],
+        "layer": config["default_layer"],
+    }
     for key in ("model_selection", "selected", "command", "train_seconds", "tokens_seen"):
         if key in bundle_card:
             summary[key] = bundle_card[key]
     return summary
 
 
-def candidate_trees(models: list[Path | str], sentences: list[Sentence], settings: dict
-                    ) -> tuple[list[list], list[list[Layer]], list[dict[Layer, list[set]]]]:
+def candidate_trees(
+    models: list[Path | str], sentences: list[Sentence], settings: dict
+) -> tuple[list[list], list[list[Layer]], list[dict[Layer, list[set]]]]:
     """Each model's distances on ``sentences``, its candidate layers (each layer and the mean), and each candidate's
     trees (as span sets), computed once."""
     parsers = [Parser(modeldir.load(member_source(model).model), **settings) for model in models]
-    distances = [[found for (found,) in parser.distances(sentences)] for parser in parsers]  # per model, sentence: layers x words
+    distances = [
+        [found for (found,) in parser.distances(sentences)] for parser in parsers
+    ]  # per model, sentence: layers x words
     candidates = [readouts(parser.members[0].model.config) for parser in parsers]
-    own_trees = [{layer: [spans(TreeBuilder((layer,)).build([d]).tree) for d in found] for layer in layers_of}
-                 for found, layers_of in zip(distances, candidates)]
+    own_trees = [
+        {layer: [spans(TreeBuilder((layer,)).build([d]).tree) for d in found] for layer in layers_of}
+        for found, layers_of in zip(distances, candidates)
+    ]
     return distances, candidates, own_trees
 
 
@@ -82,8 +93,10 @@ def pairwise_agreement(trees: list[list[set]], sentences: list[Sentence]) -> lis
     words have as many spans); the diagonal is 100."""
     table = [[100.0] * len(trees) for _ in trees]
     for a in range(len(trees)):
-        reference = [GoldSentence(tuple(sentence.word_tokens), frozenset(found), (), "another member")
-                     for sentence, found in zip(sentences, trees[a])]
+        reference = [
+            GoldSentence(tuple(sentence.word_tokens), frozenset(found), (), "another member")
+            for sentence, found in zip(sentences, trees[a])
+        ]
         for b in range(a + 1, len(trees)):
             table[a][b] = table[b][a] = score(trees[b], reference)["sentence_f1"]
     return table
@@ -97,8 +110,9 @@ def tree_agreement(model: Path | str, other: Path | str, sentences: list[Sentenc
     return pairwise_agreement(trees, sentences)[0][1]
 
 
-def reference_agreement(models: list[Path | str], referees: list[Path | str], sentences: list[Sentence],
-                        settings: dict) -> list[float]:
+def reference_agreement(
+    models: list[Path | str], referees: list[Path | str], sentences: list[Sentence], settings: dict
+) -> list[float]:
     """Sentence F1 of each model's trees (at its own layer) against the vote of every other model and the
     ``referees`` on unlabelled text: the candidate that agrees best with all the others. No gold trees."""
     everyone = [*models, *referees]
@@ -108,13 +122,22 @@ def reference_agreement(models: list[Path | str], referees: list[Path | str], se
     for m in range(len(models)):
         voters = [k for k in range(len(everyone)) if k != m]
         vote = TreeBuilder(tuple(layers[k] for k in voters))
-        reference = [GoldSentence(tuple(sentence.word_tokens), frozenset(spans(vote.build([distances[k][i] for k in voters]).tree)),
-                                  (), "the others' vote") for i, sentence in enumerate(sentences)]
+        reference = [
+            GoldSentence(
+                tuple(sentence.word_tokens),
+                frozenset(spans(vote.build([distances[k][i] for k in voters]).tree)),
+                (),
+                "the others' vote",
+            )
+            for i, sentence in enumerate(sentences)
+        ]
         found.append(score(own_trees[m][layers[m]], reference)["sentence_f1"])
     return found
 
 
-def most_consistent(own_trees: list[dict[Layer, list[set]]], sentences: list[Sentence]) -> tuple[Layer, dict[str, float]]:
+def most_consistent(
+    own_trees: list[dict[Layer, list[set]]], sentences: list[Sentence]
+) -> tuple[Layer, dict[str, float]]:
     """The candidate layer every model has whose trees agree best between the models: mean sentence F1 over every
     pair of models (a layer that holds syntax holds it in every seed and direction; one that holds noise does not).
     Ties go to the earlier candidate."""
@@ -132,13 +155,20 @@ def most_central(trees: list[list[set]], sentences: list[Sentence], keep: int) -
     each model's mean agreement. A seed that learnt something the others did not stands apart and is left out; no
     gold trees. Ties go to the earlier model."""
     table = pairwise_agreement(trees, sentences)
-    centrality = [round(sum(row[b] for b in range(len(row)) if b != a) / max(len(row) - 1, 1), 2) for a, row in enumerate(table)]
+    centrality = [
+        round(sum(row[b] for b in range(len(row)) if b != a) / max(len(row) - 1, 1), 2) for a, row in enumerate(table)
+    ]
     ranked = sorted(range(len(trees)), key=lambda m: -centrality[m])
     return sorted(ranked[:keep]), centrality
 
 
-def agreeing_layers(distances: list[list], candidates: list[list[Layer]], own_trees: list[dict[Layer, list[set]]],
-                    sentences: list[Sentence], sweeps: int = 2) -> tuple[list[Layer], list[dict[str, float]]]:
+def agreeing_layers(
+    distances: list[list],
+    candidates: list[list[Layer]],
+    own_trees: list[dict[Layer, list[set]]],
+    sentences: list[Sentence],
+    sweeps: int = 2,
+) -> tuple[list[Layer], list[dict[str, float]]]:
     """Each model's layer (or the mean) whose trees agree best with the vote of the others' trees; no gold trees.
 
     Over each model's distances, candidate layers and their trees
@@ -157,15 +187,33 @@ def agreeing_layers(distances: list[list], candidates: list[list[Layer]], own_tr
         for m in range(len(distances)):
             others = [k for k in range(len(distances)) if k != m]
             vote = TreeBuilder(tuple(layers[k] for k in others))
-            reference = [GoldSentence(tuple(sentence.word_tokens), frozenset(spans(vote.build([distances[k][i] for k in others]).tree)),
-                                      (), "the other members' vote") for i, sentence in enumerate(sentences)]
-            agreement[m] = {layer_key(layer): round(score(trees, reference)["sentence_f1"], 2) for layer, trees in own_trees[m].items()}
-            layers[m] = max(candidates[m], key=lambda layer: agreement[m][layer_key(layer)])  # ties: the first candidate
+            reference = [
+                GoldSentence(
+                    tuple(sentence.word_tokens),
+                    frozenset(spans(vote.build([distances[k][i] for k in others]).tree)),
+                    (),
+                    "the other members' vote",
+                )
+                for i, sentence in enumerate(sentences)
+            ]
+            agreement[m] = {
+                layer_key(layer): round(score(trees, reference)["sentence_f1"], 2)
+                for layer, trees in own_trees[m].items()
+            }
+            layers[m] = max(
+                candidates[m], key=lambda layer: agreement[m][layer_key(layer)]
+            )  # ties: the first candidate
     return layers, agreement
 
 
-def choose(models: list[Path | str], rule: str, sentences: list[Sentence] | None = None, settings: dict | None = None,
-           keep: int | None = None, fixed_layer: Layer | None = None) -> dict:
+def choose(
+    models: list[Path | str],
+    rule: str,
+    sentences: list[Sentence] | None = None,
+    settings: dict | None = None,
+    keep: int | None = None,
+    fixed_layer: Layer | None = None,
+) -> dict:
     """An ensemble's gold-free choices, the one dispatch over ``config.LAYER_RULES``: each model's layer (``"own"``:
     the layer its directory names; ``"fixed"``: ``fixed_layer`` for every model that has it, a grammar its one
     readout; ``"agreement"``: ``agreeing_layers`` on ``sentences``; ``"consistency"``: one layer for all,
@@ -194,8 +242,9 @@ def choose(models: list[Path | str], rule: str, sentences: list[Sentence] | None
         layers, chosen["layer_agreement"] = agreeing_layers(distances, candidates, own_trees, sentences)
     else:  # one layer shared by every model that has several; a model of one readout (a grammar) keeps it
         layered = [m for m in range(len(models)) if len(candidates[m]) > 1]
-        layer, chosen["layer_consistency"] = (most_consistent([own_trees[m] for m in layered], sentences) if layered
-                                              else (None, {}))
+        layer, chosen["layer_consistency"] = (
+            most_consistent([own_trees[m] for m in layered], sentences) if layered else (None, {})
+        )
         layers = [layer if m in layered else candidates[m][0] for m in range(len(models))]
     kept = list(range(len(models)))
     if keep is not None and keep < len(models):
@@ -203,10 +252,20 @@ def choose(models: list[Path | str], rule: str, sentences: list[Sentence] | None
     return {"members": kept, "layers": [layers[m] for m in kept], **chosen}
 
 
-def build(out: Path, models: list[Path | str], rule: str = "own", sentences: list[Sentence] | None = None,
-          settings: dict | None = None, keep: int | None = None, fixed_layer: Layer | None = None,
-          layers: list[Layer] | None = None, right_branching_voter: float = 0.0, copy: bool = True,
-          overwrite: bool = False, card: dict | None = None) -> dict:
+def build(
+    out: Path,
+    models: list[Path | str],
+    rule: str = "own",
+    sentences: list[Sentence] | None = None,
+    settings: dict | None = None,
+    keep: int | None = None,
+    fixed_layer: Layer | None = None,
+    layers: list[Layer] | None = None,
+    right_branching_voter: float = 0.0,
+    copy: bool = True,
+    overwrite: bool = False,
+    card: dict | None = None,
+) -> dict:
     """Make an ensemble directory with its choices made: the one way ``onparse ensemble`` and the fit make one.
 
     ``out`` is checked first (``check_target``) where choosing on text takes
@@ -217,20 +276,32 @@ def build(out: Path, models: list[Path | str], rule: str = "own", sentences: lis
     """
     if sentences is not None and layers is None:  # refused now, before minutes of choosing (make_ensemble checks again)
         check_target(out, models, copy, overwrite)
-    chosen = ({"members": list(range(len(models))), "layers": layers} if layers is not None else
-              choose(models, rule, sentences, settings, keep, fixed_layer))
+    chosen = (
+        {"members": list(range(len(models))), "layers": layers}
+        if layers is not None
+        else choose(models, rule, sentences, settings, keep, fixed_layer)
+    )
     card = dict(card or {})
     if sentences is not None and layers is None:  # no gold trees: the text and rule that chose, and their figures
         card["chosen_on"] = {**card.get("chosen_on", {}), "layer_rule": rule, "keep": keep, "figures": chosen}
-    make_ensemble(out, [models[m] for m in chosen["members"]], right_branching_voter, copy=copy, card=card,
-                  layers=chosen["layers"], overwrite=overwrite)
+    make_ensemble(
+        out,
+        [models[m] for m in chosen["members"]],
+        right_branching_voter,
+        copy=copy,
+        card=card,
+        layers=chosen["layers"],
+        overwrite=overwrite,
+    )
     return chosen
 
 
-def choice_text(out: Path, members: list[Path | str], text: str, encoding: str = "UTF-8", copy: bool = True,
-                overwrite: bool = False) -> list[Sentence]:
+def choice_text(
+    out: Path, members: list[Path | str], text: str, encoding: str = "UTF-8", copy: bool = True, overwrite: bool = False
+) -> list[Sentence]:
     """The unlabelled text an ensemble's choices are made on, read in its members' own language (never a default),
-    once ``out`` is known to be a place the ensemble may be written (``check_target``: refused before minutes of work)."""
+    once ``out`` is known to be a place the ensemble may be written (``check_target``: refused before minutes of
+    work)."""
     sources = check_target(out, members, copy, overwrite)
     return read_sentences([text], modeldir.load(sources[0].model).language, encoding)
 
@@ -245,8 +316,10 @@ def check_target(out: Path, members: list[Path | str], copy: bool, overwrite: bo
         raise ValueError("an ensemble needs at least one member")
     read = {source.name: modeldir.languages(source.model) for source in sources}
     if len(set().union(*read.values())) > 1:  # its members vote on one sentence's words: one language
-        raise modeldir.ModelDirError("an ensemble's members read one language, and these do not: "
-                                     + ", ".join(f"{name} {'/'.join(sorted(found))}" for name, found in read.items()))
+        raise modeldir.ModelDirError(
+            "an ensemble's members read one language, and these do not: "
+            + ", ".join(f"{name} {'/'.join(sorted(found))}" for name, found in read.items())
+        )
     if written_around(out, sources, copy):
         return sources
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
@@ -256,8 +329,10 @@ def check_target(out: Path, members: list[Path | str], copy: bool, overwrite: bo
     for source in sources if not copy else []:
         inside = source.model.resolve()
         if inside == out.resolve() or out.resolve() in inside.parents:
-            raise modeldir.ModelDirError(f"{source.model} lies inside --out {out}: replacing it would delete a member "
-                                         "the ensemble names; copy the members instead of --link")
+            raise modeldir.ModelDirError(
+                f"{source.model} lies inside --out {out}: replacing it would delete a member "
+                "the ensemble names; copy the members instead of --link"
+            )
     return sources
 
 
@@ -265,7 +340,12 @@ def written_around(out: Path, sources: list[MemberSource], copy: bool) -> bool:
     """Whether the ensemble goes into ``out`` beside what is there: members named in place (``--link``), every one of
     them inside ``out``, and ``out`` a real folder outside the shipped models holding no config or card of its own.
     Two files are added and nothing is replaced or deleted (``runs/a runs/b --out runs``: the folder of the runs)."""
-    if copy or out.is_symlink() or not out.is_dir() or any((out / name).exists() for name in modeldir.ENSEMBLE_FILES - {"members"}):
+    if (
+        copy
+        or out.is_symlink()
+        or not out.is_dir()
+        or any((out / name).exists() for name in modeldir.ENSEMBLE_FILES - {"members"})
+    ):
         return False
     shipped, resolved = modeldir.MODELS.resolve(), out.resolve()
     if resolved == shipped or shipped in resolved.parents or resolved in shipped.parents:
@@ -273,8 +353,15 @@ def written_around(out: Path, sources: list[MemberSource], copy: bool) -> bool:
     return all(resolved in source.model.resolve().parents for source in sources)
 
 
-def make_ensemble(out: Path, members: list[Path | str], right_branching_voter: float = 0.0, copy: bool = True,
-                  card: dict | None = None, layers: list[Layer] | None = None, overwrite: bool = False) -> dict:
+def make_ensemble(
+    out: Path,
+    members: list[Path | str],
+    right_branching_voter: float = 0.0,
+    copy: bool = True,
+    card: dict | None = None,
+    layers: list[Layer] | None = None,
+    overwrite: bool = False,
+) -> dict:
     """Write an ensemble directory at ``out`` (replacing one there only when complete); returns its card.
 
     ``members`` are model directories or run folders (their ``model/``).
@@ -298,7 +385,9 @@ def make_ensemble(out: Path, members: list[Path | str], right_branching_voter: f
             name, k = f"{source.name}-{k}", k + 1
         names.append(name)
     around = written_around(out, sources, copy)
-    with nullcontext(out) if around else replacing_folder(out) as folder:  # a sibling of out: relative names hold for out
+    with (
+        nullcontext(out) if around else replacing_folder(out) as folder
+    ):  # a sibling of out: relative names hold for out
         placed = []
         for source, name in zip(sources, names):
             if copy:

@@ -32,10 +32,15 @@ def named_builders(parser: Parser) -> dict[str, TreeBuilder]:
     if not parser.is_ensemble:
         return {layer_key(layer): TreeBuilder((layer,)) for layer in readouts(parser.members[0].model.config)}
     layers = parser.builder.layers
-    return {"ensemble": TreeBuilder(layers), "ensemble_right_branching": TreeBuilder(layers, parser.right_branching_voter or 1.0)}
+    return {
+        "ensemble": TreeBuilder(layers),
+        "ensemble_right_branching": TreeBuilder(layers, parser.right_branching_voter or 1.0),
+    }
 
 
-def model_spans(parser: Parser, gold: Sequence[GoldSentence], advance: Advance | None = None) -> list[dict[str, set[Span]]]:
+def model_spans(
+    parser: Parser, gold: Sequence[GoldSentence], advance: Advance | None = None
+) -> list[dict[str, set[Span]]]:
     """Named span sets (``named_builders``, and an ensemble's members "1", "2", ...) for every gold sentence."""
     builders = named_builders(parser)
     result = []
@@ -67,13 +72,15 @@ def untrained_like(parser: Parser, seed: int = 0) -> Parser:
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         model = new_model(member.bundle.model.config)
-    bundle = ModelBundle(model.eval(), member.bundle.vocab, member.layer, None, language=member.bundle.language,
-                         reading=member.reading)
+    bundle = ModelBundle(
+        model.eval(), member.bundle.vocab, member.layer, None, language=member.bundle.language, reading=member.reading
+    )
     return Parser(bundle, member.layer, **vars(parser.settings))
 
 
-def evaluate_parser(parser: Parser, gold: Sequence[GoldSentence], untrained_seed: int | None = 0,
-                    advance: Advance | None = None) -> dict:
+def evaluate_parser(
+    parser: Parser, gold: Sequence[GoldSentence], untrained_seed: int | None = 0, advance: Advance | None = None
+) -> dict:
     """Score a parser on gold sentences, beside the baselines.
 
     ``layers`` holds each member's layer and the top level the figures of the
@@ -96,16 +103,31 @@ def evaluate_parser(parser: Parser, gold: Sequence[GoldSentence], untrained_seed
     layers = list(parser.builder.layers)
     if not parser.is_ensemble:
         chosen = str(layers[0])
-        return {**figures[chosen], "layers": layers, "chosen": chosen, "per_layer": figures, "baselines": baselines,
-                "protocol": PROTOCOL}
+        return {
+            **figures[chosen],
+            "layers": layers,
+            "chosen": chosen,
+            "per_layer": figures,
+            "baselines": baselines,
+            "protocol": PROTOCOL,
+        }
     chosen = "ensemble_right_branching" if parser.right_branching_voter else "ensemble"
     members = {name: result for name, result in figures.items() if name.isdigit()}
-    return {**figures[chosen], "layers": layers, "chosen": chosen, "members": members,
-            "ensemble": figures["ensemble"], "ensemble_right_branching": figures["ensemble_right_branching"],
-            "baselines": baselines, "protocol": PROTOCOL}
+    return {
+        **figures[chosen],
+        "layers": layers,
+        "chosen": chosen,
+        "members": members,
+        "ensemble": figures["ensemble"],
+        "ensemble_right_branching": figures["ensemble_right_branching"],
+        "baselines": baselines,
+        "protocol": PROTOCOL,
+    }
 
 
-def dev_f1(gold_path: str, encoding: str = "UTF-8", reading: Reading = Reading()) -> Callable[[Model, Vocabulary], dict[str, float]]:
+def dev_f1(
+    gold_path: str, encoding: str = "UTF-8", reading: Reading = Reading()
+) -> Callable[[Model, Vocabulary], dict[str, float]]:
     """A callback for training: dev sentence F1 per layer (and mean; a grammar: its span marginals) of the model as
     it is now, reading as it trains."""
     gold = list(read_gold(gold_path, encoding=encoding))
@@ -119,7 +141,17 @@ def dev_f1(gold_path: str, encoding: str = "UTF-8", reading: Reading = Reading()
 
 
 # What the Penn Treebank writes for characters a user types, so gold words can be typed back as text.
-_TYPED = {"``": '"', "''": '"', "`": "'", "-LRB-": "(", "-RRB-": ")", "-LCB-": "{", "-RCB-": "}", "-LSB-": "[", "-RSB-": "]"}
+_TYPED = {
+    "``": '"',
+    "''": '"',
+    "`": "'",
+    "-LRB-": "(",
+    "-RRB-": ")",
+    "-LCB-": "{",
+    "-RCB-": "}",
+    "-LSB-": "[",
+    "-RSB-": "]",
+}
 
 
 def character_spans(pieces: Sequence[str], text: str) -> list[tuple[int, int]]:
@@ -151,10 +183,15 @@ def same_tokens(tokens: Sequence[str], typed: Sequence[str]) -> bool:
     return [_TYPED.get(token, token) for token in tokens] == list(typed)
 
 
-def read_typed_gold(path: str, rule: WordRule, encoding: str = "UTF-8", max_length: int | None = None
-                    ) -> tuple[list[GoldSentence], list[Tree]]:
+def read_typed_gold(
+    path: str, rule: WordRule, encoding: str = "UTF-8", max_length: int | None = None
+) -> tuple[list[GoldSentence], list[Tree]]:
     """Gold sentences and their trees (leaves with their tags, for typing them back), at most ``max_length`` words."""
-    pairs = [(gold_sentence(tree, source, rule), tree) for file in tree_files(path) for tree, source in read_trees(file, encoding)]
+    pairs = [
+        (gold_sentence(tree, source, rule), tree)
+        for file in tree_files(path)
+        for tree, source in read_trees(file, encoding)
+    ]
     pairs = [(s, t) for s, t in pairs if is_sentence(s) and (max_length is None or len(s.words) <= max_length)]
     return [s for s, _ in pairs], [t for _, t in pairs]
 
@@ -178,20 +215,38 @@ def evaluate_raw(parser: Parser, gold: Sequence[GoldSentence], trees: Sequence, 
         word_chars = character_spans([_TYPED.get(w, w) for w in sentence.words], text)
         found = set()
         for start, end in spans(parse.tree):
-            inside = [k for k, (a, b) in enumerate(word_chars) if token_chars[start][0] <= a and b <= token_chars[end - 1][1]]
+            inside = [
+                k for k, (a, b) in enumerate(word_chars) if token_chars[start][0] <= a and b <= token_chars[end - 1][1]
+            ]
             if inside:
                 found.add((inside[0], inside[-1] + 1))
         predicted.append(found)
         if advance:
             advance(1)
-    return {**score(predicted, gold), "same_tokens": matched, "baselines": baseline_scores(gold), "protocol": PROTOCOL + (
-        " Raw text: each gold sentence is typed back with nltk's TreebankWordDetokenizer, tokenized and parsed as "
-        "user text; a predicted constituent counts as the gold words whose characters it covers.")}
+    return {
+        **score(predicted, gold),
+        "same_tokens": matched,
+        "baselines": baseline_scores(gold),
+        "protocol": PROTOCOL
+        + (
+            " Raw text: each gold sentence is typed back with nltk's TreebankWordDetokenizer, tokenized and parsed as "
+            "user text; a predicted constituent counts as the gold words whose characters it covers."
+        ),
+    }
 
 
-def evaluate_treebank(gold: str, parser: Callable[[], Parser], pred: str | None = None, word_rule: str | None = None,
-                      encoding: str = "UTF-8", pred_encoding: str = "UTF-8", max_length: int | None = None,
-                      skip_unaligned: bool = False, raw: bool = False, untrained: bool = True) -> dict:
+def evaluate_treebank(
+    gold: str,
+    parser: Callable[[], Parser],
+    pred: str | None = None,
+    word_rule: str | None = None,
+    encoding: str = "UTF-8",
+    pred_encoding: str = "UTF-8",
+    max_length: int | None = None,
+    skip_unaligned: bool = False,
+    raw: bool = False,
+    untrained: bool = True,
+) -> dict:
     """``onparse eval``'s figures on the gold trees at ``gold``: another parser's trees in ``pred``, the raw-text path
     (``raw``: each sentence typed back as text), or the model ``parser()`` loads (only once the gold trees are read),
     with a progress bar on stderr. TreebankError or ValueError for trees that cannot be scored."""
@@ -217,6 +272,10 @@ def evaluate_treebank(gold: str, parser: Callable[[], Parser], pred: str | None 
         model = parser()
         with progress_bar("parsing", len(sentences) * (2 if untrained else 1)) as advance:
             result = {**evaluate_parser(model, sentences, 0 if untrained else None, advance), "model": str(model.path)}
-    result.update(gold=gold, max_length=max_length, words=reader.rule.name,
-                  protocol=result["protocol"].replace(PROTOCOL, protocol(reader.rule), 1))
+    result.update(
+        gold=gold,
+        max_length=max_length,
+        words=reader.rule.name,
+        protocol=result["protocol"].replace(PROTOCOL, protocol(reader.rule), 1),
+    )
     return result

@@ -45,8 +45,10 @@ def no_parse(fmt: str, reason: object = None) -> str:
     JSON lines, where every line is an object that says so."""
     if fmt != "json":
         return ""
-    return json.dumps({"tokens": [], "empty": True} if reason is None else {"tokens": None, "refused": str(reason)},
-                      ensure_ascii=False)
+    return json.dumps(
+        {"tokens": [], "empty": True} if reason is None else {"tokens": None, "refused": str(reason)},
+        ensure_ascii=False,
+    )
 
 
 def pretty(parse: Parse, punct: bool = True) -> str:
@@ -62,7 +64,11 @@ def pretty(parse: Parse, punct: bool = True) -> str:
     from rich.text import Text
     from rich.tree import Tree as RichTree
 
-    rows = parse.tree_distances[~np.isnan(parse.tree_distances).all(axis=1)] if parse.tree_distances.size else parse.tree_distances
+    rows = (
+        parse.tree_distances[~np.isnan(parse.tree_distances).all(axis=1)]
+        if parse.tree_distances.size
+        else parse.tree_distances
+    )
     distance = {pos: float(d) for pos, d in zip(parse.word_positions, rows.mean(axis=0))} if len(rows) else {}
     low, high = min(distance.values(), default=0.0), max(distance.values(), default=1.0)
 
@@ -119,9 +125,16 @@ class OnePicture(ValueError):
 PAGE_SUFFIXES, PICTURE_SUFFIXES = (".html", ".htm"), (".svg",)
 
 
-def write_parses(parses: Iterable[Parse | None], out: TextIO, fmt: str, punct: bool = True,
-                 refused: dict[int, object] | None = None, flush_each: bool = False,
-                 advance: Callable[[int], None] = lambda done: None, container: str = "") -> None:
+def write_parses(
+    parses: Iterable[Parse | None],
+    out: TextIO,
+    fmt: str,
+    punct: bool = True,
+    refused: dict[int, object] | None = None,
+    flush_each: bool = False,
+    advance: Callable[[int], None] = lambda done: None,
+    container: str = "",
+) -> None:
     """Each parse in ``fmt`` on ``out``, one output line (a drawing, for pretty) per input line, in order: a line
     that gave no parse writes ``no_parse`` with the reason ``refused`` holds for its position. Terminal control
     characters are shown escaped where ``out`` is a terminal; ``flush_each`` for a person typing line by line.
@@ -130,13 +143,18 @@ def write_parses(parses: Iterable[Parse | None], out: TextIO, fmt: str, punct: b
     render, separator = FORMATS[fmt], "\n\n" if fmt == "pretty" else "\n"
     safe = terminal_safe if out.isatty() else (lambda text: text)
     refused = {} if refused is None else refused
-    page, picture = fmt == "svg" and container.lower().endswith(PAGE_SUFFIXES), fmt == "svg" and container.lower().endswith(PICTURE_SUFFIXES)
+    page, picture = (
+        fmt == "svg" and container.lower().endswith(PAGE_SUFFIXES),
+        fmt == "svg" and container.lower().endswith(PICTURE_SUFFIXES),
+    )
     if page:
         out.write('<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>onparse</title></head><body>\n')
     for position, parsed in enumerate(parses):
         if picture and position:
-            raise OnePicture(f"{container} is one picture and the input holds several sentences: write them to a page "
-                             "(--output trees.html), or one SVG a line to another file or standard output")
+            raise OnePicture(
+                f"{container} is one picture and the input holds several sentences: write them to a page "
+                "(--output trees.html), or one SVG a line to another file or standard output"
+            )
         shown = render(parsed, punct) if parsed else no_parse(fmt, refused.pop(position, None))
         out.write(f"<figure>{shown}</figure>\n" if page else safe(shown) + separator)
         advance(1)
@@ -147,10 +165,20 @@ def write_parses(parses: Iterable[Parse | None], out: TextIO, fmt: str, punct: b
     out.flush()
 
 
-def parse_lines_to(output_path: str | None, parser: Parser, lines: Iterable[bytes], fmt: str = "bracket",
-                   punct: bool = True, tokenized: bool = False, blank_lines: bool = True,
-                   report: Callable[[int, object], None] = lambda position, reason: None, interactive: bool = False,
-                   progress: bool = False, total: int | None = None, allow_empty: bool = False) -> int:
+def parse_lines_to(
+    output_path: str | None,
+    parser: Parser,
+    lines: Iterable[bytes],
+    fmt: str = "bracket",
+    punct: bool = True,
+    tokenized: bool = False,
+    blank_lines: bool = True,
+    report: Callable[[int, object], None] = lambda position, reason: None,
+    interactive: bool = False,
+    progress: bool = False,
+    total: int | None = None,
+    allow_empty: bool = False,
+) -> int:
     """Parse ``lines`` into ``output_path`` (None: standard output), one output line per input line: a line that cannot
     be parsed is told to ``report`` (its position from 0, why) and gives ``no_parse``'s line. The file is replaced only
     once complete; EOFError, leaving it as it was, where no line came in (unless ``allow_empty``). Returns the lines
@@ -169,9 +197,13 @@ def parse_lines_to(output_path: str | None, parser: Parser, lines: Iterable[byte
             came_in = True
             yield line
 
-    parses = parser.parse_lines(counted(), tokenized, blank_lines=blank_lines, invalid=refuse, window=1 if interactive else None)
-    with (replacing_file(Path(output_path)) if output_path else nullcontext(sys.stdout)) as out, \
-            line_counter("parsing", progress, total) as advance:
+    parses = parser.parse_lines(
+        counted(), tokenized, blank_lines=blank_lines, invalid=refuse, window=1 if interactive else None
+    )
+    with (
+        replacing_file(Path(output_path)) if output_path else nullcontext(sys.stdout) as out,
+        line_counter("parsing", progress, total) as advance,
+    ):
         write_parses(parses, out, fmt, punct, refused, interactive, advance, output_path or "")
         if not came_in and not allow_empty:
             raise EOFError("no input")

@@ -14,7 +14,9 @@ import time
 def cpu_name() -> str:
     try:
         with open("/proc/cpuinfo") as info:
-            return next((line.split(":", 1)[1].strip() for line in info if line.startswith("model name")), platform.machine())
+            return next(
+                (line.split(":", 1)[1].strip() for line in info if line.startswith("model name")), platform.machine()
+            )
     except OSError:
         return platform.machine()
 
@@ -53,7 +55,8 @@ def native_bf16(device: object = "cpu") -> bool:
 
 
 def check_device(device: str) -> None:
-    """ValueError for a device that cannot hold data and give it back (a missing GPU, ``meta``), said before any work."""
+    """ValueError for a device that cannot hold data and give it back (a missing GPU, ``meta``), said before any
+    work."""
     import torch
 
     try:
@@ -87,7 +90,8 @@ def free_memory() -> int | None:
 
 
 def use_threads(threads: int | None = None) -> None:
-    """Use ``threads`` CPU threads for torch (default: one per core, fewer where other work already runs: ``default_threads``)."""
+    """Use ``threads`` CPU threads for torch (default: one per core, fewer where other work already runs:
+    ``default_threads``)."""
     threads = threads or default_threads()
     if threads:
         import torch

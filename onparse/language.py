@@ -12,9 +12,9 @@ already split into tokens (``--tokenized``) needs neither. Punctuation
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-import unicodedata
 from functools import lru_cache
 
 ENGLISH = "en"
@@ -49,9 +49,48 @@ class Sentence:
 # features 83A, 85A and 90A), the word orders that go with right-branching trees (Dryer 1992, "The Greenbergian word
 # order correlations"). Chinese (relative clauses first) and German (object before verb in subordinate clauses) are
 # not; Japanese, Korean, Turkish and Hindi are head-final.
-HEAD_INITIAL = frozenset({"en", "fr", "es", "it", "pt", "ca", "gl", "ro", "ga", "cy", "ar", "he", "id", "ms", "tl",
-                          "sw", "th", "vi", "ru", "uk", "pl", "cs", "sk", "sl", "hr", "sr", "bg", "mk", "sv", "da",
-                          "nb", "nn", "no", "is", "el", "sq", "lt", "lv"})
+HEAD_INITIAL = frozenset(
+    {
+        "en",
+        "fr",
+        "es",
+        "it",
+        "pt",
+        "ca",
+        "gl",
+        "ro",
+        "ga",
+        "cy",
+        "ar",
+        "he",
+        "id",
+        "ms",
+        "tl",
+        "sw",
+        "th",
+        "vi",
+        "ru",
+        "uk",
+        "pl",
+        "cs",
+        "sk",
+        "sl",
+        "hr",
+        "sr",
+        "bg",
+        "mk",
+        "sv",
+        "da",
+        "nb",
+        "nn",
+        "no",
+        "is",
+        "el",
+        "sq",
+        "lt",
+        "lv",
+    }
+)
 
 
 def head_initial(language: str) -> bool:
@@ -68,8 +107,16 @@ def written_without_spaces(language: str) -> bool:
 
 # Scripts written without spaces between words (by the first word of their characters' Unicode names) and the
 # language each most likely writes
-UNSPACED_SCRIPTS = {"THAI": "th", "LAO": "lo", "KHMER": "km", "MYANMAR": "my", "TIBETAN": "bo", "CJK": "zh",
-                    "HIRAGANA": "ja", "KATAKANA": "ja"}
+UNSPACED_SCRIPTS = {
+    "THAI": "th",
+    "LAO": "lo",
+    "KHMER": "km",
+    "MYANMAR": "my",
+    "TIBETAN": "bo",
+    "CJK": "zh",
+    "HIRAGANA": "ja",
+    "KATAKANA": "ja",
+}
 
 
 def unspaced_script(text: str) -> str | None:
@@ -117,8 +164,10 @@ def check_language(language: str, tokenized: bool) -> None:
         try:
             spacy.util.get_lang_class(language)
         except ImportError:
-            raise LanguageError(f"{language!r} is not a language code spaCy knows (de, fr, zh, ...; xx: its "
-                                "multi-language tokenizer, for any language written with spaces)") from None
+            raise LanguageError(
+                f"{language!r} is not a language code spaCy knows (de, fr, zh, ...; xx: its "
+                "multi-language tokenizer, for any language written with spaces)"
+            ) from None
 
 
 @lru_cache(maxsize=None)
@@ -131,22 +180,27 @@ def _splitter(language: str) -> Callable[[str], list[str]]:
         try:
             import jieba
         except ImportError:
-            raise LanguageError(f"segmenting Chinese needs jieba: {INSTALL} (or give tokens with --tokenized)") from None
+            raise LanguageError(
+                f"segmenting Chinese needs jieba: {INSTALL} (or give tokens with --tokenized)"
+            ) from None
         jieba.setLogLevel(60)  # its dictionary-loading chatter would land on stderr
         return lambda text: [token for token in jieba.lcut(text) if token.strip()]
     try:
         import spacy
     except ImportError:
-        raise LanguageError(f"tokenizing {language!r} needs spaCy: {INSTALL} (or give tokens with --tokenized)") from None
+        raise LanguageError(
+            f"tokenizing {language!r} needs spaCy: {INSTALL} (or give tokens with --tokenized)"
+        ) from None
     try:
         spacy.util.get_lang_class(language)
     except ImportError:
-        raise LanguageError(f"{language!r} is not a language code spaCy knows (de, fr, zh, ...; xx: its multi-language "
-                            "tokenizer, for any language written with spaces)") from None
+        raise LanguageError(
+            f"{language!r} is not a language code spaCy knows (de, fr, zh, ...; xx: its multi-language "
+            "tokenizer, for any language written with spaces)"
+        ) from None
     try:
         split = spacy.blank(language).tokenizer
     except ImportError as err:  # a language whose tokenizer needs a package of its own (ja: SudachiPy, th: PyThaiNLP)
         needs = " ".join(str(err).split())
         raise LanguageError(f"tokenizing {language!r} needs a package that is not installed: {needs}") from None
     return lambda text: [token.text for token in split(text) if not token.is_space]
-

@@ -26,13 +26,18 @@ class TooLong:
         return f"longer than {self.limit:,} bytes"
 
 
-def input_lines(arguments: Sequence[str], path: str | None, shard: tuple[int, int] | None, limit: int
-                ) -> Iterator[bytes | TooLong]:
+def input_lines(
+    arguments: Sequence[str], path: str | None, shard: tuple[int, int] | None, limit: int
+) -> Iterator[bytes | TooLong]:
     """The lines a command reads: its arguments (each one line), else ``path`` (``-`` or None: stdin), the
     ``shard`` (K, N) of it where given; each as ``read_lines`` gives it. OSError for what cannot be opened."""
     if arguments:
-        return iter([line if len(line) <= limit else TooLong(limit) for line in
-                     (argument.encode("utf-8", "surrogateescape") for argument in arguments)])
+        return iter(
+            [
+                line if len(line) <= limit else TooLong(limit)
+                for line in (argument.encode("utf-8", "surrogateescape") for argument in arguments)
+            ]
+        )
     if path in (None, "-"):
         if sys.stdin is None:
             raise OSError(0, "standard input is closed: give sentences as arguments or with --input FILE", "stdin")
@@ -42,7 +47,9 @@ def input_lines(arguments: Sequence[str], path: str | None, shard: tuple[int, in
     refuse_wide_text(stream.peek(4)[:4] if hasattr(stream, "peek") else b"", path)  # a pipe's bytes stay to be read
     if shard:
         if not os.path.isfile(path) or (os.path.getsize(path) == 0 and stream.read(1)):
-            raise OSError(0, "--shard splits a file of known size, not a pipe, a device or a file that says it is empty", path)
+            raise OSError(
+                0, "--shard splits a file of known size, not a pipe, a device or a file that says it is empty", path
+            )
         return read_lines(shard_of(stream, *shard), limit)
     return read_lines(stream, limit)
 
@@ -78,8 +85,12 @@ def refuse_wide_text(start: bytes, name: str) -> None:
     """OSError for input that starts as UTF-16 or UTF-32 text does: one sentence a line is read as bytes."""
     found = next((kind for bom, kind in WIDE_BOMS.items() if start.startswith(bom)), None)
     if found:
-        raise OSError(0, f"the text is {found} (its byte-order mark says so): convert it to UTF-8 "
-                         f"(iconv -f {found} -t UTF-8) or another encoding of one byte a line break", name)
+        raise OSError(
+            0,
+            f"the text is {found} (its byte-order mark says so): convert it to UTF-8 "
+            f"(iconv -f {found} -t UTF-8) or another encoding of one byte a line break",
+            name,
+        )
 
 
 def read_lines(stream: BinaryIO, limit: int) -> Iterator[bytes | TooLong]:

@@ -41,13 +41,20 @@ from onparse.vocabulary import Vocabulary
 Model = torch.nn.Module  # a member of any family: its family's model class (``Family.part("model")``)
 
 log = logging.getLogger("onparse")
-MODELS = Path(str(files("onparse.models")))  # the shipped models (installed with the package), each findable by its name
+MODELS = Path(
+    str(files("onparse.models"))
+)  # the shipped models (installed with the package), each findable by its name
 DEFAULT_MODEL = MODELS / "pcfg-wsj"  # the best on section 22, and a single model (models/*/card.md)
-SHIPPED_BY_LANGUAGE = {"en": DEFAULT_MODEL.name, "de": "onlstm-negra", "zh": "onlstm-ctb"}  # a language's model by default
+SHIPPED_BY_LANGUAGE = {
+    "en": DEFAULT_MODEL.name,
+    "de": "onlstm-negra",
+    "zh": "onlstm-ctb",
+}  # a language's model by default
 FILES = ("config.json", "vocab.txt", "weights.pt")
 PRECISIONS = ("bf16", "int8", "int4-words")  # how weights.pt stores the weights
 SCALE = ".scale"  # suffix of a quantized matrix's per-row scales
 MOST_MEMBERS = 64  # each member is a model in memory: far more than any ensemble that helps (vote gains end near ten)
+
 
 class ModelDirError(RuntimeError):
     """A model directory that is missing, incomplete or corrupted."""
@@ -87,7 +94,9 @@ def training_bytes(config: Settings) -> int:
     entry per nonterminal and pair of symbols)."""
     weights = sum(math.prod(shape) for shape in expected_shapes(config).values())
     symbols = getattr(config, "nonterminals", 0) + getattr(config, "preterminals", 0)
-    rules = getattr(config, "nonterminals", 0) * symbols * (symbols if getattr(config, "productions", "") == "joint" else 2)
+    rules = (
+        getattr(config, "nonterminals", 0) * symbols * (symbols if getattr(config, "productions", "") == "joint" else 2)
+    )
     return 4 * (4 * weights + 8 * rules)
 
 
@@ -96,12 +105,22 @@ def check_memory(config: Settings) -> None:
     this process may still take (``hardware.free_memory``)."""
     need, free = training_bytes(config), free_memory()
     if free is not None and need > free:
-        raise ValueError(f"training a model of these sizes needs about {need / 2**30:,.1f} GiB and this process may take "
-                         f"{free / 2**30:,.1f} GiB: choose smaller sizes")
+        raise ValueError(
+            f"training a model of these sizes needs about {need / 2**30:,.1f} GiB and this process may take "
+            f"{free / 2**30:,.1f} GiB: choose smaller sizes"
+        )
 
 
-def save(path: Path, model: Model, vocab: Vocabulary, default_layer: Layer, card: dict | None = None,
-         precision: str = "bf16", language: str = ENGLISH, reading: Reading = Reading()) -> None:
+def save(
+    path: Path,
+    model: Model,
+    vocab: Vocabulary,
+    default_layer: Layer,
+    card: dict | None = None,
+    precision: str = "bf16",
+    language: str = ENGLISH,
+    reading: Reading = Reading(),
+) -> None:
     """Write a model directory, replacing any at ``path`` only once complete.
 
     bf16 weights keep the paper-size model near 50 MB; ``precision="int8"``
@@ -112,9 +131,12 @@ def save(path: Path, model: Model, vocab: Vocabulary, default_layer: Layer, card
     with replacing_folder(path) as folder:
         _write_config(folder, model.config, default_layer, precision, language, reading)
         vocab.save(folder / "vocab.txt")
-        save_tensors({k: v.to(torch.bfloat16) for k, v in state.items()} if precision == "bf16"
-                     else quantize(state, word_table_rows(precision, len(vocab))),
-                     folder / "weights.pt")
+        save_tensors(
+            {k: v.to(torch.bfloat16) for k, v in state.items()}
+            if precision == "bf16"
+            else quantize(state, word_table_rows(precision, len(vocab))),
+            folder / "weights.pt",
+        )
         if card is not None:
             write_json(folder / "card.json", card)
 
@@ -158,15 +180,20 @@ def quantize(state: dict[str, torch.Tensor], word_rows: int | None = None) -> di
         levels = 7 if is_word_table(tuple(tensor.shape), word_rows) else 127
         scale = tensor.abs().amax(dim=1).clamp_min(1e-12) / levels
         rows = torch.round(tensor / scale[:, None]).clamp(-levels, levels).to(torch.int16)
-        stored[name] = rows.to(torch.int8) if levels == 127 else ((rows[:, 0::2] + 8) | ((rows[:, 1::2] + 8) << 4)).to(torch.uint8)
+        stored[name] = (
+            rows.to(torch.int8) if levels == 127 else ((rows[:, 0::2] + 8) | ((rows[:, 1::2] + 8) << 4)).to(torch.uint8)
+        )
         stored[name + SCALE] = scale
     return stored
 
 
 def dequantize(stored: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
     """The float32 weights ``quantize`` stored."""
-    return {name: _levels(tensor) * stored[name + SCALE][:, None] if name + SCALE in stored else tensor.float()
-            for name, tensor in stored.items() if not name.endswith(SCALE)}
+    return {
+        name: _levels(tensor) * stored[name + SCALE][:, None] if name + SCALE in stored else tensor.float()
+        for name, tensor in stored.items()
+        if not name.endswith(SCALE)
+    }
 
 
 def _levels(tensor: torch.Tensor) -> torch.Tensor:
@@ -178,13 +205,31 @@ def _levels(tensor: torch.Tensor) -> torch.Tensor:
     return pairs.reshape(tensor.shape[0], -1).float()
 
 
-def _write_config(path: Path, config: Settings, default_layer: Layer, precision: str,
-                  language: str = ENGLISH, reading: Reading = Reading()) -> None:
+def _write_config(
+    path: Path,
+    config: Settings,
+    default_layer: Layer,
+    precision: str,
+    language: str = ENGLISH,
+    reading: Reading = Reading(),
+) -> None:
     checked_layer(default_layer, config)
     if precision not in PRECISIONS:
         raise ValueError(f"weights are stored as one of {', '.join(PRECISIONS)}, not {precision!r}")
-    text = json.dumps({"family": config.family, "model": asdict(config), "default_layer": default_layer,
-                       "weights": precision, "language": language, "reading": asdict(reading)}, indent=2) + "\n"
+    text = (
+        json.dumps(
+            {
+                "family": config.family,
+                "model": asdict(config),
+                "default_layer": default_layer,
+                "weights": precision,
+                "language": language,
+                "reading": asdict(reading),
+            },
+            indent=2,
+        )
+        + "\n"
+    )
     with replacing_file(path / "config.json") as file:
         file.write(text)
 
@@ -200,30 +245,46 @@ class EnsembleDir:
     layers: list[Layer] | None = None  # each member's layer where the ensemble chose it; else the member's own
 
 
-def save_ensemble(path: Path, members: list[Path], right_branching_voter: float = 0.0, card: dict | None = None,
-                  layers: list[Layer] | None = None) -> None:
+def save_ensemble(
+    path: Path,
+    members: list[Path],
+    right_branching_voter: float = 0.0,
+    card: dict | None = None,
+    layers: list[Layer] | None = None,
+) -> None:
     """Write an ensemble directory naming ``members`` relative to it (and, where given, each one's layer)."""
     path.mkdir(parents=True, exist_ok=True)
     names = [os.path.relpath(Path(member).resolve(), path.resolve()) for member in members]
-    ensemble = {"ensemble": {"members": names, "right_branching_voter": right_branching_voter,
-                             **({"layers": layers} if layers is not None else {})}}
+    ensemble = {
+        "ensemble": {
+            "members": names,
+            "right_branching_voter": right_branching_voter,
+            **({"layers": layers} if layers is not None else {}),
+        }
+    }
     write_json(path / "config.json", ensemble)
     if card is not None:
         write_json(path / "card.json", card)
 
 
 def pointing_at(target: Path | str, models: Path = MODELS) -> Path | None:
-    """A shipped ensemble (a folder of ``models``) holding a member at or inside ``target``, which rewriting would change."""
+    """A shipped ensemble (a folder of ``models``) holding a member at or inside ``target``, which rewriting would
+    change."""
     target = Path(target).resolve()
     for folder in sorted(models.iterdir()) if models.is_dir() else []:
         ensemble = read_ensemble(folder) if (folder / "config.json").is_file() else None
-        if ensemble and folder.resolve() != target and any(
-                member.resolve() == target or target in member.resolve().parents for member in ensemble.members):
+        if (
+            ensemble
+            and folder.resolve() != target
+            and any(member.resolve() == target or target in member.resolve().parents for member in ensemble.members)
+        ):
             return folder
     return None
 
 
-MODEL_FILES = frozenset({"config.json", "vocab.txt", "weights.pt", "card.json", "card.md"})  # all a model directory holds
+MODEL_FILES = frozenset(
+    {"config.json", "vocab.txt", "weights.pt", "card.json", "card.md"}
+)  # all a model directory holds
 ENSEMBLE_FILES = frozenset({"config.json", "card.json", "card.md", "members"})  # all an ensemble directory holds
 
 
@@ -244,9 +305,14 @@ def is_ensemble_folder(path: Path) -> bool:
     except ModelDirError:
         return False
     members = path / "members"
-    return (all(entry.name in ENSEMBLE_FILES for entry in path.iterdir())
-            and (not members.exists() or (members.is_dir() and not members.is_symlink()
-                                          and all(is_model_folder(member) for member in members.iterdir()))))
+    return all(entry.name in ENSEMBLE_FILES for entry in path.iterdir()) and (
+        not members.exists()
+        or (
+            members.is_dir()
+            and not members.is_symlink()
+            and all(is_model_folder(member) for member in members.iterdir())
+        )
+    )
 
 
 def refuse_to_replace(target: Path, is_own_kind, kind: str, models: Path = MODELS) -> None:
@@ -259,11 +325,15 @@ def refuse_to_replace(target: Path, is_own_kind, kind: str, models: Path = MODEL
         raise ModelDirError(f"{target} is or holds a shipped model: it is never replaced; choose another --out")
     holder = pointing_at(target, models)
     if holder:
-        raise ModelDirError(f"{target} holds a member of {holder}: rewriting it would change that model; choose another --out")
+        raise ModelDirError(
+            f"{target} holds a member of {holder}: rewriting it would change that model; choose another --out"
+        )
     if target.is_symlink() or (target.exists() and not target.is_dir()):
         raise ModelDirError(f"{target} is not a folder onparse wrote: choose another --out")
     if target.is_dir() and any(target.iterdir()) and not is_own_kind(target):
-        raise ModelDirError(f"{target} holds files that are not {kind}'s: nothing there is deleted; choose another --out")
+        raise ModelDirError(
+            f"{target} holds files that are not {kind}'s: nothing there is deleted; choose another --out"
+        )
 
 
 def refuse_output_file(path: Path | str, models: Path = MODELS) -> None:
@@ -274,8 +344,10 @@ def refuse_output_file(path: Path | str, models: Path = MODELS) -> None:
     if folder == shipped or shipped in folder.parents or pointing_at(folder, models):
         raise ModelDirError(f"{path} lies inside a shipped model: it is never written; choose another output file")
     if is_model_folder(folder) or is_ensemble_folder(folder):
-        raise ModelDirError(f"{path} lies in the model directory {folder}: writing it there could break the model; "
-                            "choose another output file")
+        raise ModelDirError(
+            f"{path} lies in the model directory {folder}: writing it there could break the model; "
+            "choose another output file"
+        )
 
 
 def check_output_file(output: str, input_path: str | None, reads_stdin: bool) -> None:
@@ -291,7 +363,8 @@ def check_output_file(output: str, input_path: str | None, reads_stdin: bool) ->
 
 
 def copy_model(source: Path, target: Path) -> None:
-    """Copy a model directory's own files (``MODEL_FILES``) to ``target``, never what else lies there, never through a link.
+    """Copy a model directory's own files (``MODEL_FILES``) to ``target``, never what else lies there, never
+    through a link.
 
     A model folder that shares is the files a model needs: a link inside it
     (to a private folder, to ``/``) is neither followed nor copied.
@@ -300,7 +373,9 @@ def copy_model(source: Path, target: Path) -> None:
     for name in sorted(MODEL_FILES):
         found = source / name
         if found.is_symlink():
-            raise ModelDirError(f"{found} is a symbolic link: a copied model takes only its own files (copy the file in, or --link)")
+            raise ModelDirError(
+                f"{found} is a symbolic link: a copied model takes only its own files (copy the file in, or --link)"
+            )
         if found.is_file():
             shutil.copyfile(found, target / name)
 
@@ -319,7 +394,9 @@ def locate(model: Path | str | None = None) -> Path:
     named = isinstance(model, str) and "/" not in text and os.sep not in text and text not in (".", "..")
     if named and (MODELS / text / "config.json").is_file():
         if path.is_dir():
-            log.warning(f"{text} is a shipped model's name: loading it, not the folder {text} here (give ./{text} for that)")
+            log.warning(
+                f"{text} is a shipped model's name: loading it, not the folder {text} here (give ./{text} for that)"
+            )
         return MODELS / text
     bare = text.rstrip("/" + os.sep)
     if not path.exists() and not named and bare != text and "/" not in bare and bare in installed_names():
@@ -327,19 +404,29 @@ def locate(model: Path | str | None = None) -> Path:
     if path.exists() or not named:
         return path
     if (MODELS / path).is_dir():  # a model the repository holds that this installation does not
-        raise ModelDirError(f"{model}: not installed with this package (a checkout of onparse holds it under models/; "
-                            f"installed here: {', '.join(installed_names())})")
+        raise ModelDirError(
+            f"{model}: not installed with this package (a checkout of onparse holds it under models/; "
+            f"installed here: {', '.join(installed_names())})"
+        )
     close = difflib.get_close_matches(text, installed_names(), n=3, cutoff=0.6)
     if close:
-        raise ModelDirError(f"no model named {text!r}, and no such folder: did you mean {' or '.join(close)}? "
-                            "(onparse models lists them)")
-    raise ModelDirError(f"no model named {str(model)!r}, and no such folder: the models here are "
-                        f"{', '.join(installed_names())} (onparse models lists them), or give a model directory's path")
+        raise ModelDirError(
+            f"no model named {text!r}, and no such folder: did you mean {' or '.join(close)}? "
+            "(onparse models lists them)"
+        )
+    raise ModelDirError(
+        f"no model named {str(model)!r}, and no such folder: the models here are "
+        f"{', '.join(installed_names())} (onparse models lists them), or give a model directory's path"
+    )
 
 
 def installed_names(models: Path = MODELS) -> list[str]:
     """The shipped models that load by name here (a folder of ``models`` holding its config)."""
-    return sorted(folder.name for folder in models.iterdir() if (folder / "config.json").is_file()) if models.is_dir() else []
+    return (
+        sorted(folder.name for folder in models.iterdir() if (folder / "config.json").is_file())
+        if models.is_dir()
+        else []
+    )
 
 
 def available_models(models: Path = MODELS) -> list[dict]:
@@ -361,12 +448,21 @@ def _described(name: str, path: Path) -> dict:
     folders = ensemble.members if ensemble else [path]
     config = read_json(folders[0] / "config.json")
     size = sum(file.stat().st_size for folder in {path, *folders} for file in folder.iterdir() if file.is_file())
-    return {"name": name, "language": config.get("language", ENGLISH),
-            "kind": f"ensemble of {len(folders)}" if ensemble else "model", "megabytes": round(size / 1e6, 1),
-            "dev_f1": card_figure(_card(path)), "path": str(path)}
+    return {
+        "name": name,
+        "language": config.get("language", ENGLISH),
+        "kind": f"ensemble of {len(folders)}" if ensemble else "model",
+        "megabytes": round(size / 1e6, 1),
+        "dev_f1": card_figure(_card(path)),
+        "path": str(path),
+    }
 
 
-CARD_FIGURES = ("rescored", "int8_change", "dev")  # where cards keep figures measured on their own weights, as card_figure reads them
+CARD_FIGURES = (
+    "rescored",
+    "int8_change",
+    "dev",
+)  # where cards keep figures measured on their own weights, as card_figure reads them
 
 
 def card_figure(card: dict) -> dict | None:
@@ -416,8 +512,10 @@ def check_languages(text_language: str, **models: Path | str) -> None:
     for role, model in models.items():
         found = languages(model)
         if found != {text_language}:
-            raise ValueError(f"the {role} {model} reads {', '.join(sorted(found))} text; this text is {text_language!r}: "
-                             "a model learns and teaches in its own language")
+            raise ValueError(
+                f"the {role} {model} reads {', '.join(sorted(found))} text; this text is {text_language!r}: "
+                "a model learns and teaches in its own language"
+            )
 
 
 def read_ensemble(path: Path | str | None = None) -> EnsembleDir | None:
@@ -430,17 +528,27 @@ def read_ensemble(path: Path | str | None = None) -> EnsembleDir | None:
         return None
     spec = config["ensemble"]
     members = spec.get("members") if isinstance(spec, dict) else None
-    if set(config) != {"ensemble"} or not isinstance(spec, dict) or set(spec) - {"members", "right_branching_voter", "layers"}:
-        raise ModelDirError(f"{path / 'config.json'}: an ensemble's config holds only "
-                            '{"ensemble": {"members": [...], "right_branching_voter": true, false or votes, "layers": [...]}}')
+    if (
+        set(config) != {"ensemble"}
+        or not isinstance(spec, dict)
+        or set(spec) - {"members", "right_branching_voter", "layers"}
+    ):
+        raise ModelDirError(
+            f"{path / 'config.json'}: an ensemble's config holds only "
+            '{"ensemble": {"members": [...], "right_branching_voter": true, false or votes, "layers": [...]}}'
+        )
     if not isinstance(members, list) or not members or not all(isinstance(m, str) and m for m in members):
         raise ModelDirError(f"{path / 'config.json'}: the ensemble's members must be a non-empty list of folder names")
     if len(members) > MOST_MEMBERS:
-        raise ModelDirError(f"{path / 'config.json'}: {len(members)} members is more than the {MOST_MEMBERS} an ensemble may hold")
+        raise ModelDirError(
+            f"{path / 'config.json'}: {len(members)} members is more than the {MOST_MEMBERS} an ensemble may hold"
+        )
     voter = spec.get("right_branching_voter", False)
     if not isinstance(voter, (bool, int, float)) or not 0 <= voter < float("inf"):
-        raise ModelDirError(f"{path / 'config.json'}: right_branching_voter must be true, false or a number of votes (0 or more), "
-                            f"not {voter!r}")
+        raise ModelDirError(
+            f"{path / 'config.json'}: right_branching_voter must be true, false or a number of votes (0 or more), "
+            f"not {voter!r}"
+        )
     layers = spec.get("layers")
     if layers is not None and not (isinstance(layers, list) and len(layers) == len(members)):
         raise ModelDirError(f"{path / 'config.json'}: layers must list one layer (1, 2, ... or {MEAN!r}) per member")
@@ -461,8 +569,10 @@ def _model_config(path: Path) -> tuple[Settings, Layer, str, str, Reading]:
     config = read_json(path / "config.json")
     unknown = set(config) - {"family", "model", "default_layer", "weights", "language", "reading"}
     if unknown or not isinstance(config.get("model"), dict):
-        raise ModelDirError(f"{path / 'config.json'}: expected keys family, model, default_layer, weights, language and reading"
-                            + (f" (unknown: {', '.join(sorted(unknown))})" if unknown else " (no model settings)"))
+        raise ModelDirError(
+            f"{path / 'config.json'}: expected keys family, model, default_layer, weights, language and reading"
+            + (f" (unknown: {', '.join(sorted(unknown))})" if unknown else " (no model settings)")
+        )
     family = config.get("family", ModelConfig.family)  # folders written before the second family have none
     try:
         model_config = named(family).settings(**config["model"])
@@ -475,10 +585,14 @@ def _model_config(path: Path) -> tuple[Settings, Layer, str, str, Reading]:
         raise ModelDirError(f"{path / 'config.json'}: default_layer: {err}") from None
     precision = config.get("weights", "bf16")
     if precision not in PRECISIONS:
-        raise ModelDirError(f"{path / 'config.json'}: weights must be one of {', '.join(PRECISIONS)}, not {precision!r}")
+        raise ModelDirError(
+            f"{path / 'config.json'}: weights must be one of {', '.join(PRECISIONS)}, not {precision!r}"
+        )
     language = config.get("language", ENGLISH)
     if not (isinstance(language, str) and language.isascii() and language.replace("-", "").isalpha()):
-        raise ModelDirError(f"{path / 'config.json'}: language must be a language code such as en, de or zh, not {language!r}")
+        raise ModelDirError(
+            f"{path / 'config.json'}: language must be a language code such as en, de or zh, not {language!r}"
+        )
     try:
         reading = Reading.from_dict(config.get("reading", {}))
     except (TypeError, ValueError) as err:
@@ -511,30 +625,55 @@ def load(path: Path | str | None = None) -> ModelBundle:
     try:  # weights_only: a file that would need to run code to load is refused, never run
         state = torch.load(path / "weights.pt", map_location="cpu", weights_only=True, mmap=True)
     except Exception:
-        raise ModelDirError(f"{path}: weights.pt is not a plain file of tensors (damaged, truncated, or carrying code)") from None
+        raise ModelDirError(
+            f"{path}: weights.pt is not a plain file of tensors (damaged, truncated, or carrying code)"
+        ) from None
     expected = expected_shapes(model_config)
     kinds = dict.fromkeys(expected, "float")  # what each tensor is stored as: float, or quantized rows
     if precision != "bf16":
         word_rows = word_table_rows(precision, model_config.vocab_size)
-        kinds.update({name: "uint8" if is_word_table(shape, word_rows) else "int8" for name, shape in expected.items() if len(shape) == 2})
+        kinds.update(
+            {
+                name: "uint8" if is_word_table(shape, word_rows) else "int8"
+                for name, shape in expected.items()
+                if len(shape) == 2
+            }
+        )
         kinds.update({name + SCALE: "float" for name, shape in expected.items() if len(shape) == 2})
         expected.update({name + SCALE: shape[:1] for name, shape in list(expected.items()) if len(shape) == 2})
-        expected.update({name: (shape[0], shape[1] // 2) for name, shape in list(expected.items()) if is_word_table(shape, word_rows)})
+        expected.update(
+            {
+                name: (shape[0], shape[1] // 2)
+                for name, shape in list(expected.items())
+                if is_word_table(shape, word_rows)
+            }
+        )
     tensors = isinstance(state, dict) and all(isinstance(tensor, torch.Tensor) for tensor in state.values())
     found = {name: tuple(tensor.shape) for name, tensor in state.items()} if tensors else {}
     if found != expected:  # checked before anything the size of the config is built
         wrong = sorted(set(expected) ^ set(found)) or [name for name in expected if expected[name] != found[name]]
-        raise ModelDirError(f"{path}: weights.pt does not fit config.json (first difference: {wrong[0]}: "
-                            f"{found.get(wrong[0])} in the weights, {expected.get(wrong[0])} by the config)")
-    stored_as = lambda tensor: "float" if tensor.is_floating_point() else str(tensor.dtype).removeprefix("torch.")  # noqa: E731
+        raise ModelDirError(
+            f"{path}: weights.pt does not fit config.json (first difference: {wrong[0]}: "
+            f"{found.get(wrong[0])} in the weights, {expected.get(wrong[0])} by the config)"
+        )
+
+    def stored_as(tensor: torch.Tensor) -> str:
+        return "float" if tensor.is_floating_point() else str(tensor.dtype).removeprefix("torch.")
+
     retyped = next((name for name, tensor in state.items() if stored_as(tensor) != kinds[name]), None)
     if retyped:  # weights cast to another type load as other numbers: another tree, without a word
-        raise ModelDirError(f"{path}: weights.pt stores {retyped} as {state[retyped].dtype}, where config.json's {precision} "
-                            f"weights hold {kinds[retyped]} values: the model is damaged")
-    not_finite = next((name for name, tensor in state.items() if tensor.is_floating_point() and not torch.isfinite(tensor).all()), None)
+        raise ModelDirError(
+            f"{path}: weights.pt stores {retyped} as {state[retyped].dtype}, where config.json's {precision} "
+            f"weights hold {kinds[retyped]} values: the model is damaged"
+        )
+    not_finite = next(
+        (name for name, tensor in state.items() if tensor.is_floating_point() and not torch.isfinite(tensor).all()),
+        None,
+    )
     if not_finite:
-        raise ModelDirError(f"{path}: weights.pt holds NaN or infinite values (first in {not_finite}): the model is damaged")
+        raise ModelDirError(
+            f"{path}: weights.pt holds NaN or infinite values (first in {not_finite}): the model is damaged"
+        )
     weights = state if precision == "bf16" else dequantize(state)
     model = of(model_config).part("model").from_weights(model_config, weights).eval()
     return ModelBundle(model, vocab, layer, path, card, language, reading)
-

@@ -65,7 +65,8 @@ class InputError(ValueError):
 
 @dataclass
 class Parse:
-    """One parsed sentence, the same shape for a single model and an ensemble: what the user gave, what the model read, what it built."""
+    """One parsed sentence, the same shape for a single model and an ensemble: what the user gave, what the model
+    read, what it built."""
 
     tokens: list[str]
     word_positions: list[int]  # the tokens that are words, the tree's leaves (punctuation left out)
@@ -143,7 +144,9 @@ class Parse:
         if punct:
             found = spans(self.tree)
         else:  # the words tree's spans are over word indices
-            found = {(self.word_positions[start], self.word_positions[end - 1] + 1) for start, end in spans(self.words_tree)}
+            found = {
+                (self.word_positions[start], self.word_positions[end - 1] + 1) for start, end in spans(self.words_tree)
+            }
         return sorted(found, key=lambda span: (span[0], -span[1]))
 
     def confidence(self, span: Span) -> float:
@@ -177,10 +180,14 @@ class Parse:
             "word_positions": self.word_positions,
             "layers": list(self.builder.layers),
             "right_branching_voter": self.builder.right_branching_voter,
-            "distances": [rounded([row])[0] if reads_distances(layer) else None
-                          for row, layer in zip(self.tree_distances, self.builder.layers)],
-            "layer_distances": [rounded(member) if reads_distances(layer) else None
-                                for member, layer in zip(self.distances, self.builder.layers)],
+            "distances": [
+                rounded([row])[0] if reads_distances(layer) else None
+                for row, layer in zip(self.tree_distances, self.builder.layers)
+            ],
+            "layer_distances": [
+                rounded(member) if reads_distances(layer) else None
+                for member, layer in zip(self.distances, self.builder.layers)
+            ],
             "spans": found,
             "confidence": [round(self.confidence(span), 4) for span in found],
             "tree": self.bracket(punct),
@@ -236,13 +243,21 @@ class Parser:
 
     ``settings`` are the fields of ``onparse.config.ParseConfig`` (batch size,
     longest sentence, device, matmul precision). ``layer`` overrides every
-    ON-LSTM member's own layer (a grammar has one readout, ``SPANS``). Trees come from ``builder`` (``onparse.builder``): an
+    ON-LSTM member's own layer (a grammar has one readout, ``SPANS``). Trees come from ``builder``
+    (``onparse.builder``): an
     ensemble's is the binary tree with the most span votes over its members'
     trees (and a right-branching tree, with ``right_branching_voter`` votes).
     """
 
-    def __init__(self, bundles: ModelBundle | Sequence[ModelBundle], layer: Layer | None = None, *,
-                 right_branching_voter: float = 0.0, path: Path | None = None, **settings: Any):
+    def __init__(
+        self,
+        bundles: ModelBundle | Sequence[ModelBundle],
+        layer: Layer | None = None,
+        *,
+        right_branching_voter: float = 0.0,
+        path: Path | None = None,
+        **settings: Any,
+    ):
         self.settings = ParseConfig(**settings)
         try:
             self.settings.check()
@@ -256,12 +271,18 @@ class Parser:
         self.dtype = compute_dtype(self.settings.dtype, self.device)
         choices = [readouts(bundle.model.config) for bundle in bundles]
         if layer is not None and all(len(found) == 1 and layer not in found for found in choices):
-            raise InputError(f"layer {layer!r}: this model has no layers to choose from (a grammar's trees come from its "
-                             "span marginals)", "layer")
+            raise InputError(
+                f"layer {layer!r}: this model has no layers to choose from (a grammar's trees come from its "
+                "span marginals)",
+                "layer",
+            )
         longest = min(of(bundle.model.config).longest_sentence for bundle in bundles)
         if self.settings.max_words > longest:
-            raise InputError(f"max_words {self.settings.max_words} is over the {longest} words this model parses "
-                             "(a grammar's inside and outside passes are cubic in length: about 70 s at 800 words)", "max_words")
+            raise InputError(
+                f"max_words {self.settings.max_words} is over the {longest} words this model parses "
+                "(a grammar's inside and outside passes are cubic in length: about 70 s at 800 words)",
+                "max_words",
+            )
         self.members = [Member(bundle, layer, self.device, self.dtype) for bundle in bundles]
         self.builder = TreeBuilder(tuple(member.layer for member in self.members), right_branching_voter)
         languages = {bundle.language for bundle in bundles}
@@ -269,7 +290,10 @@ class Parser:
             raise InputError(f"an ensemble's members must read one language, not {', '.join(sorted(languages))}")
         self.language = languages.pop()
         self.path = path if path is not None else bundles[0].path
-        self._read = [0, 0]  # words the first member read, and how many of them its vocabulary lacked (``_note_unknown``)
+        self._read = [
+            0,
+            0,
+        ]  # words the first member read, and how many of them its vocabulary lacked (``_note_unknown``)
 
     @classmethod
     def load(cls, model: str | Path | None = None, layer: Layer | None = None, **settings: Any) -> "Parser":
@@ -315,13 +339,23 @@ class Parser:
         if not all(tokens):
             raise InputError(f"token {list(tokens).index('') + 1} is empty: a token holds at least one character")
         spaced = next((k for k, token in enumerate(tokens) if any(char.isspace() for char in token)), None)
-        if spaced is not None:  # every output keeps a sentence on one line, and every tree string reads back as its tokens
-            raise InputError(f"token {spaced + 1} ({tokens[spaced][:40]!r}) holds whitespace: a token of a bracketed tree "
-                             "holds none (give it as two tokens, or join its parts with '_')")
-        control = next(((k, char) for k, token in enumerate(tokens) for char in token if unicodedata.category(char) == "Cc"), None)
-        if control is not None:  # a NUL or an escape byte is no text: it would become part of a word, or break a picture
-            raise InputError(f"token {control[0] + 1} holds the control character U+{ord(control[1]):04X}: text holds none "
-                             "(a binary file, or a stray byte?)")
+        if (
+            spaced is not None
+        ):  # every output keeps a sentence on one line, and every tree string reads back as its tokens
+            raise InputError(
+                f"token {spaced + 1} ({tokens[spaced][:40]!r}) holds whitespace: a token of a bracketed tree "
+                "holds none (give it as two tokens, or join its parts with '_')"
+            )
+        control = next(
+            ((k, char) for k, token in enumerate(tokens) for char in token if unicodedata.category(char) == "Cc"), None
+        )
+        if (
+            control is not None
+        ):  # a NUL or an escape byte is no text: it would become part of a word, or break a picture
+            raise InputError(
+                f"token {control[0] + 1} holds the control character U+{ord(control[1]):04X}: text holds none "
+                "(a binary file, or a stray byte?)"
+            )
         positions = word_positions(tokens)
         if len(positions) > self.settings.max_words:
             raise InputError(f"{len(positions)} words is over the limit of {self.settings.max_words}")
@@ -338,8 +372,9 @@ class Parser:
         for _, distances in self._with_distances(sentences, lambda sentence: sentence, window):
             yield distances
 
-    def _with_distances(self, items: Iterable[Any], sentence_of: Callable[[Any], Sentence | None],
-                        window: int | None) -> Iterator[tuple[Any, list[np.ndarray] | None]]:
+    def _with_distances(
+        self, items: Iterable[Any], sentence_of: Callable[[Any], Sentence | None], window: int | None
+    ) -> Iterator[tuple[Any, list[np.ndarray] | None]]:
         """Each item with the distances of its sentence's words, in input order; an item without a sentence gets None.
 
         A stream is read ``window`` items ahead, or by default ``WINDOW_WORDS``
@@ -353,13 +388,14 @@ class Parser:
             batches = sorted_batches(items, self.batch_size, length, window, BATCH_WORDS)
         return in_input_order(self._batch_distances(batch, sentence_of) for batch in batches)
 
-    def _batch_distances(self, batch: list[tuple[int, Any]], sentence_of: Callable[[Any], Sentence | None]
-                         ) -> list[tuple[int, tuple[Any, list[np.ndarray] | None]]]:
+    def _batch_distances(
+        self, batch: list[tuple[int, Any]], sentence_of: Callable[[Any], Sentence | None]
+    ) -> list[tuple[int, tuple[Any, list[np.ndarray] | None]]]:
         sentences = [sentence_of(item) for _, item in batch]
         running = [k for k, found in enumerate(sentences) if found and found.words]
         results: list[list[np.ndarray] | None] = [
-            None if found is None else [member.no_words_output() for member in self.members]
-            for found in sentences]
+            None if found is None else [member.no_words_output() for member in self.members] for found in sentences
+        ]
         if running:
             per_member = [member.batch_outputs([sentences[k] for k in running]) for member in self.members]
             release_freed_memory()
@@ -394,8 +430,10 @@ class Parser:
                 return None
             tokens = list(tokens) if isinstance(tokens, Iterable) and not isinstance(tokens, (str, bytes)) else tokens
             if not isinstance(tokens, list) or any(not isinstance(token, str) for token in tokens):
-                raise TypeError(f"sentence {position + 1}: parse_tokens and parse_stream take a list of token lists, one "
-                                f"per sentence, not {tokens!r:.60}: wrap one sentence's tokens in a list, or use parse() for text")
+                raise TypeError(
+                    f"sentence {position + 1}: parse_tokens and parse_stream take a list of token lists, one "
+                    f"per sentence, not {tokens!r:.60}: wrap one sentence's tokens in a list, or use parse() for text"
+                )
             try:
                 positions = self.check(tokens)
             except InputError as err:
@@ -414,7 +452,15 @@ class Parser:
         tokens, positions = list(sentence.tokens), list(sentence.words)
         read = self.model_input(sentence)
         self._note_unknown(read)
-        return Parse(tokens, positions, read, distances, self.builder, built, attach_punctuation(built.tree, positions, len(tokens)))
+        return Parse(
+            tokens,
+            positions,
+            read,
+            distances,
+            self.builder,
+            built,
+            attach_punctuation(built.tree, positions, len(tokens)),
+        )
 
     def _note_unknown(self, read: list[str]) -> None:
         """A warning, once, where most words read so far are unknown to the model: its trees of them are guesses
@@ -424,13 +470,21 @@ class Parser:
         self._read[0] += len(read)
         self._read[1] += read.count(UNK)
         if self._read[0] >= UNKNOWN_AFTER and self._read[1] > UNKNOWN_SHARE * self._read[0]:
-            log.warning(f"onparse: {self._read[1] / self._read[0]:.0%} of the words read are unknown to "
-                        f"{Path(self.path).name if self.path else 'this model'} (language {self.language}): is the text "
-                        "in another language? `onparse models` lists the models by language")
+            log.warning(
+                f"onparse: {self._read[1] / self._read[0]:.0%} of the words read are unknown to "
+                f"{Path(self.path).name if self.path else 'this model'} (language {self.language}): is the text "
+                "in another language? `onparse models` lists the models by language"
+            )
             self._read[0] = -1
 
-    def parse_lines(self, lines: Iterable[bytes | TooLong], tokenized: bool = False, blank_lines: bool = True,
-                    invalid: Callable[[int, object], None] | None = None, window: int | None = None) -> Iterator[Parse | None]:
+    def parse_lines(
+        self,
+        lines: Iterable[bytes | TooLong],
+        tokenized: bool = False,
+        blank_lines: bool = True,
+        invalid: Callable[[int, object], None] | None = None,
+        window: int | None = None,
+    ) -> Iterator[Parse | None]:
         """Parse UTF-8 lines of text (``lines.read_lines``), one result a line, in order.
 
         Each line is tokenized as the model's language is, or split at
@@ -444,6 +498,7 @@ class Parser:
         is passed to ``invalid`` with its position (from 0) and the reason.
         ``window`` is as in ``parse_stream``.
         """
+
         def refused(position: int, reason: object) -> None:
             if invalid is None:
                 raise InputError(f"line {position + 1}: {reason}")
@@ -451,7 +506,10 @@ class Parser:
 
         def tokens_of(position: int, line: str) -> list[str] | None:
             if "\r" in line:  # a line break of old Macs: the lines would run into one sentence
-                refused(position, "holds a carriage return inside it: a file with CR line ends? (convert them: tr '\\r' '\\n')")
+                refused(
+                    position,
+                    "holds a carriage return inside it: a file with CR line ends? (convert them: tr '\\r' '\\n')",
+                )
                 return None
             tokens = line.split() if tokenized else self.tokenize(line)
             return tokens if tokens or not blank_lines else None
@@ -471,7 +529,12 @@ class Parser:
                     refused(position, "not UTF-8 text")
                     yield None
                     continue
-                if blank_lines and ids is None and (held or is_comment(line)) and (is_comment(line) or not line.strip()):
+                if (
+                    blank_lines
+                    and ids is None
+                    and (held or is_comment(line))
+                    and (is_comment(line) or not line.strip())
+                ):
                     held.append((position, line))
                     continue
                 if blank_lines and ids is None and line.strip():
@@ -483,7 +546,7 @@ class Parser:
                     yield None
                     continue
                 if ids:
-                    line = line[id_end(line):]
+                    line = line[id_end(line) :]
                 yield tokens_of(position, line)
             for place, kept in held:  # no sentence line came: they were sentences
                 yield tokens_of(place, kept) if kept.strip() else None
@@ -501,8 +564,10 @@ class Parser:
         (X Stocks (X fell (X sharply (X on Friday))) .)
         """
         if not isinstance(text, str):
-            raise TypeError(f"parse takes one sentence as a string, not {type(text).__name__}: "
-                            "parse_sents takes many (texts or token lists)")
+            raise TypeError(
+                f"parse takes one sentence as a string, not {type(text).__name__}: "
+                "parse_sents takes many (texts or token lists)"
+            )
         return self.parse_tokens([self.tokenize(text)])[0]
 
     def parse_sents(self, sentences: Iterable[str | Sequence[str]]) -> Iterator[Parse]:

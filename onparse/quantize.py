@@ -14,8 +14,14 @@ from onparse.parse import Parser
 from onparse.treebank import check_gold, read_gold
 
 
-def quantized_copy(source: Path | str, out: Path, gold: str | None = None, device: str = "cpu",
-                   encoding: str = "UTF-8", precision: str = "int8") -> dict | None:
+def quantized_copy(
+    source: Path | str,
+    out: Path,
+    gold: str | None = None,
+    device: str = "cpu",
+    encoding: str = "UTF-8",
+    precision: str = "int8",
+) -> dict | None:
     """Write ``source`` (a model, or an ensemble: each member) to ``out`` with int8 weights (``"int4-words"``: the word
     tables in 4 bits); with ``gold`` (trees in ``encoding``), the sentence F1 of both precisions.
 
@@ -26,10 +32,16 @@ def quantized_copy(source: Path | str, out: Path, gold: str | None = None, devic
     if gold:
         check_gold(gold, encoding)
         sentences = list(read_gold(gold, encoding=encoding))
-        figures = lambda path: round(evaluate_parser(Parser.load(path, device=device), sentences,  # noqa: E731
-                                                     untrained_seed=None)["sentence_f1"], 2)
+
+        def figures(path: Path | str) -> float:
+            return round(
+                evaluate_parser(Parser.load(path, device=device), sentences, untrained_seed=None)["sentence_f1"], 2
+            )
+
     change = None
-    with replacing_folder(Path(out), new=True) as folder:  # the copy appears whole, its figure in its card, or not at all
+    with replacing_folder(
+        Path(out), new=True
+    ) as folder:  # the copy appears whole, its figure in its card, or not at all
         change = {"gold": gold, "before": figures(source)} if figures else None
         card = write_copy(source, folder, precision)
         if change:
@@ -45,14 +57,27 @@ def write_copy(source: Path | str, out: Path, precision: str) -> dict:
     if ensemble is None:
         bundle = load(source)
         card = {**without_figures(bundle.card), "weights": precision, "quantized_from": str(bundle.path)}
-        save(out, bundle.model, bundle.vocab, bundle.default_layer, card, precision=precision, language=bundle.language,
-             reading=bundle.reading)
+        save(
+            out,
+            bundle.model,
+            bundle.vocab,
+            bundle.default_layer,
+            card,
+            precision=precision,
+            language=bundle.language,
+            reading=bundle.reading,
+        )
         return card
     with tempfile.TemporaryDirectory() as scratch:
         members = [Path(scratch) / str(k) / path.name for k, path in enumerate(ensemble.members)]
         for path, member in zip(ensemble.members, members):
             write_copy(path, member, precision)
         kept = {key: value for key, value in without_figures(ensemble.card).items() if key != "members"}
-        card = make_ensemble(out, members, ensemble.right_branching_voter, card={
-            **kept, "weights": precision, "quantized_from": str(ensemble.path)}, layers=ensemble.layers)
+        card = make_ensemble(
+            out,
+            members,
+            ensemble.right_branching_voter,
+            card={**kept, "weights": precision, "quantized_from": str(ensemble.path)},
+            layers=ensemble.layers,
+        )
     return card  # the source's card.md is not copied: its prose and figures are of other weights

@@ -44,8 +44,10 @@ def model_tokens(reading: Reading, sentence: Sentence) -> list[str]:
     """What the model reads, in order: words normalized as in training (``tokenize.normalize``), punctuation as
     one spelling per mark (``tokenize.normalize_punctuation``)."""
     words = set(sentence.words)
-    return [normalize(sentence.tokens[i]) if i in words else normalize_punctuation(sentence.tokens[i])
-            for i in read_positions(reading, sentence)]
+    return [
+        normalize(sentence.tokens[i]) if i in words else normalize_punctuation(sentence.tokens[i])
+        for i in read_positions(reading, sentence)
+    ]
 
 
 def word_ranges(reading: Reading, sentence: Sentence) -> list[tuple[int, int]]:
@@ -88,7 +90,6 @@ def pool(distances: Tensor, ranges: Sequence[tuple[int, int]]) -> Tensor:
     floor = distances.min(-1, keepdim=True).values.unsqueeze(-1).expand_as(gathered)
     pooled = torch.where(inside, gathered, torch.full_like(gathered, float("-inf"))).amax(-1)
     return torch.where(lengths > 0, pooled, floor[..., 0])
-
 
 
 def word_span_marginals(reading: Reading, sentence: Sentence, marginals: np.ndarray) -> np.ndarray:

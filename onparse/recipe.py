@@ -126,20 +126,50 @@ def stages(plan: FitPlan, out: Path, record: dict | None = None) -> list[Stage]:
     has done so far) settles what depends on earlier stages (the reading the rule chose)."""
     chosen = chosen_reading(record)
     select = "dev_f1" if plan.select_by_gold else None
-    common = dict(train=plan.train, dev=plan.dev, dev_gold=plan.dev_gold, default_layer=plan.layer, language=plan.language, encoding=plan.encoding, tokenized=plan.tokenized,
-                  dtype=plan.dtype, device=plan.device, evals_per_epoch=plan.evals_per_epoch, select_by=select,
-                  keep_evaluations=plan.keep_evaluations)
-    members = [Stage(f"member-{k}", member_stage_config(plan, k, plan.reading(k, chosen), common))
-               for k in range(1, plan.members + 1)]
+    common = dict(
+        train=plan.train,
+        dev=plan.dev,
+        dev_gold=plan.dev_gold,
+        default_layer=plan.layer,
+        language=plan.language,
+        encoding=plan.encoding,
+        tokenized=plan.tokenized,
+        dtype=plan.dtype,
+        device=plan.device,
+        evals_per_epoch=plan.evals_per_epoch,
+        select_by=select,
+        keep_evaluations=plan.keep_evaluations,
+    )
+    members = [
+        Stage(f"member-{k}", member_stage_config(plan, k, plan.reading(k, chosen), common))
+        for k in range(1, plan.members + 1)
+    ]
     grammars = {stage.name for stage in members if not of(stage.config.model).reads_either_way}  # they vote as trained
     found = []
     if plan.chooses_reading:  # probes, then the grammars that referee them, then the ON-LSTMs as the rule chose
         lead = plan.language_models()[0]  # the probes take the first ON-LSTM's shape and seed
-        probes = [Stage(probe_name(reading), replace(
-            member_stage_config(plan, lead, reading, common), epochs=plan.probe_epochs, batch_size=PROBE_BATCH,
-            evals_per_epoch=2, sample_tokens=plan.probe_tokens)) for reading in plan.candidate_readings()]
-        found += [*probes, *(stage for stage in members if stage.name in grammars),
-                  Stage(READINGS, members=[stage.name for stage in probes], reference=[stage.name for stage in members if stage.name in grammars])]
+        probes = [
+            Stage(
+                probe_name(reading),
+                replace(
+                    member_stage_config(plan, lead, reading, common),
+                    epochs=plan.probe_epochs,
+                    batch_size=PROBE_BATCH,
+                    evals_per_epoch=2,
+                    sample_tokens=plan.probe_tokens,
+                ),
+            )
+            for reading in plan.candidate_readings()
+        ]
+        found += [
+            *probes,
+            *(stage for stage in members if stage.name in grammars),
+            Stage(
+                READINGS,
+                members=[stage.name for stage in probes],
+                reference=[stage.name for stage in members if stage.name in grammars],
+            ),
+        ]
     trial = [f"member-{k}" for k in plan.direction_trial]
     if trial:  # the two ON-LSTMs that read each way, then the rule that settles the others' direction
         found += [stage for stage in members if stage.name in trial] + [Stage(DIRECTIONS, members=trial, trial=True)]
@@ -159,12 +189,30 @@ def stages(plan: FitPlan, out: Path, record: dict | None = None) -> list[Stage]:
                 students.append(start)
                 continue
             k = lineage[start]  # named for the member it descends from, so names stay as voters settle
-            distill = DistillConfig(teacher=teacher, start=str(out / start / "model"), sentences=plan.sentences,
-                                    sample_seed=plan.seed, trees=str(out / "teachers" / f"ensemble-{r}.jsonl"),
-                                    rank_weight=plan.rank_weight, margin=plan.margin)
-            found.append(Stage(f"round-{r}-{k}", TrainConfig(
-                model=shapes[start][0], reading=shapes[start][1], epochs=plan.finetune_passes, lr=plan.finetune_lr,
-                batch_size=plan.student_batch_size, seed=plan.seed + k - 1, distill=distill, **common)))
+            distill = DistillConfig(
+                teacher=teacher,
+                start=str(out / start / "model"),
+                sentences=plan.sentences,
+                sample_seed=plan.seed,
+                trees=str(out / "teachers" / f"ensemble-{r}.jsonl"),
+                rank_weight=plan.rank_weight,
+                margin=plan.margin,
+            )
+            found.append(
+                Stage(
+                    f"round-{r}-{k}",
+                    TrainConfig(
+                        model=shapes[start][0],
+                        reading=shapes[start][1],
+                        epochs=plan.finetune_passes,
+                        lr=plan.finetune_lr,
+                        batch_size=plan.student_batch_size,
+                        seed=plan.seed + k - 1,
+                        distill=distill,
+                        **common,
+                    ),
+                )
+            )
             students.append(found[-1].name)
             shapes[found[-1].name], lineage[found[-1].name] = shapes[start], k
         found.append(Stage(f"ensemble-{r + 1}", members=students))
@@ -173,8 +221,11 @@ def stages(plan: FitPlan, out: Path, record: dict | None = None) -> list[Stage]:
     # ON-LSTM that votes, grammars with the first grammar's (or the plan's student_grammar shape)
     first = next((name for name in voters if name not in grammars), None)
     first_grammar = next((name for name in voters if name in grammars), None)  # FitPlan.check: one votes if asked for
-    starts = {"onlstm": first and (str(out / first / "model"), *shapes[first]),
-              "grammar": first_grammar and (str(out / first_grammar / "model"), plan.student_grammar or shapes[first_grammar][0])}
+    starts = {
+        "onlstm": first and (str(out / first / "model"), *shapes[first]),
+        "grammar": first_grammar
+        and (str(out / first_grammar / "model"), plan.student_grammar or shapes[first_grammar][0]),
+    }
     students = student_stages(plan, out, f"ensemble-{plan.rounds + 1}", "", starts, plan.seed, common)
     found.extend(students)
     voters = [*(stage.name for stage in students), *previous]  # grammars alone and no student: the first ensemble
@@ -183,8 +234,9 @@ def stages(plan: FitPlan, out: Path, record: dict | None = None) -> list[Stage]:
         for g in range(1, plan.generations + 1):
             if climb_ended(record, plan, g - 1):
                 break
-            students = student_stages(plan, out, f"generation-{g - 1}", f"generation-{g}-", starts,
-                                      plan.seed + GENERATION_SEEDS * g, common)
+            students = student_stages(
+                plan, out, f"generation-{g - 1}", f"generation-{g}-", starts, plan.seed + GENERATION_SEEDS * g, common
+            )
             found.extend(students)
             voters = [stage.name for stage in students]
             found.append(Stage(f"generation-{g}", members=voters, teacher=f"generation-{g - 1}"))
@@ -196,34 +248,66 @@ def stages(plan: FitPlan, out: Path, record: dict | None = None) -> list[Stage]:
 GENERATION_SEEDS = 100
 
 
-def student_stages(plan: FitPlan, out: Path, teacher: str, prefix: str, starts: dict, seed: int, common: dict) -> list[Stage]:
+def student_stages(
+    plan: FitPlan, out: Path, teacher: str, prefix: str, starts: dict, seed: int, common: dict
+) -> list[Stage]:
     """Students from scratch of one teacher (a stage's vote), all learning its trees of one sample of the training
     text: an ON-LSTM per direction the plan's ``student_directions`` name (one, reading as its start, if none),
-    from ``seed``; ``plan.grammar_student_count`` grammars, from ``seed`` up. ``starts`` gives each family's start folder
+    from ``seed``; ``plan.grammar_student_count`` grammars, from ``seed`` up. ``starts`` gives each family's start
+    folder
     and shape (None where the fit has no such member); names begin with ``prefix``."""
-    distill = DistillConfig(teacher=str(out / teacher), from_scratch=True, sentences=plan.sentences, sample_seed=plan.seed,
-                            trees=str(out / "teachers" / f"{teacher}.jsonl"), rank_weight=plan.rank_weight,
-                            margin=plan.margin)
+    distill = DistillConfig(
+        teacher=str(out / teacher),
+        from_scratch=True,
+        sentences=plan.sentences,
+        sample_seed=plan.seed,
+        trees=str(out / "teachers" / f"{teacher}.jsonl"),
+        rank_weight=plan.rank_weight,
+        margin=plan.margin,
+    )
     found = []
     if plan.language_model_students:
         start, model, reading = starts["onlstm"]
         readings = [replace(reading, direction=d) for d in plan.student_directions] or [reading]
         for i, student_reading in enumerate(readings):
-            found.append(Stage(prefix + (f"scratch-{i + 1}" if i else "scratch"), TrainConfig(
-                model=model, reading=student_reading, epochs=plan.scratch_passes, lr=plan.scratch_lr,
-                batch_size=plan.student_batch_size, seed=seed, distill=replace(distill, start=start), **common)))
+            found.append(
+                Stage(
+                    prefix + (f"scratch-{i + 1}" if i else "scratch"),
+                    TrainConfig(
+                        model=model,
+                        reading=student_reading,
+                        epochs=plan.scratch_passes,
+                        lr=plan.scratch_lr,
+                        batch_size=plan.student_batch_size,
+                        seed=seed,
+                        distill=replace(distill, start=start),
+                        **common,
+                    ),
+                )
+            )
     for i in range(plan.grammar_student_count):
         start, model = starts["grammar"]
         grammar = of(model)
-        found.append(Stage(f"{prefix}grammar-student-{i + 1}", TrainConfig(
-            family=grammar.name, model=model, epochs=plan.scratch_passes, seed=seed + i, distill=replace(distill, start=start),
-            **{**common, **grammar.student_training, "default_layer": grammar.readouts(model)[0]})))
+        found.append(
+            Stage(
+                f"{prefix}grammar-student-{i + 1}",
+                TrainConfig(
+                    family=grammar.name,
+                    model=model,
+                    epochs=plan.scratch_passes,
+                    seed=seed + i,
+                    distill=replace(distill, start=start),
+                    **{**common, **grammar.student_training, "default_layer": grammar.readouts(model)[0]},
+                ),
+            )
+        )
     return found
 
 
 def climb_ended(record: dict | None, plan: FitPlan, generation: int) -> bool:
     """Whether the climb stops after ``generation`` (from 1): its vote's trees agree with its teacher's on the dev text
-    at ``plan.stop_agreement`` sentence F1 or more, so another generation would learn nearly the same trees (no gold)."""
+    at ``plan.stop_agreement`` sentence F1 or more, so another generation would learn nearly the same trees (no
+    gold)."""
     done = done_entries(record)
     agreement = done.get(f"generation-{generation}", {}).get("teacher_agreement")
     return generation >= 1 and agreement is not None and agreement >= plan.stop_agreement
@@ -233,7 +317,9 @@ def member_stage_config(plan: FitPlan, k: int, reading: Reading, common: dict) -
     """Member ``k``'s run: its family's training settings, the plan's schedule for that family."""
     family = plan.family(k)
     settings = {**common, **named(family).training, **plan.schedule(k)}
-    return TrainConfig(family=family, model=plan.member_settings(k), seed=plan.member_seed(k), reading=reading, **settings)
+    return TrainConfig(
+        family=family, model=plan.member_settings(k), seed=plan.member_seed(k), reading=reading, **settings
+    )
 
 
 SMALL_TEXT_TOKENS = 100_000  # training text under this is said to be small: a tenth of what a member reads
@@ -250,13 +336,18 @@ def text_size(plan: FitPlan) -> dict:
     lm, grammar = replace(plan.reading(1), punctuation=True), plan.reading(grammars[0]) if grammars else Reading()
     tokens = sum(len(model_tokens(lm, sentence)) + 1 for sentence in text)
     lengths = (len(model_tokens(grammar, sentence)) for sentence in text)
-    return {"tokens": tokens, "sentence_tokens": tokens / len(text), "sentences": len(text),
-            "grammar_words": sum(n for n in lengths if 2 <= n <= MAX_TRAINING_WORDS)}
+    return {
+        "tokens": tokens,
+        "sentence_tokens": tokens / len(text),
+        "sentences": len(text),
+        "grammar_words": sum(n for n in lengths if 2 <= n <= MAX_TRAINING_WORDS),
+    }
 
 
 def settled_plan(plan: FitPlan, out: Path, hours: float | None = None) -> tuple[FitPlan, dict | None]:
     """The plan with what each model reads settled: members' epochs as asked, or enough to read about
-    ``budget.member_tokens`` tokens (a grammar: GRAMMAR_TOKENS of its training sentences, two to MAX_TRAINING_WORDS words), a sample where
+    ``budget.member_tokens`` tokens (a grammar: GRAMMAR_TOKENS of its training sentences, two to MAX_TRAINING_WORDS
+    words), a sample where
     that is less than the text; with ``hours``, all of it scaled to end within them on this machine (``budget``),
     with larger grammars where they fit too (``with_larger_grammars``), and what the record keeps of that; a turn of
     members more where asked (``budget.more_members``: where the time allows, the re-plan weighs it)."""
@@ -275,17 +366,23 @@ def settled_plan(plan: FitPlan, out: Path, hours: float | None = None) -> tuple[
     budget.check_enough(sizing, hours)
     warn_small_text(corpus, sizing["scale"])
     # what a re-plan needs: the text's size, the readings as given, the minutes the timing took
-    return found, {**sizing, "corpus": corpus, "given": budget.given_reading(plan),
-                   "timing_minutes": round((time.monotonic() - started) / 60, 2)}
+    return found, {
+        **sizing,
+        "corpus": corpus,
+        "given": budget.given_reading(plan),
+        "timing_minutes": round((time.monotonic() - started) / 60, 2),
+    }
 
 
 def warn_small_text(corpus: dict, scale: float) -> None:
     """A warning for a text under SMALL_TEXT_TOKENS: how often each member reads it, as sized (``scale`` of what the
     recipe reads), so that it agrees with what the sizing says."""
     if corpus["tokens"] < SMALL_TEXT_TOKENS:
-        log.warning(f"the training text is small ({corpus['sentences']:,} sentences, {corpus['tokens']:,} tokens): each "
-                    f"member reads it about {scale * MEMBER_TOKENS / max(corpus['tokens'], 1):,.0f} times over; the shipped "
-                    "parsers learnt from 400,000 to 1,000,000 tokens, and more text helps more than any setting")
+        log.warning(
+            f"the training text is small ({corpus['sentences']:,} sentences, {corpus['tokens']:,} tokens): each "
+            f"member reads it about {scale * MEMBER_TOKENS / max(corpus['tokens'], 1):,.0f} times over; the shipped "
+            "parsers learnt from 400,000 to 1,000,000 tokens, and more text helps more than any setting"
+        )
 
 
 def member_configs(plan: FitPlan, out: Path) -> list[TrainConfig]:
@@ -293,8 +390,9 @@ def member_configs(plan: FitPlan, out: Path) -> list[TrainConfig]:
     return [stage.config for stage in stages(plan, out) if stage.name.startswith("member-")]
 
 
-def with_larger_grammars(plan: FitPlan, out: Path, rates: budget.Rates, corpus: dict, hours: float,
-                         smaller: tuple[FitPlan, dict]) -> tuple[FitPlan, dict]:
+def with_larger_grammars(
+    plan: FitPlan, out: Path, rates: budget.Rates, corpus: dict, hours: float, smaller: tuple[FitPlan, dict]
+) -> tuple[FitPlan, dict]:
     """The plan sized with the larger grammars (``budget.larger``, timed on this machine) where they fit the hours
     with everything else reading all the recipe reads, else ``smaller`` (the plan and its sizing with the default
     grammars); the sizing records both."""
@@ -303,12 +401,17 @@ def with_larger_grammars(plan: FitPlan, out: Path, rates: budget.Rates, corpus: 
     rates = replace(rates, grammar_words=budget.timed(grammar))
     found, sizing = budget.sized(larger, rates, corpus, hours)
     fits = sizing["scale"] >= 1
-    weighed = {"chosen": fits, "grammar_words_per_second": rates.grammar_words,
-               "predicted_total_minutes": sizing["predicted_total_minutes"],
-               "default_predicted_total_minutes": smaller[1]["predicted_total_minutes"]}
-    log.info(f"larger grammars ({plan.member_grammar.nonterminals} x {plan.member_grammar.preterminals} symbols grown to "
-             f"{larger.member_grammar.nonterminals} x {larger.member_grammar.preterminals}) would take "
-             f"{sizing['predicted_total_minutes']:.0f} minutes in all: {'chosen' if fits else 'no time for them'}")
+    weighed = {
+        "chosen": fits,
+        "grammar_words_per_second": rates.grammar_words,
+        "predicted_total_minutes": sizing["predicted_total_minutes"],
+        "default_predicted_total_minutes": smaller[1]["predicted_total_minutes"],
+    }
+    log.info(
+        f"larger grammars ({plan.member_grammar.nonterminals} x {plan.member_grammar.preterminals} symbols grown to "
+        f"{larger.member_grammar.nonterminals} x {larger.member_grammar.preterminals}) would take "
+        f"{sizing['predicted_total_minutes']:.0f} minutes in all: {'chosen' if fits else 'no time for them'}"
+    )
     chosen, chosen_sizing = (found, sizing) if fits else smaller
     return chosen, {**chosen_sizing, "larger_grammars": weighed}
 
@@ -323,37 +426,67 @@ def replanned(plan: FitPlan, record: dict, settled: list[Stage]) -> FitPlan | No
     by_name = {stage.name: stage for stage in settled}
     done = done_entries(record)
     # the members' rates, not the probes': a probe learns in smaller batches (PROBE_BATCH), so trains slower a token
-    trained = [(of(by_name[name].config.model).reads_either_way, name, entry) for name, entry in done.items()
-               if name.startswith("member-") and name in by_name]
-    wanted = {True: bool(plan.language_models()), False: plan.members > len(plan.language_models())}  # either way: an LM
-    seen = {kind: (sum(entry["tokens_seen"] for k, _, entry in trained if k == kind),
-                   sum(entry["tokens_seen"] / entry["tokens_per_second"] for k, _, entry in trained
-                       if k == kind and entry.get("tokens_per_second"))) for kind in wanted}
+    trained = [
+        (of(by_name[name].config.model).reads_either_way, name, entry)
+        for name, entry in done.items()
+        if name.startswith("member-") and name in by_name
+    ]
+    wanted = {
+        True: bool(plan.language_models()),
+        False: plan.members > len(plan.language_models()),
+    }  # either way: an LM
+    seen = {
+        kind: (
+            sum(entry["tokens_seen"] for k, _, entry in trained if k == kind),
+            sum(
+                entry["tokens_seen"] / entry["tokens_per_second"]
+                for k, _, entry in trained
+                if k == kind and entry.get("tokens_per_second")
+            ),
+        )
+        for kind in wanted
+    }
     if any(wanted[kind] and seconds <= 0 for kind, (_, seconds) in seen.items()):
         return None
     rates = budget.Rates(*(tokens / seconds if wanted[kind] else None for kind, (tokens, seconds) in seen.items()))
     members = [kind for kind, _, _ in trained]
-    counts = {"probes": sum(name.startswith("probe-") for name in done),
-              "language models": members.count(True), "grammars": members.count(False)}
+    counts = {
+        "probes": sum(name.startswith("probe-") for name in done),
+        "language models": members.count(True),
+        "grammars": members.count(False),
+    }
     spent = spent_minutes(record)
     given = replace(plan, **sizing["given"])
     found, again = budget.sized(plan, rates, sizing["corpus"], sizing["hours"], spent, given, counts)
     # time to spare with all the recipe read; not on a small text: what limits its members is the text, not the time
     if budget.time_chooses_members(plan) and again["scale"] >= 1 and sizing["corpus"]["tokens"] >= SMALL_TEXT_TOKENS:
-        found, again = budget.with_more_members((found, again), rates, sizing["corpus"], sizing["hours"], spent, given, counts)
-    sizing["replanned"] = {"after": record["stages"][-1]["name"], "spent_minutes": round(spent, 1),
-                           **{key: again[key] for key in ("scale", "rates", "predicted_minutes", "predicted_total_minutes",
-                                                          "more_members") if key in again}}
-    log.info(f"re-planned after {sizing['replanned']['after']}, at the rates its models trained: each model still to "
-             f"train reads {again['scale']:.0%} of the recipe (was {sizing['scale']:.0%}), "
-             f"{again['predicted_total_minutes']:.0f} more minutes foreseen")
+        found, again = budget.with_more_members(
+            (found, again), rates, sizing["corpus"], sizing["hours"], spent, given, counts
+        )
+    sizing["replanned"] = {
+        "after": record["stages"][-1]["name"],
+        "spent_minutes": round(spent, 1),
+        **{
+            key: again[key]
+            for key in ("scale", "rates", "predicted_minutes", "predicted_total_minutes", "more_members")
+            if key in again
+        },
+    }
+    log.info(
+        f"re-planned after {sizing['replanned']['after']}, at the rates its models trained: each model still to "
+        f"train reads {again['scale']:.0%} of the recipe (was {sizing['scale']:.0%}), "
+        f"{again['predicted_total_minutes']:.0f} more minutes foreseen"
+    )
     return found
 
 
 def spent_minutes(record: dict) -> float:
     """The fit's wall minutes so far: timing the machine, the stages done, and stages stopped midway."""
-    return ((record.get("budget") or {}).get("timing_minutes", 0.0) + sum(entry["wall_minutes"] for entry in record["stages"])
-            + sum((record.get("unfinished") or {}).values()))
+    return (
+        (record.get("budget") or {}).get("timing_minutes", 0.0)
+        + sum(entry["wall_minutes"] for entry in record["stages"])
+        + sum((record.get("unfinished") or {}).values())
+    )
 
 
 class TimeUp(Exception):
@@ -365,26 +498,45 @@ def read_record(out: Path) -> dict:
     what is wrong in a damaged or hand-edited ``fit.json``."""
     record = read_json(out / RECORD)
     stages_done = record.get("stages")
-    if not isinstance(record.get("plan"), dict) or not isinstance(stages_done, list) or not all(
-            isinstance(entry, dict) and isinstance(entry.get("name"), str) for entry in stages_done):
-        raise runfolder.RunFolderError(f"{out / RECORD}: not a fit's record (a plan, and a list of stages each with a name)")
+    if (
+        not isinstance(record.get("plan"), dict)
+        or not isinstance(stages_done, list)
+        or not all(isinstance(entry, dict) and isinstance(entry.get("name"), str) for entry in stages_done)
+    ):
+        raise runfolder.RunFolderError(
+            f"{out / RECORD}: not a fit's record (a plan, and a list of stages each with a name)"
+        )
     names = [entry["name"] for entry in stages_done]
     twice = next((name for name in names if names.count(name) > 1), None)
     if twice:
         raise runfolder.RunFolderError(f"{out / RECORD}: stage {twice} is listed twice")
-    timeless = next((entry["name"] for entry in stages_done if type(entry.get("wall_minutes")) not in (int, float)
-                     or not 0 <= entry["wall_minutes"] < math.inf), None)
+    timeless = next(
+        (
+            entry["name"]
+            for entry in stages_done
+            if type(entry.get("wall_minutes")) not in (int, float) or not 0 <= entry["wall_minutes"] < math.inf
+        ),
+        None,
+    )
     if timeless:
         raise runfolder.RunFolderError(f"{out / RECORD}: stage {timeless} has no wall_minutes (a number of minutes)")
     unfinished = record.get("unfinished", {})
     if not isinstance(unfinished, dict) or not all(type(v) in (int, float) and v >= 0 for v in unfinished.values()):
-        raise runfolder.RunFolderError(f"{out / RECORD}: its unfinished stages must map each name to minutes, not {unfinished!r:.40}")
+        raise runfolder.RunFolderError(
+            f"{out / RECORD}: its unfinished stages must map each name to minutes, not {unfinished!r:.40}"
+        )
     in_flight = record.get("in_flight", {})
-    if not isinstance(in_flight, dict) or in_flight and not (
-            isinstance(in_flight.get("stage"), str) and all(type(in_flight.get(key)) in (int, float) and in_flight[key] >= 0
-                                                            for key in ("since", "earlier"))):
-        raise runfolder.RunFolderError(f"{out / RECORD}: its stage in flight must be a name, a start time and minutes, "
-                                       f"not {in_flight!r:.40}")
+    if (
+        not isinstance(in_flight, dict)
+        or in_flight
+        and not (
+            isinstance(in_flight.get("stage"), str)
+            and all(type(in_flight.get(key)) in (int, float) and in_flight[key] >= 0 for key in ("since", "earlier"))
+        )
+    ):
+        raise runfolder.RunFolderError(
+            f"{out / RECORD}: its stage in flight must be a name, a start time and minutes, not {in_flight!r:.40}"
+        )
     try:
         FitPlan.from_dict(record["plan"]).check()
     except (TypeError, ValueError) as err:
@@ -402,16 +554,20 @@ def check_stages_done(plan: FitPlan, out: Path, record: dict) -> None:
             continue
         changed = stage_change(TrainConfig.from_dict(read_json(trained)), stage.config)
         if changed:
-            raise runfolder.RunFolderError(f"{out / RECORD}: its plan makes stage {stage.name} {changed}: a plan cannot "
-                                           "change a stage that is done (put the plan back, or start a new fit)")
+            raise runfolder.RunFolderError(
+                f"{out / RECORD}: its plan makes stage {stage.name} {changed}: a plan cannot "
+                "change a stage that is done (put the plan back, or start a new fit)"
+            )
 
 
 def stage_change(was: TrainConfig, now: TrainConfig) -> str:
     """What ``now`` makes of a stage trained as ``was``: the first of its family, its sizes and its reading that
     differs; empty where they agree."""
-    settings = {"family": (was.family, now.family),
-                **{name: (getattr(was.model, name, None), value) for name, value in asdict(now.model).items()},
-                "reading": (of(was.model).describe_reading(was.reading), of(now.model).describe_reading(now.reading))}
+    settings = {
+        "family": (was.family, now.family),
+        **{name: (getattr(was.model, name, None), value) for name, value in asdict(now.model).items()},
+        "reading": (of(was.model).describe_reading(was.reading), of(now.model).describe_reading(now.reading)),
+    }
     return next((f"of {name} {new} (trained with {old})" for name, (old, new) in settings.items() if old != new), "")
 
 
@@ -422,7 +578,11 @@ def count_killed_call(record: dict, out: Path) -> None:
     if not in_flight:
         return
     folder = out / in_flight["stage"]
-    last = max((path.stat().st_mtime for path in folder.rglob("*")), default=in_flight["since"]) if folder.is_dir() else in_flight["since"]
+    last = (
+        max((path.stat().st_mtime for path in folder.rglob("*")), default=in_flight["since"])
+        if folder.is_dir()
+        else in_flight["since"]
+    )
     minutes = max(0.0, last - in_flight["since"]) / 60
     unfinished = record.setdefault("unfinished", {})
     unfinished[in_flight["stage"]] = unfinished.get(in_flight["stage"], 0.0) + in_flight["earlier"] + minutes
@@ -435,10 +595,14 @@ def write_record(out: Path, record: dict) -> None:
 
 def gold_figures(path: Path, gold_path: str, settings: dict, encoding: str = "UTF-8") -> dict:
     """Dev gold sentence F1 of an ensemble's members and of its vote with and without the right-branching voter."""
-    result = evaluate_parser(Parser.load(path, **settings), list(read_gold(gold_path, encoding=encoding)), untrained_seed=None)
-    return {"members": {k: round(v["sentence_f1"], 2) for k, v in result["members"].items()},
-            "without_voter": round(result["ensemble"]["sentence_f1"], 2),
-            "with_voter": round(result["ensemble_right_branching"]["sentence_f1"], 2)}
+    result = evaluate_parser(
+        Parser.load(path, **settings), list(read_gold(gold_path, encoding=encoding)), untrained_seed=None
+    )
+    return {
+        "members": {k: round(v["sentence_f1"], 2) for k, v in result["members"].items()},
+        "without_voter": round(result["ensemble"]["sentence_f1"], 2),
+        "with_voter": round(result["ensemble_right_branching"]["sentence_f1"], 2),
+    }
 
 
 def gold_layer(run: Path) -> Layer:
@@ -447,8 +611,9 @@ def gold_layer(run: Path) -> Layer:
     return layer_from_key(max(figures, key=figures.get))
 
 
-def run_stage(stage: Stage, plan: FitPlan, out: Path, deadline: float | None, console: Console,
-              ranks: distributed.Ranks) -> dict:
+def run_stage(
+    stage: Stage, plan: FitPlan, out: Path, deadline: float | None, console: Console, ranks: distributed.Ranks
+) -> dict:
     """Run one stage to its end and return what the record keeps of it; TimeUp when the deadline comes first."""
     if stage.reference is not None:
         return reading_stage(stage, plan, out)
@@ -468,14 +633,20 @@ def reading_stage(stage: Stage, plan: FitPlan, out: Path) -> dict:
     probes = [out / name for name in stage.members]
     agreement = reference_agreement(probes, [out / name for name in stage.reference], sentences, settings)
     best = max(range(len(probes)), key=lambda m: agreement[m])  # ties: the earlier candidate
-    entry = {"agreement": {name: round(value, 2) for name, value in zip(stage.members, agreement)},
-             "referee": "the vote of the other probes and the grammar members" if stage.reference else "the other probes' vote",
-             "chosen": asdict(plan.candidate_readings()[best])}
+    entry = {
+        "agreement": {name: round(value, 2) for name, value in zip(stage.members, agreement)},
+        "referee": "the vote of the other probes and the grammar members"
+        if stage.reference
+        else "the other probes' vote",
+        "chosen": asdict(plan.candidate_readings()[best]),
+    }
     distributed.wait_for_all()  # under torchrun every rank weighed the probes before rank 0 trims them
     if plan.dev_gold:  # for the record: what each probe reads on gold trees
         gold = list(read_gold(plan.dev_gold, encoding=plan.encoding))
-        entry["dev_gold"] = {name: round(evaluate_parser(Parser.load(probe, **settings), gold, None)["sentence_f1"], 2)
-                             for name, probe in zip(stage.members, probes)}
+        entry["dev_gold"] = {
+            name: round(evaluate_parser(Parser.load(probe, **settings), gold, None)["sentence_f1"], 2)
+            for name, probe in zip(stage.members, probes)
+        }
     return entry
 
 
@@ -497,9 +668,12 @@ def direction_stage(stage: Stage, out: Path) -> dict:
     perplexity = {name: read_json(out / name / "model" / "card.json")["selected"]["dev_ppl"] for name in stage.members}
     best = min(stage.members, key=lambda name: perplexity[name])  # ties: the first, reading left to right
     direction = read_json(out / best / "model" / "config.json")["reading"]["direction"]
-    return {"perplexity": {name: round(value, 2) for name, value in perplexity.items()},
-            "rule": "the lower dev perplexity (no gold trees)", "chosen": {"direction": direction},
-            "out_of_the_vote": next(name for name in stage.members if name != best)}
+    return {
+        "perplexity": {name: round(value, 2) for name, value in perplexity.items()},
+        "rule": "the lower dev perplexity (no gold trees)",
+        "chosen": {"direction": direction},
+        "out_of_the_vote": next(name for name in stage.members if name != best),
+    }
 
 
 def ensemble_stage(stage: Stage, plan: FitPlan, out: Path) -> dict:
@@ -509,38 +683,63 @@ def ensemble_stage(stage: Stage, plan: FitPlan, out: Path) -> dict:
     final = stage.name == FINAL  # the fit's model stands alone; the ensembles between name their members in place
     members = [out / name for name in stage.members]
     gold_layers = [gold_layer(member) for member in members] if plan.select_by_gold else None  # the original protocol
-    sentences = read_sentences([plan.dev], plan.language, plan.encoding, plan.tokenized) if plan.layer_rule in ("agreement", "consistency") else None
+    sentences = (
+        read_sentences([plan.dev], plan.language, plan.encoding, plan.tokenized)
+        if plan.layer_rule in ("agreement", "consistency")
+        else None
+    )
     prior = plan.teacher_right_branching if stage.name.startswith(TEACHERS) else 0.0  # the ensembles students learn
     votes = plan.right_branching_voter + prior * len(members)
-    chosen = build(path, members, plan.layer_rule, sentences, settings, fixed_layer=plan.fixed_layer, layers=gold_layers,
-                   right_branching_voter=votes, copy=final, overwrite=True)
+    chosen = build(
+        path,
+        members,
+        plan.layer_rule,
+        sentences,
+        settings,
+        fixed_layer=plan.fixed_layer,
+        layers=gold_layers,
+        right_branching_voter=votes,
+        copy=final,
+        overwrite=True,
+    )
     del chosen["members"]  # every member votes
-    entry = {"right_branching_voter": votes, **({"teacher_prior": prior} if prior else {}), **chosen,
-             **({"layers_chosen_on_gold": True} if gold_layers else {})}
+    entry = {
+        "right_branching_voter": votes,
+        **({"teacher_prior": prior} if prior else {}),
+        **chosen,
+        **({"layers_chosen_on_gold": True} if gold_layers else {}),
+    }
     if plan.dev_gold:
         gold = gold_figures(path, plan.dev_gold, settings, plan.encoding)
         if plan.select_by_gold:  # the voter chosen on gold trees: the record says so
             entry["right_branching_voter"] = (votes or 1.0) if gold["with_voter"] > gold["without_voter"] else 0.0
             if not entry["right_branching_voter"]:
                 entry.pop("teacher_prior", None)  # gold took the voter out, the prior with it
-            make_ensemble(path, members, entry["right_branching_voter"], copy=final, layers=chosen["layers"], overwrite=True)
-        entry.update(voter_chosen_on_gold=plan.select_by_gold, dev_gold=gold,
-                     dev_f1=gold["with_voter" if entry["right_branching_voter"] else "without_voter"])
+            make_ensemble(
+                path, members, entry["right_branching_voter"], copy=final, layers=chosen["layers"], overwrite=True
+            )
+        entry.update(
+            voter_chosen_on_gold=plan.select_by_gold,
+            dev_gold=gold,
+            dev_f1=gold["with_voter" if entry["right_branching_voter"] else "without_voter"],
+        )
     if stage.teacher:  # the climb's gold-free figure: how far this vote moved from the trees its students learnt
         dev_sentences = read_sentences([plan.dev], plan.language, plan.encoding, plan.tokenized)
         entry["teacher_agreement"] = round(tree_agreement(path, out / stage.teacher, dev_sentences, settings), 2)
     return entry
 
 
-def training_stage(stage: Stage, plan: FitPlan, out: Path, deadline: float | None, console: Console,
-                   ranks: distributed.Ranks) -> dict:
+def training_stage(
+    stage: Stage, plan: FitPlan, out: Path, deadline: float | None, console: Console, ranks: distributed.Ranks
+) -> dict:
     """Train (or resume) a stage's run folder to the end of its schedule; its model/ is the point its rule kept."""
     path = out / stage.name
     resume = (path / "checkpoint.pt").is_file()  # else stopped before its first checkpoint: start it again
     remaining = None if deadline is None else (deadline - time.monotonic()) / 60  # past: stop after one step
     with runfolder.opened(path, resume, True, lambda: stage.config, ranks=ranks):
-        run = runfolder.train(stage.config, path, resume=resume, max_minutes=remaining, console=console, title=stage.name,
-                              ranks=ranks)
+        run = runfolder.train(
+            stage.config, path, resume=resume, max_minutes=remaining, console=console, title=stage.name, ranks=ranks
+        )
     if run.epoch < stage.config.epochs:
         raise TimeUp(stage.name)
     distributed.wait_for_all()  # every rank reads what rank 0 kept, so later stages agree
@@ -548,13 +747,23 @@ def training_stage(stage: Stage, plan: FitPlan, out: Path, deadline: float | Non
         runfolder.settle(path)
     selected = read_json(path / "model" / "card.json")["selected"]
     kept = {key: selected[key] for key in ("epoch", "dev_ppl", "teacher_agreement") if key in selected}
-    layer = stage.config.default_layer  # the layer its trees are taken at: a grammar's span marginals, an ON-LSTM's plan.layer
-    figures = {"dev_f1": round(selected["dev_f1_per_layer"][layer_key(layer)], 2)} if "dev_f1_per_layer" in selected else {}
+    layer = (
+        stage.config.default_layer
+    )  # the layer its trees are taken at: a grammar's span marginals, an ON-LSTM's plan.layer
+    figures = (
+        {"dev_f1": round(selected["dev_f1_per_layer"][layer_key(layer)], 2)} if "dev_f1_per_layer" in selected else {}
+    )
     reading = stage.config.reading
     reads = of(stage.config.model).describe_reading(reading)
-    return {"train_minutes": round(run.train_seconds / 60, 2), "tokens_seen": run.tokens_seen,
-            "tokens_per_second": round(run.tokens_seen / max(run.train_seconds, 1e-9), 1), "selected": kept,
-            "model_selection": selection_rule(stage.config), "reads": reads, **figures}
+    return {
+        "train_minutes": round(run.train_seconds / 60, 2),
+        "tokens_seen": run.tokens_seen,
+        "tokens_per_second": round(run.tokens_seen / max(run.train_seconds, 1e-9), 1),
+        "selected": kept,
+        "model_selection": selection_rule(stage.config),
+        "reads": reads,
+        **figures,
+    }
 
 
 @contextlib.contextmanager
@@ -565,14 +774,24 @@ def opened_fit(out: Path, plan: FitPlan | None, ranks: distributed.Ranks = distr
         if plan is None and not (out / RECORD).is_file():
             raise runfolder.RunFolderError(f"{out}: no {RECORD} to resume from")
         if ranks.main and plan is not None and runfolder.run_contents(out):
-            raise runfolder.RunFolderError(f"{out} already holds a fit: continue it with --resume, or choose another --out")
+            raise runfolder.RunFolderError(
+                f"{out} already holds a fit: continue it with --resume, or choose another --out"
+            )
         yield plan.device if plan else read_record(out)["plan"]["device"]
 
 
-def fit(plan: FitPlan | None, out: Path, resume: bool = False, hours: float | None = None, console: Console | None = None,
-        command: str = "", stage_done: Callable[[str], None] | None = None,
-        ranks: distributed.Ranks = distributed.Ranks()) -> dict:
-    """Run (or resume, with the plan recorded in ``out``) the recipe into ``out``; returns the record. ``out/model`` is the parser.
+def fit(
+    plan: FitPlan | None,
+    out: Path,
+    resume: bool = False,
+    hours: float | None = None,
+    console: Console | None = None,
+    command: str = "",
+    stage_done: Callable[[str], None] | None = None,
+    ranks: distributed.Ranks = distributed.Ranks(),
+) -> dict:
+    """Run (or resume, with the plan recorded in ``out``) the recipe into ``out``; returns the record.
+    ``out/model`` is the parser.
 
     ``hours`` limits this call: the stage in flight checkpoints and TimeUp is
     raised; ``resume`` continues. ``stage_done`` is told each stage's name as
@@ -591,12 +810,16 @@ def fit(plan: FitPlan | None, out: Path, resume: bool = False, hours: float | No
             left = 60 * record["budget"]["hours"] - spent_minutes(record)
             deadline = time.monotonic() + 60 * max(left, 0.0)
             if ranks.main:
-                log.info(f"resuming with {max(left, 0.0):.0f} of the fit's {record['budget']['hours']:g} hours' minutes "
-                         "left (--hours gives this call another budget)")
+                log.info(
+                    f"resuming with {max(left, 0.0):.0f} of the fit's {record['budget']['hours']:g} hours' minutes "
+                    "left (--hours gives this call another budget)"
+                )
         plan = FitPlan.from_dict(record["plan"])
         if plan.direction_trial and not record.get("direction_trial"):
-            raise runfolder.RunFolderError(f"{out}: this fit was begun by an onparse whose probes chose the direction; "
-                                           "resume it with that version, or start a new fit")
+            raise runfolder.RunFolderError(
+                f"{out}: this fit was begun by an onparse whose probes chose the direction; "
+                "resume it with that version, or start a new fit"
+            )
         check_stages_done(plan, out, record)
     else:
         plan.check()
@@ -605,12 +828,20 @@ def fit(plan: FitPlan | None, out: Path, resume: bool = False, hours: float | No
         distributed.join(plan.device, ranks)  # the launch's processes meet: rank 0 alone times the machine and
         if ranks.main:  # settles the plan, and every process trains as it says
             plan, sizing = settled_plan(plan, out, hours)
-            record = {"plan": asdict(plan), "command": command, "hardware": describe(plan.device), "stages": [],
-                      **({"budget": sizing} if sizing else {}), **({"direction_trial": True} if plan.direction_trial else {})}
+            record = {
+                "plan": asdict(plan),
+                "command": command,
+                "hardware": describe(plan.device),
+                "stages": [],
+                **({"budget": sizing} if sizing else {}),
+                **({"direction_trial": True} if plan.direction_trial else {}),
+            }
             if sizing:
-                log.info(f"sized to {hours:g} hours: each model reads {sizing['scale']:.0%} of what the recipe reads, "
-                         f"{len(stages(plan, out, record))} stages foreseen to take {sizing['predicted_total_minutes']:.0f} "
-                         "minutes (fit.json keeps the sizing)")
+                log.info(
+                    f"sized to {hours:g} hours: each model reads {sizing['scale']:.0%} of what the recipe reads, "
+                    f"{len(stages(plan, out, record))} stages foreseen to take {sizing['predicted_total_minutes']:.0f} "
+                    "minutes (fit.json keeps the sizing)"
+                )
             out.mkdir(parents=True, exist_ok=True)
             write_record(out, record)
         distributed.wait_for_all()
@@ -630,15 +861,20 @@ def fit(plan: FitPlan | None, out: Path, resume: bool = False, hours: float | No
             record["stages"] = [entry for entry in record["stages"] if entry["name"] not in stale]
             continue
         stage, number = todo[0], len(settled) - len(todo) + 1
-        alone = stage.config.distill is not None if stage.config else stage.reference is None and not stage.trial  # the members are done
+        alone = (
+            stage.config.distill is not None if stage.config else stage.reference is None and not stage.trial
+        )  # the members are done
         if ranks.world > 1 and alone:  # (every rank weighs the probes, and trains the members after them)
             if not ranks.main:
                 distributed.go_alone()
                 return record
             ranks = distributed.go_alone()
         if ranks.main:
-            log.info(f"stage {number}/{len(settled)}: {stage.name}" + (f" (ensemble of {', '.join(stage.members)})" if stage.members else "")
-                     + f"; {fit_clock(record)}")
+            log.info(
+                f"stage {number}/{len(settled)}: {stage.name}"
+                + (f" (ensemble of {', '.join(stage.members)})" if stage.members else "")
+                + f"; {fit_clock(record)}"
+            )
         started = time.monotonic()
         earlier = record.setdefault("unfinished", {}).pop(stage.name, 0.0)  # minutes of earlier calls stopped mid-stage
         record["in_flight"] = {"stage": stage.name, "since": time.time(), "earlier": earlier}  # what a kill -9 leaves
@@ -692,46 +928,85 @@ def stale_stages(settled: list[Stage], record: dict, out: Path) -> set[str]:
     so they are made again, and in turn every stage made of them. A rule's stage (the reading rule, the direction
     trial) chose once, before the fit was sized: members a re-plan adds after it leave its choice standing."""
     finished = {entry["name"]: position for position, entry in enumerate(record["stages"])}
-    return {stage.name for stage in settled if stage.name in finished and stage.reference is None and not stage.trial
-            and any(finished.get(name, -1) > finished[stage.name] for name in stage_inputs(stage, out))}
+    return {
+        stage.name
+        for stage in settled
+        if stage.name in finished
+        and stage.reference is None
+        and not stage.trial
+        and any(finished.get(name, -1) > finished[stage.name] for name in stage_inputs(stage, out))
+    }
 
 
 def climb_summary(record: dict) -> str:
     """What the card says of the generations: how many ran, and why the climb ended."""
     plan = FitPlan.from_dict(record["plan"])
-    ran = [entry for entry in record["stages"] if entry["name"].startswith("generation-") and "teacher_agreement" in entry]
-    ended = ("it ended early: the last generation's trees agreed with its teacher's at "
-             f"{ran[-1]['teacher_agreement']:.2f} >= {plan.stop_agreement:g}" if ran and len(ran) < plan.generations
-             else f"the climb stops early when a generation agrees with its teacher at {plan.stop_agreement:g} or more")
-    return (f"Generations: {len(ran)} of {plan.generations}, each generation's students learning the vote before it and "
-            f"voting alone (no gold trees); {ended}.")
+    ran = [
+        entry for entry in record["stages"] if entry["name"].startswith("generation-") and "teacher_agreement" in entry
+    ]
+    ended = (
+        "it ended early: the last generation's trees agreed with its teacher's at "
+        f"{ran[-1]['teacher_agreement']:.2f} >= {plan.stop_agreement:g}"
+        if ran and len(ran) < plan.generations
+        else f"the climb stops early when a generation agrees with its teacher at {plan.stop_agreement:g} or more"
+    )
+    return (
+        f"Generations: {len(ran)} of {plan.generations}, each generation's students learning the vote before it and "
+        f"voting alone (no gold trees); {ended}."
+    )
 
 
 def budget_summary(record: dict) -> str:
     """What the card says of the fit's sizing: the hours, this machine's rates, the scale and the minutes foreseen."""
     sizing = record["budget"]
     rates = sizing["rates"]
-    measured = ", ".join(f"{value:,.0f} {name.replace('_per_second', '').replace('_', ' ')} a second"
-                         for name, value in rates.items() if value)
+    measured = ", ".join(
+        f"{value:,.0f} {name.replace('_per_second', '').replace('_', ' ')} a second"
+        for name, value in rates.items()
+        if value
+    )
     again = sizing.get("replanned")
-    replan = "" if not again else (
-        f" After {again['after']} ({again['spent_minutes']:.0f} minutes in) the rest was sized again at the rates its "
-        f"models trained ({', '.join(f'{value:,.0f}' for value in again['rates'].values() if value)} a second): each "
-        f"model still to train read {again['scale']:.0%}, foreseen to take {again['predicted_total_minutes']:.0f} more minutes.")
+    replan = (
+        ""
+        if not again
+        else (
+            f" After {again['after']} ({again['spent_minutes']:.0f} minutes in) the rest was sized again at the "
+            f"rates its "
+            f"models trained ({', '.join(f'{value:,.0f}' for value in again['rates'].values() if value)} a "
+            f"second): each "
+            f"model still to train read {again['scale']:.0%}, foreseen to take "
+            f"{again['predicted_total_minutes']:.0f} more minutes."
+        )
+    )
     more = (again or {}).get("more_members")
     if more:  # the re-plan weighed a turn of the family cycle more
-        replan += (f" One more member of each family ({more['members']} in all) was foreseen to take "
-                   f"{more['predicted_total_minutes']:.0f} more minutes: " + ("trained." if more["chosen"] else "no time for them."))
+        replan += (
+            f" One more member of each family ({more['members']} in all) was foreseen to take "
+            f"{more['predicted_total_minutes']:.0f} more minutes: "
+            + ("trained." if more["chosen"] else "no time for them.")
+        )
     weighed, shape = sizing.get("larger_grammars"), record["plan"]["member_grammar"]
-    grammars = "" if not weighed else (
-        f" With every model reading all of it there was time to spare, so larger grammars were timed "
-        f"({weighed['grammar_words_per_second']:,.0f} words a second), foreseen to take "
-        f"{weighed['predicted_total_minutes']:.0f} minutes in all against {weighed['default_predicted_total_minutes']:.0f}: "
-        + (f"the grammars have {shape['nonterminals']} x {shape['preterminals']} symbols and learn in "
-           f"{record['plan']['grammar_batch_size']}-word updates." if weighed["chosen"] else "no time for them."))
-    return (f"Sized to {sizing['hours']:g} hours: this machine trained {measured} on this text, so each model read "
-            f"{sizing['scale']:.0%} of what the recipe reads (at most all of it), foreseen to take "
-            f"{sizing['predicted_total_minutes']:.0f} minutes.{grammars}{replan}")
+    grammars = (
+        ""
+        if not weighed
+        else (
+            f" With every model reading all of it there was time to spare, so larger grammars were timed "
+            f"({weighed['grammar_words_per_second']:,.0f} words a second), foreseen to take "
+            f"{weighed['predicted_total_minutes']:.0f} minutes in all against "
+            f"{weighed['default_predicted_total_minutes']:.0f}: "
+            + (
+                f"the grammars have {shape['nonterminals']} x {shape['preterminals']} symbols and learn in "
+                f"{record['plan']['grammar_batch_size']}-word updates."
+                if weighed["chosen"]
+                else "no time for them."
+            )
+        )
+    )
+    return (
+        f"Sized to {sizing['hours']:g} hours: this machine trained {measured} on this text, so each model read "
+        f"{sizing['scale']:.0%} of what the recipe reads (at most all of it), foreseen to take "
+        f"{sizing['predicted_total_minutes']:.0f} minutes.{grammars}{replan}"
+    )
 
 
 def prior_summary(record: dict) -> str | None:
@@ -741,11 +1016,17 @@ def prior_summary(record: dict) -> str | None:
     if not shares:
         return None
     plan = record["plan"]
-    why = ("asked for" if plan.get("teacher_prior") is not None else
-           f"a prior for head-initial languages ({plan['language']}); the share was chosen on WSJ section 22's gold "
-           "trees, this fit's one choice made on gold")
-    return (f"Teacher prior: the right-branching tree cast {next(iter(shares.values())):g} of the votes of {', '.join(shares)} "
-            f"(the trees the students learn), none in the model's own vote: {why}.")
+    why = (
+        "asked for"
+        if plan.get("teacher_prior") is not None
+        else f"a prior for head-initial languages ({plan['language']}); the share was chosen on WSJ section 22's gold "
+        "trees, this fit's one choice made on gold"
+    )
+    return (
+        f"Teacher prior: the right-branching tree cast {next(iter(shares.values())):g} of the votes of "
+        f"{', '.join(shares)} "
+        f"(the trees the students learn), none in the model's own vote: {why}."
+    )
 
 
 def reading_summary(record: dict) -> str:
@@ -757,13 +1038,17 @@ def reading_summary(record: dict) -> str:
     if READINGS in done:
         probes = done[READINGS]
         figures = ", ".join(f"{name.removeprefix('probe-')} {value:.2f}" for name, value in probes["agreement"].items())
-        why.append(f"the probe reading whose trees agreed best with {probes['referee']} on the dev text (sentence F1: "
-                   f"{figures})")
+        why.append(
+            f"the probe reading whose trees agreed best with {probes['referee']} on the dev text (sentence F1: "
+            f"{figures})"
+        )
     if DIRECTIONS in done:
         trial = done[DIRECTIONS]
         figures = ", ".join(f"{name} {value:.2f}" for name, value in trial["perplexity"].items())
-        why.append(f"the direction of the trial's member of lower dev perplexity ({figures}; "
-                   f"{trial['out_of_the_vote']} does not vote)")
+        why.append(
+            f"the direction of the trial's member of lower dev perplexity ({figures}; "
+            f"{trial['out_of_the_vote']} does not vote)"
+        )
     return f"Reading: the ON-LSTMs read {reads}: {'; '.join(why)}; no gold trees."
 
 
@@ -779,42 +1064,67 @@ def write_card(model: Path, record: dict) -> None:
     card = {**read_json(model / "card.json"), "fit": record, "disk_bytes": disk}
     write_json(model / "card.json", card)
     plan = record["plan"]
-    gold_rule = ("checkpoints, each member's layer and the right-branching voter chosen on gold dev trees (the original "
-                 "ON-LSTM protocol: not unsupervised)" if plan["select_by_gold"] else
-                 "no gold trees: members kept at their lowest dev perplexity, students at their best agreement with "
-                 "the teacher on dev text" + ("; gold dev trees scored for the record only" if plan["dev_gold"] else ""))
-    lines = [f"# {model.parent.name}: a parser fitted by `onparse fit`", "",
-             f"Command: `{record.get('command') or 'onparse fit'}`", "",
-             f"Selection: {gold_rule}. "
-             + ("" if plan["select_by_gold"] else
-                "Each ensemble gives each member the layer (or mean of layers) whose trees agree best with the "
-                "other members' vote on the dev text (no gold trees); students learn their teachers' trees at "
-                f"layer {plan['layer']!r}" if plan.get("layer_rule") == "agreement" else
-                "Each ensemble gives every member the one layer (or mean of layers) whose trees agree best between "
-                "the members on the dev text (no gold trees); students learn their teachers' trees at "
-                f"layer {plan['layer']!r}" if plan.get("layer_rule") == "consistency" else
-                f"Every ensemble builds its members' trees from layer {FitPlan.from_dict(plan).fixed_layer!r} (a fixed rule); "
-                f"students learn their teachers' trees at layer {plan['layer']!r}")
-             + "; the right-branching voter is " + (f"on, with {card['right_branching_voter']:g} votes" if card["right_branching_voter"] else "off")
-             + (" (asked for: a prior for right-branching languages)" if plan["right_branching_voter"] else "") + ".",
-             *filter(None, [prior_summary(record)]),
-             *([reading_summary(record)] if chosen_reading(record) else []),
-             *([climb_summary(record)] if plan.get("generations") else []),
-             *([budget_summary(record)] if record.get("budget") else []),
-             f"Hardware: {record['hardware']}.", "",
-             "| stage | reads | training minutes | wall minutes | selected point | dev F1 (gold, scored only) |",
-             "| --- | --- | ---: | ---: | --- | ---: |"]
+    gold_rule = (
+        "checkpoints, each member's layer and the right-branching voter chosen on gold dev trees (the original "
+        "ON-LSTM protocol: not unsupervised)"
+        if plan["select_by_gold"]
+        else "no gold trees: members kept at their lowest dev perplexity, students at their best agreement with "
+        "the teacher on dev text" + ("; gold dev trees scored for the record only" if plan["dev_gold"] else "")
+    )
+    lines = [
+        f"# {model.parent.name}: a parser fitted by `onparse fit`",
+        "",
+        f"Command: `{record.get('command') or 'onparse fit'}`",
+        "",
+        f"Selection: {gold_rule}. "
+        + (
+            ""
+            if plan["select_by_gold"]
+            else "Each ensemble gives each member the layer (or mean of layers) whose trees agree best with the "
+            "other members' vote on the dev text (no gold trees); students learn their teachers' trees at "
+            f"layer {plan['layer']!r}"
+            if plan.get("layer_rule") == "agreement"
+            else "Each ensemble gives every member the one layer (or mean of layers) whose trees agree best between "
+            "the members on the dev text (no gold trees); students learn their teachers' trees at "
+            f"layer {plan['layer']!r}"
+            if plan.get("layer_rule") == "consistency"
+            else f"Every ensemble builds its members' trees from layer {FitPlan.from_dict(plan).fixed_layer!r} (a "
+            f"fixed rule); "
+            f"students learn their teachers' trees at layer {plan['layer']!r}"
+        )
+        + "; the right-branching voter is "
+        + (f"on, with {card['right_branching_voter']:g} votes" if card["right_branching_voter"] else "off")
+        + (" (asked for: a prior for right-branching languages)" if plan["right_branching_voter"] else "")
+        + ".",
+        *filter(None, [prior_summary(record)]),
+        *([reading_summary(record)] if chosen_reading(record) else []),
+        *([climb_summary(record)] if plan.get("generations") else []),
+        *([budget_summary(record)] if record.get("budget") else []),
+        f"Hardware: {record['hardware']}.",
+        "",
+        "| stage | reads | training minutes | wall minutes | selected point | dev F1 (gold, scored only) |",
+        "| --- | --- | ---: | ---: | --- | ---: |",
+    ]
     for entry in record["stages"]:
         selected = entry.get("selected", {})
         point = ", ".join(f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v}" for k, v in selected.items())
         if "teacher_agreement" in entry:  # a generation's vote: how far it moved from its teacher's trees
             point = f"agrees {entry['teacher_agreement']:.2f} with its teacher's trees"
         gold = entry.get("dev_f1")
-        lines.append(f"| {entry['name']} | {entry.get('reads', '-')} | {entry.get('train_minutes', 0):.1f} | {entry['wall_minutes']:.1f} | {point or '-'} | "
-                     f"{'-' if gold is None else f'{gold:.1f}'} |")
-    lines += ["", f"Total: {sum(e['wall_minutes'] for e in record['stages']):.0f} wall minutes over {len(record['stages'])} stages "
-              "(every call's: a stage's stopped calls, and a killed call's up to the stage's last write, included).", "",
-              f"Disk: {disk / 1e6:,.1f} MB in {model.parent.name}/ when the fit ended (its run folders, checkpoints and this "
-              f"model; this model alone {folder_bytes(model) / 1e6:,.1f} MB).", ""]
+        lines.append(
+            f"| {entry['name']} | {entry.get('reads', '-')} | {entry.get('train_minutes', 0):.1f} | "
+            f"{entry['wall_minutes']:.1f} | {point or '-'} | "
+            f"{'-' if gold is None else f'{gold:.1f}'} |"
+        )
+    lines += [
+        "",
+        f"Total: {sum(e['wall_minutes'] for e in record['stages']):.0f} wall minutes over {len(record['stages'])} "
+        f"stages "
+        "(every call's: a stage's stopped calls, and a killed call's up to the stage's last write, included).",
+        "",
+        f"Disk: {disk / 1e6:,.1f} MB in {model.parent.name}/ when the fit ended (its run folders, checkpoints and this "
+        f"model; this model alone {folder_bytes(model) / 1e6:,.1f} MB).",
+        "",
+    ]
     with replacing_file(model / "card.md") as file:
         file.write("\n".join(lines))

@@ -25,8 +25,12 @@ def line_counter(description: str, shown: bool = True, total: int | None = None)
         yield lambda done: None
         return
     known = (BarColumn(), MofNCompleteColumn(), TimeRemainingColumn()) if total else ()
-    columns = (TextColumn(f"{description}" + ("" if total else " {task.completed:,} lines")), *known, TimeElapsedColumn(),
-               TextColumn("{task.fields[rate]}"))
+    columns = (
+        TextColumn(f"{description}" + ("" if total else " {task.completed:,} lines")),
+        *known,
+        TimeElapsedColumn(),
+        TextColumn("{task.fields[rate]}"),
+    )
     started = time.monotonic()
     with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
         task = progress.add_task(description, total=total, rate="")
@@ -58,29 +62,42 @@ def model_table(models: list[dict], default: str, console: Console | None = None
     models = [model for model in models if "broken" not in model]
     console = console or wide_console()
     with_paths = console.width >= 120
-    table = Table(title="models that load by name (--model NAME; * the default)",
-                  caption=None if with_paths else "their folders: onparse models --json")
+    table = Table(
+        title="models that load by name (--model NAME; * the default)",
+        caption=None if with_paths else "their folders: onparse models --json",
+    )
     names = [model["name"] + (" *" if model["name"] == default else "") for model in models]
     table.add_column("name", no_wrap=True, min_width=max(map(len, names), default=4))
     table.add_column("lang", no_wrap=True)
     table.add_column("kind", no_wrap=True)
     table.add_column("MB", justify="right", no_wrap=True)
     table.add_column("F1", justify="right", no_wrap=True)
-    dev_sets = ["/".join(Path(m["dev_f1"]["gold"]).parts[-2:]) if m["dev_f1"] and m["dev_f1"].get("gold") else "-" for m in models]
+    dev_sets = [
+        "/".join(Path(m["dev_f1"]["gold"]).parts[-2:]) if m["dev_f1"] and m["dev_f1"].get("gold") else "-"
+        for m in models
+    ]
     table.add_column("on dev set", no_wrap=True, min_width=max(map(len, dev_sets), default=1))
     if with_paths:
         table.add_column("path", overflow="fold")
     for name, model, dev_set in zip(names, models, dev_sets):
         figure = model["dev_f1"]
-        table.add_row(name, model["language"], model["kind"].replace("ensemble of ", "vote of "), f"{model['megabytes']:.1f}",
-                      f"{figure['sentence_f1']:.1f}" if figure else "-", dev_set, *([model["path"]] if with_paths else []))
+        table.add_row(
+            name,
+            model["language"],
+            model["kind"].replace("ensemble of ", "vote of "),
+            f"{model['megabytes']:.1f}",
+            f"{figure['sentence_f1']:.1f}" if figure else "-",
+            dev_set,
+            *([model["path"]] if with_paths else []),
+        )
     console.print(table)
     if broken:  # listed after the rest, which one bad file never hides
         raise ValueError("; ".join(f"{model['name']} does not load: {model['broken']}" for model in broken))
 
 
 def wide_console() -> Console:
-    """Standard output for tables: a terminal's own width, files and pipes the whole row (not rich's default 80 columns)."""
+    """Standard output for tables: a terminal's own width, files and pipes the whole row (not rich's default 80
+    columns)."""
     console = Console()
     return console if console.is_terminal else Console(width=200)
 
@@ -94,11 +111,18 @@ def readout_name(layer: object, alone: bool = True) -> str:
 def model_rows(result: dict) -> list[tuple[str, dict]]:
     """Table rows for a model's figures: its layers, or an ensemble's members and votes."""
     if "per_layer" in result:
-        return [(readout_name(k) + (" (chosen)" if k == result["chosen"] else ""), figures)
-                for k, figures in result["per_layer"].items()]
-    rows = [(f"member {k} ({readout_name(layer, alone=False)})", figures)
-            for (k, figures), layer in zip(result["members"].items(), result["layers"])]
-    for key, name in (("ensemble", "ensemble (tree averaging)"), ("ensemble_right_branching", "ensemble + right-branching voter")):
+        return [
+            (readout_name(k) + (" (chosen)" if k == result["chosen"] else ""), figures)
+            for k, figures in result["per_layer"].items()
+        ]
+    rows = [
+        (f"member {k} ({readout_name(layer, alone=False)})", figures)
+        for (k, figures), layer in zip(result["members"].items(), result["layers"])
+    ]
+    for key, name in (
+        ("ensemble", "ensemble (tree averaging)"),
+        ("ensemble_right_branching", "ensemble + right-branching voter"),
+    ):
         rows.append((name + (" (chosen)" if result["chosen"] == key else ""), result[key]))
     return rows
 
@@ -108,24 +132,33 @@ def print_scores(result: dict, pred: str | None, as_json: bool = False) -> None:
     with ``as_json`` its figures as JSON); predictions left out of the score are said on stderr."""
     if result.get("unaligned"):
         first, left_out = result["unaligned"][0], len(result["unaligned"])
-        sys.stderr.write(f"onparse: {left_out} of {result['aligned'] + left_out} predictions left out, their leaves not "
-                         f"the gold words (first: {first['source']}, {first['reason']}); --json lists them\n")
+        sys.stderr.write(
+            f"onparse: {left_out} of {result['aligned'] + left_out} predictions left out, their leaves not "
+            f"the gold words (first: {first['source']}, {first['reason']}); --json lists them\n"
+        )
     if as_json:
         sys.stdout.write(json.dumps(result, indent=2) + "\n")
         return
-    title = f"{result['gold']}: {result['sentences']} sentences" + (f", at most {result['max_length']} words" if result["max_length"] else "")
+    title = f"{result['gold']}: {result['sentences']} sentences" + (
+        f", at most {result['max_length']} words" if result["max_length"] else ""
+    )
     table = Table(title=title)
     for column in ("parser", "sentence F1", "corpus F1", *REPORTED_LABELS):
         table.add_column(column, justify="left" if column == "parser" else "right", no_wrap=True)
     if pred:
         rows = [(pred, result)]
     elif "same_tokens" in result:
-        rows = [(f"raw text ({result['same_tokens']} of {result['sentences']} sentences tokenized as the treebank)", result)]
+        rows = [
+            (f"raw text ({result['same_tokens']} of {result['sentences']} sentences tokenized as the treebank)", result)
+        ]
     else:
         rows = model_rows(result)
     rows += [(name.replace("_", " "), figures) for name, figures in result["baselines"].items()]
     for name, figures in rows:
-        labels = [f"{figures['label_recall'][label]:.1f}" if label in figures["label_recall"] else "-" for label in REPORTED_LABELS]
+        labels = [
+            f"{figures['label_recall'][label]:.1f}" if label in figures["label_recall"] else "-"
+            for label in REPORTED_LABELS
+        ]
         table.add_row(name, f"{figures['sentence_f1']:.1f}", f"{figures['corpus_f1']:.1f}", *labels)
     console = wide_console()
     console.print(table)
@@ -144,7 +177,10 @@ def evaluation_line(title: str, record: dict, kept: bool) -> str:
         parts.append(f"agreement with the teacher {record['teacher_agreement']:.1f}")
     gold = record.get("dev_f1_per_layer") or {}
     if gold:
-        parts.append("dev F1 " + " ".join(f"{value:.1f}" if len(gold) == 1 else f"{layer}:{value:.1f}" for layer, value in gold.items()))
+        parts.append(
+            "dev F1 "
+            + " ".join(f"{value:.1f}" if len(gold) == 1 else f"{layer}:{value:.1f}" for layer, value in gold.items())
+        )
     return " ".join(parts[:1]) + " " + ", ".join(parts[1:]) + (" (kept)" if kept else "")
 
 
@@ -155,7 +191,9 @@ def stage_line(entry: dict) -> str:
     figures += [f"dev ppl {kept['dev_ppl']:,.1f}"] if "dev_ppl" in kept else []
     figures += [f"agreement {kept['teacher_agreement']:.1f}"] if "teacher_agreement" in kept else []
     figures += [f"dev F1 {entry['dev_f1']:.1f}"] if isinstance(entry.get("dev_f1"), (int, float)) else []
-    return f"stage {entry['name']} done in {entry['wall_minutes']:.1f} min" + (", " + ", ".join(figures) if figures else "")
+    return f"stage {entry['name']} done in {entry['wall_minutes']:.1f} min" + (
+        ", " + ", ".join(figures) if figures else ""
+    )
 
 
 def fit_clock(record: dict) -> str:
@@ -164,5 +202,7 @@ def fit_clock(record: dict) -> str:
     sizing = record.get("budget") or {}
     spent += sizing.get("timing_minutes", 0.0)
     again = sizing.get("replanned")
-    foreseen = again["spent_minutes"] + again["predicted_total_minutes"] if again else sizing.get("predicted_total_minutes")
+    foreseen = (
+        again["spent_minutes"] + again["predicted_total_minutes"] if again else sizing.get("predicted_total_minutes")
+    )
     return f"{spent:.0f} of about {foreseen:.0f} min" if foreseen else f"{spent:.0f} min so far"

@@ -58,8 +58,12 @@ UNTRAINED = "epoch-00.00"  # the weights a run started from, kept beside the bes
 FEW_UPDATES = 50  # a run of fewer updates is said to learn little before it starts
 
 
-def trainer(config: TrainConfig, checkpoint: dict | None = None, work_dir: Path | None = None,
-            ranks: distributed.Ranks = distributed.Ranks()) -> Trainer:
+def trainer(
+    config: TrainConfig,
+    checkpoint: dict | None = None,
+    work_dir: Path | None = None,
+    ranks: distributed.Ranks = distributed.Ranks(),
+) -> Trainer:
     """The run's Trainer: its objective chosen from the config (distillation where ``config.distill`` says so, else the
     family's own ``training_setup``), dev F1 per layer measured where ``config.dev_gold`` is given (for the record),
     resumed from ``checkpoint`` where one is given (RunFolderError when it does not fit)."""
@@ -102,8 +106,10 @@ def deferred_signals() -> Iterator[list[str]]:
 
     def request(number, frame) -> None:
         received.append(signal.Signals(number).name)
-        sys.stderr.write(f"onparse: {received[-1]} received: stopping after this update, with a checkpoint "
-                         "(a second signal stops at once, without one)\n")
+        sys.stderr.write(
+            f"onparse: {received[-1]} received: stopping after this update, with a checkpoint "
+            "(a second signal stops at once, without one)\n"
+        )
         for other, handler in previous.items():
             signal.signal(other, handler)
 
@@ -155,8 +161,9 @@ def _held(out_dir: Path, fcntl) -> Iterator[None]:
         except BlockingIOError:
             lock.seek(0)
             holder = lock.read().strip() or "another process"
-            raise RunFolderError(f"{out_dir} is in use by another onparse run (pid {holder}): "
-                                 "wait for it, or give another --out") from None
+            raise RunFolderError(
+                f"{out_dir} is in use by another onparse run (pid {holder}): wait for it, or give another --out"
+            ) from None
         lock.seek(0)
         lock.truncate()
         lock.write(str(os.getpid()))
@@ -194,12 +201,20 @@ def check_inputs(config: TrainConfig, out_dir: Path) -> None:
             if not where.is_dir():
                 raise modeldir.ModelDirError(f"{where}: no such model directory (the {role})")
             if out_dir.resolve() in where.resolve().parents or out_dir.resolve() == where.resolve():
-                raise RunFolderError(f"the {role} {where} lies inside --out {out_dir}: starting afresh there would delete it")
+                raise RunFolderError(
+                    f"the {role} {where} lies inside --out {out_dir}: starting afresh there would delete it"
+                )
 
 
 @contextmanager
-def opened(out_dir: Path, resume: bool, overwrite: bool, new_config: Callable[[], TrainConfig],
-           epochs: int | None = None, ranks: distributed.Ranks = distributed.Ranks()) -> Iterator[TrainConfig]:
+def opened(
+    out_dir: Path,
+    resume: bool,
+    overwrite: bool,
+    new_config: Callable[[], TrainConfig],
+    epochs: int | None = None,
+    ranks: distributed.Ranks = distributed.Ranks(),
+) -> Iterator[TrainConfig]:
     """The run folder held (``locked_run``) and the run's config: its own to resume (checked with its checkpoint),
     or ``new_config()`` to start afresh.
 
@@ -214,7 +229,9 @@ def opened(out_dir: Path, resume: bool, overwrite: bool, new_config: Callable[[]
     if main and not resume and run_contents(out_dir):
         modeldir.refuse_to_replace(out_dir, is_run_folder, "a training run")
         if not overwrite:
-            raise RunFolderError(f"{out_dir} already holds a run: continue it with --resume, or start afresh with --overwrite")
+            raise RunFolderError(
+                f"{out_dir} already holds a run: continue it with --resume, or start afresh with --overwrite"
+            )
     with locked_run(out_dir) if main else nullcontext():
         if resume:
             config = saved_config(out_dir)
@@ -243,8 +260,10 @@ def read_checkpoint(out_dir: Path) -> dict:
         reason = one_line(err, 120)
         raise RunFolderError(f"{path}: damaged or not a checkpoint ({reason})") from None
     if not isinstance(checkpoint, dict) or not CHECKPOINT_KEYS <= set(checkpoint):
-        raise RunFolderError(f"{path}: not a training checkpoint (a model's weights?): it lacks "
-                             f"{', '.join(sorted(CHECKPOINT_KEYS - set(checkpoint if isinstance(checkpoint, dict) else ())))}")
+        raise RunFolderError(
+            f"{path}: not a training checkpoint (a model's weights?): it lacks "
+            f"{', '.join(sorted(CHECKPOINT_KEYS - set(checkpoint if isinstance(checkpoint, dict) else ())))}"
+        )
     return checkpoint
 
 
@@ -305,16 +324,27 @@ def train(
     if ranks.main:
         with replacing_file(out_dir / "config.json") as file:
             file.write(json.dumps(config.to_dict(), indent=2) + "\n")
-        write_history(out_dir, run.history)  # a crash after an evaluation's line and before its checkpoint repeats nothing
+        write_history(
+            out_dir, run.history
+        )  # a crash after an evaluation's line and before its checkpoint repeats nothing
         if not resume:
-            modeldir.save(out_dir / UNTRAINED, running.model, running.vocab, layer, {"epoch": 0, "untrained": True},
-                          language=config.language, reading=config.reading)
+            modeldir.save(
+                out_dir / UNTRAINED,
+                running.model,
+                running.vocab,
+                layer,
+                {"epoch": 0, "untrained": True},
+                language=config.language,
+                reading=config.reading,
+            )
     if resume:
         say(f"resumed from {out_dir / 'checkpoint.pt'}: epoch {run.epoch + 1}, batch {run.batch}")
     elif ranks.main and config.epochs * running.batches_per_epoch < FEW_UPDATES:
         updates = config.epochs * running.batches_per_epoch
-        log.warning(f"{title}: {updates} update{'s' * (updates != 1)} in all ({running.batches_per_epoch} an epoch): too few "
-                    "to learn much from this text (it is small for the batch; more epochs, a smaller --batch-size or more text)")
+        log.warning(
+            f"{title}: {updates} update{'s' * (updates != 1)} in all ({running.batches_per_epoch} an epoch): too few "
+            "to learn much from this text (it is small for the batch; more epochs, a smaller --batch-size or more text)"
+        )
     if ranks.world > 1:
         say(f"training on {ranks.world} processes, {of(config.model).batch_share(config.batch_size, ranks.world)} each")
     checkpoints = Checkpoints(running, out_dir, max_minutes, checkpoint_minutes)
@@ -338,15 +368,22 @@ class ProgressReport:
 
     def __init__(self, running: Trainer, console: Console, title: str, say: Callable[[str], None]):
         self.running, self.console, self.title, self.say = running, console, title, say
-        columns = (TextColumn(f"{title} epoch {{task.fields[epoch]}}"), BarColumn(), MofNCompleteColumn(),
-                   TextColumn("{task.fields[speed]} tok/s  loss {task.fields[loss]}"), TimeElapsedColumn(), TimeRemainingColumn())
+        columns = (
+            TextColumn(f"{title} epoch {{task.fields[epoch]}}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[speed]} tok/s  loss {task.fields[loss]}"),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+        )
         self.progress = Progress(*columns, console=console)
 
     def __enter__(self) -> "ProgressReport":
         self.progress.__enter__()
         run = self.running.run
-        self.task = self.progress.add_task("train", total=self.running.batches_per_epoch, completed=run.batch,
-                                           epoch=run.epoch + 1, speed="-", loss="-")
+        self.task = self.progress.add_task(
+            "train", total=self.running.batches_per_epoch, completed=run.batch, epoch=run.epoch + 1, speed="-", loss="-"
+        )
         return self
 
     def __exit__(self, *exc) -> None:
@@ -354,11 +391,18 @@ class ProgressReport:
 
     def step(self, event: Step) -> None:
         run = self.running.run
-        self.progress.update(self.task, completed=run.batch, epoch=run.epoch + 1,
-                             speed=f"{event.tokens / event.seconds:,.0f}", loss=f"{event.loss:.3f}")
+        self.progress.update(
+            self.task,
+            completed=run.batch,
+            epoch=run.epoch + 1,
+            speed=f"{event.tokens / event.seconds:,.0f}",
+            loss=f"{event.loss:.3f}",
+        )
         if not self.console.is_terminal and run.update % 50 == 0:  # logs get a line where a terminal gets the bar
-            self.say(f"{self.title} epoch {run.epoch + 1} batch {run.batch}/{self.running.batches_per_epoch} "
-                     f"loss {event.loss:.3f} {run.tokens_seen / run.train_seconds:,.0f} tok/s")
+            self.say(
+                f"{self.title} epoch {run.epoch + 1} batch {run.batch}/{self.running.batches_per_epoch} "
+                f"loss {event.loss:.3f} {run.tokens_seen / run.train_seconds:,.0f} tok/s"
+            )
 
     def evaluation(self, event: Evaluation) -> None:
         run = self.running.run
@@ -381,22 +425,35 @@ class Checkpoints:
         if self.running.ranks.main:
             temporary = self.out_dir / "checkpoint.tmp"
             modeldir.save_tensors(checkpoint, temporary)
-            os.replace(temporary, self.out_dir / "checkpoint.pt")  # a kill -9 mid-write leaves the previous checkpoint whole
+            os.replace(
+                temporary, self.out_dir / "checkpoint.pt"
+            )  # a kill -9 mid-write leaves the previous checkpoint whole
         self.last = time.monotonic()
 
     def after_step(self, received: list[str], say: Callable[[str], None]) -> bool:
         """Checkpoint where due; True when the time limit ends the run; Interrupted on a signal (to any rank)."""
         run = self.running.run
         stop, time_up, due = distributed.any_rank(
-            [bool(received), self.deadline is not None and time.monotonic() > self.deadline,
-             time.monotonic() - self.last > self.every], self.running.ranks, self.running.device)
+            [
+                bool(received),
+                self.deadline is not None and time.monotonic() > self.deadline,
+                time.monotonic() - self.last > self.every,
+            ],
+            self.running.ranks,
+            self.running.device,
+        )
         if stop or time_up or due:
             self.save()
         if stop:
-            raise Interrupted(f"{received[0] if received else 'a signal to another process'}: "
-                              f"checkpoint saved at epoch {run.epoch + 1}, batch {run.batch}")
+            raise Interrupted(
+                f"{received[0] if received else 'a signal to another process'}: "
+                f"checkpoint saved at epoch {run.epoch + 1}, batch {run.batch}"
+            )
         if time_up:
-            say(f"time limit reached: checkpoint saved at epoch {run.epoch + 1}, batch {run.batch}; resume the run to continue")
+            say(
+                f"time limit reached: checkpoint saved at epoch {run.epoch + 1}, batch {run.batch}; resume the run "
+                f"to continue"
+            )
         return time_up
 
 
@@ -414,13 +471,26 @@ class EvaluationSaver:
             return
         running, config = self.running, self.config
         write_history(self.out_dir, running.run.history)
-        card = {"config": config.to_dict(), **({"command": self.command} if self.command else {}),
-                "hardware": describe(config.device), "processes": running.ranks.world,
-                "matmul_dtype": str(running.dtype).removeprefix("torch."),
-                "model_selection": selection_rule(config), "selected": event.record, **asdict(running.run)}
+        card = {
+            "config": config.to_dict(),
+            **({"command": self.command} if self.command else {}),
+            "hardware": describe(config.device),
+            "processes": running.ranks.world,
+            "matmul_dtype": str(running.dtype).removeprefix("torch."),
+            "model_selection": selection_rule(config),
+            "selected": event.record,
+            **asdict(running.run),
+        }
         for folder in [event.record["model_dir"]] + (["model"] if event.best else []):
-            modeldir.save(self.out_dir / folder, running.model, running.vocab, config.default_layer, card,
-                          language=config.language, reading=config.reading)
+            modeldir.save(
+                self.out_dir / folder,
+                running.model,
+                running.vocab,
+                config.default_layer,
+                card,
+                language=config.language,
+                reading=config.reading,
+            )
         if event.best:
             self.best = event.record["model_dir"]
         if not config.keep_evaluations:

@@ -17,6 +17,7 @@ from onparse.trees import Span, baseline_spans, labeled_spans
 
 REPORTED_LABELS = ("NP", "VP", "PP", "SBAR", "ADJP", "ADVP")
 
+
 def protocol(rule: WordRule) -> str:
     """The protocol line under every table, naming the treebank's word rule."""
     return PROTOCOL.replace(RULES["ptb"].description, rule.description, 1)
@@ -69,7 +70,8 @@ class Scorer:
     label_total: dict[str, int] = field(default_factory=dict)
 
     def add(self, predicted_spans: Iterable[Span], sentence: GoldSentence) -> None:
-        """Count one sentence; a tree that ``is_sentence`` refuses is left out, so every caller scores the same sentences."""
+        """Count one sentence; a tree that ``is_sentence`` refuses is left out, so every caller scores the same
+        sentences."""
         if not is_sentence(sentence):
             return
         n = len(sentence.words)
@@ -116,8 +118,10 @@ def score(predictions: Sequence[Iterable[Span]], gold: Sequence[GoldSentence]) -
 
 def baseline_scores(gold: Sequence[GoldSentence]) -> dict[str, dict]:
     """Left-branching, right-branching and balanced trees on the same sentences."""
-    return {name: score([baseline_spans(name, len(s.words)) for s in gold], gold)
-            for name in ("left_branching", "right_branching", "balanced")}
+    return {
+        name: score([baseline_spans(name, len(s.words)) for s in gold], gold)
+        for name in ("left_branching", "right_branching", "balanced")
+    }
 
 
 def predicted_spans(tree: Tree, words: Sequence[str], source: str = "", rule: WordRule | None = None) -> set[Span]:
@@ -148,8 +152,14 @@ def predicted_spans(tree: Tree, words: Sequence[str], source: str = "", rule: Wo
     return found
 
 
-def score_predictions(pred: str, gold: Sequence[GoldSentence], kept: Sequence[bool] | None = None, encoding: str = "UTF-8",
-                      skip_unaligned: bool = False, rule: WordRule | None = None) -> dict:
+def score_predictions(
+    pred: str,
+    gold: Sequence[GoldSentence],
+    kept: Sequence[bool] | None = None,
+    encoding: str = "UTF-8",
+    skip_unaligned: bool = False,
+    rule: WordRule | None = None,
+) -> dict:
     """Another parser's trees in ``pred`` (one per gold tree, in order), scored on the gold sentences ``kept``.
 
     A prediction whose leaves are not its gold sentence's words (punctuation
@@ -180,9 +190,20 @@ def score_predictions(pred: str, gold: Sequence[GoldSentence], kept: Sequence[bo
     pairs = [(spans, sentence) for spans, sentence, keep in zip(found, gold, kept) if keep and spans is not None]
     if unaligned and (not skip_unaligned or not pairs):
         first = unaligned[0]
-        raise ValueError(f"{first['source']}: {first['reason']}" + (
-            f"; {len(unaligned)} of {len(unaligned) + len(pairs)} predictions do not align (--skip-unaligned scores the rest)"
-            if pairs else ": no prediction aligns with its gold sentence"))
+        raise ValueError(
+            f"{first['source']}: {first['reason']}"
+            + (
+                f"; {len(unaligned)} of {len(unaligned) + len(pairs)} predictions do not align (--skip-unaligned "
+                f"scores the rest)"
+                if pairs
+                else ": no prediction aligns with its gold sentence"
+            )
+        )
     sentences = [sentence for _, sentence in pairs]
-    return {**score([spans for spans, _ in pairs], sentences), "aligned": len(pairs), "unaligned": unaligned,
-            "baselines": baseline_scores(sentences), "protocol": PROTOCOL}
+    return {
+        **score([spans for spans, _ in pairs], sentences),
+        "aligned": len(pairs),
+        "unaligned": unaligned,
+        "baselines": baseline_scores(sentences),
+        "protocol": PROTOCOL,
+    }

@@ -17,8 +17,9 @@ COMPUTE_DTYPES = {"fp32": "float32", "bf16": "bfloat16"}
 # AVX-512 BF16 or AMX, torch emulates bf16 matmuls about 20x slower than fp32 (docs/speed.md).
 AUTO_DTYPE = "auto"
 DTYPE_CHOICES = (AUTO_DTYPE, *COMPUTE_DTYPES)
-DTYPE_HELP = ("Matmul precision: auto is bf16 where the device computes it natively (AVX-512 BF16, AMX, a GPU), fp32 "
-              "elsewhere.")
+DTYPE_HELP = (
+    "Matmul precision: auto is bf16 where the device computes it natively (AVX-512 BF16, AMX, a GPU), fp32 elsewhere."
+)
 
 
 Layer = int | str  # 1-based layer number, or a readout's name (an ON-LSTM's "mean", a grammar's "spans")
@@ -35,11 +36,10 @@ def check_encoding(encoding: str) -> None:
         raise ValueError(f"{encoding!r} is not an encoding Python knows (latin-1, gb18030, utf-8, ...)") from None
 
 
-
 def layer_key(layer: Layer) -> str:
-    """A layer as records and cards key it (JSON keys are strings): "2", "mean", "spans"; ``layer_from_key`` reads it back."""
+    """A layer as records and cards key it (JSON keys are strings): "2", "mean", "spans"; ``layer_from_key`` reads
+    it back."""
     return str(layer)
-
 
 
 def setting(default: Any, help: str, **option: Any) -> Any:
@@ -54,31 +54,42 @@ def setting(default: Any, help: str, **option: Any) -> Any:
 
 
 # Sizes past these are no model any machine here could hold: refused before anything of that size is allocated.
-LARGEST_SIZES = {"vocab_size": 10_000_000, "embedding_size": 65_536, "hidden_size": 65_536, "n_layers": 64, "chunk_size": 65_536}
+LARGEST_SIZES = {
+    "vocab_size": 10_000_000,
+    "embedding_size": 65_536,
+    "hidden_size": 65_536,
+    "n_layers": 64,
+    "chunk_size": 65_536,
+}
 
 
 def setting_of(settings: type, name: str) -> Any:
-    """A field declared as ``settings``'s field ``name`` is (its default and its option), for a class that passes it on."""
+    """A field declared as ``settings``'s field ``name`` is (its default and its option), for a class that passes
+    it on."""
     found = {f.name: f for f in fields(settings)}[name]
     return field(default=found.default, metadata=found.metadata)
 
 
 def default(settings: type, name: str) -> object:
-    """The default of field ``name`` of a settings dataclass: what the command line shows and uses, written once here."""
+    """The default of field ``name`` of a settings dataclass: what the command line shows and uses, written once
+    here."""
     found = {f.name: f for f in fields(settings)}[name]
     return found.default_factory() if found.default is MISSING else found.default
-
-
 
 
 @dataclass(frozen=True)
 class Reading:
     """What a model reads of a sentence (``onparse.reading``): its punctuation too or words alone, and which way."""
 
-    punctuation: bool = setting(False, "Whether the model reads the punctuation tokens too (trees and scores stay over "
-                                "the words; the ON-LSTM paper's input is the words alone).", negatable=True)
-    direction: str = setting(FORWARD, "Read each sentence left to right (forward) or right to left (backward).",
-                             choices=(FORWARD, BACKWARD))
+    punctuation: bool = setting(
+        False,
+        "Whether the model reads the punctuation tokens too (trees and scores stay over "
+        "the words; the ON-LSTM paper's input is the words alone).",
+        negatable=True,
+    )
+    direction: str = setting(
+        FORWARD, "Read each sentence left to right (forward) or right to left (backward).", choices=(FORWARD, BACKWARD)
+    )
 
     def check(self) -> None:
         """ValueError for a reading no model can have."""
@@ -105,4 +116,3 @@ class Reading:
 MAX_SENTENCE_WORDS = 2000
 # Bytes a line may hold for each word allowed: lines longer than that are refused as they are read.
 LINE_BYTES_PER_WORD = 100
-

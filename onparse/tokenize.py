@@ -16,15 +16,38 @@ from collections.abc import Sequence
 
 from nltk.tokenize import TreebankWordTokenizer
 
-_BRACKET_TOKENS = {"-LRB-", "-RRB-", "-LCB-", "-RCB-", "-LSB-", "-RSB-", "*LRB*", "*RRB*"}  # Penn's and NEGRA's spellings
+_BRACKET_TOKENS = {
+    "-LRB-",
+    "-RRB-",
+    "-LCB-",
+    "-RCB-",
+    "-LSB-",
+    "-RSB-",
+    "*LRB*",
+    "*RRB*",
+}  # Penn's and NEGRA's spellings
 # Symbols the Penn Treebank tags as words (% as NN, & as CC): the model was trained on them.
 _WORD_SYMBOLS = {"%", "&"}
 # Penn Treebank tags of punctuation tokens; other punctuation is tagged ":".
-_PUNCT_TAGS = {",": ",", ".": ".", "?": ".", "!": ".", "``": "``", "`": "``", "''": "''", "'": "''",
-               "-LRB-": "-LRB-", "-RRB-": "-RRB-", "$": "$", "#": "#"}
+_PUNCT_TAGS = {
+    ",": ",",
+    ".": ".",
+    "?": ".",
+    "!": ".",
+    "``": "``",
+    "`": "``",
+    "''": "''",
+    "'": "''",
+    "-LRB-": "-LRB-",
+    "-RRB-": "-RRB-",
+    "$": "$",
+    "#": "#",
+}
 _CURRENCY = re.compile(r"[A-Z]{1,3}\$")
 # What joins or restyles emoji without being a letter: variation selectors, the zero-width joiner, tag characters
-_EMOJI_JOINERS = re.compile("[\ufe00-\ufe0f\u200d\U000e0020-\U000e007f\U000e0100-\U000e01ef]")  # US$, C$, NZ$: tagged $ like $ itself
+_EMOJI_JOINERS = re.compile(
+    "[\ufe00-\ufe0f\u200d\U000e0020-\U000e007f\U000e0100-\U000e01ef]"
+)  # US$, C$, NZ$: tagged $ like $ itself
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _tokenizer = TreebankWordTokenizer()
 
@@ -41,11 +64,15 @@ _QUOTES = {'"', "'", "''", "``", "`", "\u201c", "\u201d", "\u2018", "\u2019"}
 # Typographic punctuation as the ASCII the treebank's tokenizer knows, one character for one, so that the tokens of
 # the folded text are cut from the user's own: curly quotes as straight ones (don’t -> do n’t), a hyphen or en dash
 # as a hyphen, and an em dash or an ellipsis as a mark that is always a token of its own (as -- and ... are).
-TYPOGRAPHIC = str.maketrans({**dict.fromkeys("\u201c\u201d\u201e\u201f\u00ab\u00bb", '"'),
-                             **dict.fromkeys("\u2018\u2019\u201a\u201b\u2039\u203a", "'"),
-                             **dict.fromkeys("\u2010\u2011\u2013\u2212", "-"),
-                             **dict.fromkeys("\u2014\u2015\u2026", ";"),
-                             **dict.fromkeys("\u00a0\u2007\u2009\u200a\u202f", " ")})
+TYPOGRAPHIC = str.maketrans(
+    {
+        **dict.fromkeys("\u201c\u201d\u201e\u201f\u00ab\u00bb", '"'),
+        **dict.fromkeys("\u2018\u2019\u201a\u201b\u2039\u203a", "'"),
+        **dict.fromkeys("\u2010\u2011\u2013\u2212", "-"),
+        **dict.fromkeys("\u2014\u2015\u2026", ";"),
+        **dict.fromkeys("\u00a0\u2007\u2009\u200a\u202f", " "),
+    }
+)
 
 
 def tokenize(text: str) -> list[str]:
@@ -88,14 +115,27 @@ def _split_opening_quotes(text: str, pieces: list[list[int]]) -> list[list[int]]
 def _glue(before: str, token: str) -> bool:
     """Whether two pieces with nothing between them are one treebank token."""
     return bool(
-        before[-1:].isalnum() and token == "&"  # S&L, AT&T: the & ...
-        or before.endswith("&") and before[:1].isalnum() and token[:1].isalnum()  # ... and what follows it
-        or before.endswith("-") and any(c.isalnum() for c in before) and (token[:1].isalnum() or token == "$")  # 19-to-$21
-        or before.endswith("-$") and token[:1].isdigit()
-        or token[:1] == "-" and token[1:2].isalnum() and (before[-1:].isalnum() or before[-1:] in "%$")  # 47%-controlled
-        or token.startswith("%-") and before[-1:].isdigit()
-        or token == "'" and before.lower() == "'n"  # rock 'n' roll
-        or token == "$" and before.isalpha() and before.isupper() and len(before) <= 3  # US$
+        before[-1:].isalnum()
+        and token == "&"  # S&L, AT&T: the & ...
+        or before.endswith("&")
+        and before[:1].isalnum()
+        and token[:1].isalnum()  # ... and what follows it
+        or before.endswith("-")
+        and any(c.isalnum() for c in before)
+        and (token[:1].isalnum() or token == "$")  # 19-to-$21
+        or before.endswith("-$")
+        and token[:1].isdigit()
+        or token[:1] == "-"
+        and token[1:2].isalnum()
+        and (before[-1:].isalnum() or before[-1:] in "%$")  # 47%-controlled
+        or token.startswith("%-")
+        and before[-1:].isdigit()
+        or token == "'"
+        and before.lower() == "'n"  # rock 'n' roll
+        or token == "$"
+        and before.isalpha()
+        and before.isupper()
+        and len(before) <= 3  # US$
     )
 
 
@@ -108,8 +148,13 @@ def _own_apostrophe(text: str, before: list[int], piece: list[int]) -> bool:
     names such as ``Dunkin ' Donuts`` more often than not.
     """
     word = text[before[0] : before[1]]
-    return (text[piece[0] : piece[1]] == "'" and word.isalpha() and word.islower() and _ELISION.search(word) is not None
-            and not _OPENING_SINGLE_QUOTE.search(text, 0, piece[0]))
+    return (
+        text[piece[0] : piece[1]] == "'"
+        and word.isalpha()
+        and word.islower()
+        and _ELISION.search(word) is not None
+        and not _OPENING_SINGLE_QUOTE.search(text, 0, piece[0])
+    )
 
 
 def _mend(text: str, pieces: list[list[int]]) -> list[list[int]]:
@@ -121,9 +166,13 @@ def _mend(text: str, pieces: list[list[int]]) -> list[list[int]]:
             merged.append([start, end])  # a free-standing & ("A & B") stays a token of its own
             continue
         merged.append([start, end])
-        while len(merged) > 1 and merged[-2][1] == merged[-1][0] and (
-            _glue(text[merged[-2][0] : merged[-2][1]], text[merged[-1][0] : merged[-1][1]])
-            or _own_apostrophe(text, merged[-2], merged[-1])
+        while (
+            len(merged) > 1
+            and merged[-2][1] == merged[-1][0]
+            and (
+                _glue(text[merged[-2][0] : merged[-2][1]], text[merged[-1][0] : merged[-1][1]])
+                or _own_apostrophe(text, merged[-2], merged[-1])
+            )
         ):
             last = merged.pop()
             merged[-1][1] = last[1]
@@ -148,12 +197,20 @@ def _split_periods(tokens: list[str]) -> list[str]:
     for k, token in enumerate(tokens):
         following = tokens[k + 1] if k + 1 < len(tokens) else ""
         stem = token[:-1]
-        if len(token) > 1 and token.endswith(".") and not stem.endswith(".") and (
-            k == last_before_closing
-            or following in _OPENING
-            or following in _QUOTES and stem.isalpha() and not stem.isupper()
-            or stem.isdigit()
-            or "." in stem and _LONE_CAPITAL.fullmatch(following) is not None
+        if (
+            len(token) > 1
+            and token.endswith(".")
+            and not stem.endswith(".")
+            and (
+                k == last_before_closing
+                or following in _OPENING
+                or following in _QUOTES
+                and stem.isalpha()
+                and not stem.isupper()
+                or stem.isdigit()
+                or "." in stem
+                and _LONE_CAPITAL.fullmatch(following) is not None
+            )
         ):
             result += [stem, "."]
         else:
@@ -167,8 +224,11 @@ def is_punct(token: str) -> bool:
     if unicodedata.normalize("NFKC", token).replace("\u066a", "%") in _WORD_SYMBOLS:  # ％, ﹪ and Arabic ٪ as %
         return False
     marks = [ch for ch in token if not _EMOJI_JOINERS.fullmatch(ch)]  # an emoji's presentation selector or joiner
-    return (token in _BRACKET_TOKENS or (bool(marks) and all(unicodedata.category(ch)[0] in "PS" for ch in marks))
-            or _CURRENCY.fullmatch(token) is not None)
+    return (
+        token in _BRACKET_TOKENS
+        or (bool(marks) and all(unicodedata.category(ch)[0] in "PS" for ch in marks))
+        or _CURRENCY.fullmatch(token) is not None
+    )
 
 
 def word_positions(tokens: Sequence[str]) -> list[int]:
@@ -177,8 +237,11 @@ def word_positions(tokens: Sequence[str]) -> list[int]:
     A lone ``'`` after a token ending in s is the possessive (``investors '``),
     which the treebank tags as a word; elsewhere it is a closing quote.
     """
-    return [i for i, token in enumerate(tokens)
-            if not is_punct(token) or (token in ("'", "\u2019") and i > 0 and tokens[i - 1][-1:] in ("s", "S"))]
+    return [
+        i
+        for i, token in enumerate(tokens)
+        if not is_punct(token) or (token in ("'", "\u2019") and i > 0 and tokens[i - 1][-1:] in ("s", "S"))
+    ]
 
 
 def punct_tag(token: str) -> str:
@@ -191,8 +254,9 @@ FULL_WIDTH = {code: code - 0xFEE0 for code in range(0xFF01, 0xFF5F)}
 
 
 # Within a word, typographic apostrophes and hyphens as the treebank writes them (n’t, O’Brien, well‐known)
-WORD_MARKS = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "\u2010": "-", "\u2011": "-", "\u2013": "-",
-                            "\u2212": "-"})
+WORD_MARKS = str.maketrans(
+    {"\u2019": "'", "\u2018": "'", "\u02bc": "'", "\u2010": "-", "\u2011": "-", "\u2013": "-", "\u2212": "-"}
+)
 
 
 def normalize(word: str) -> str:
@@ -203,11 +267,35 @@ def normalize(word: str) -> str:
 
 
 # Punctuation spelt many ways, as a model reading punctuation sees it: every quote one quote, every bracket one bracket.
-_PUNCT_CLASSES = {**dict.fromkeys(["``", "''", "`", "'", "\u201c", "\u201d", "\u201e", "\u2018", "\u2019", "\u201a",
-                                   "\u00ab", "\u00bb", "\u2039", "\u203a", "\u300c", "\u300d", "\u300e", "\u300f"], '"'),
-                  **dict.fromkeys(["-LRB-", "-LSB-", "-LCB-", "*LRB*", "[", "{", "\u3010", "\u3014", "\u300a", "\u3008"], "("),
-                  **dict.fromkeys(["-RRB-", "-RSB-", "-RCB-", "*RRB*", "]", "}", "\u3011", "\u3015", "\u300b", "\u3009"], ")"),
-                  **dict.fromkeys(["\u2013", "\u2014", "\u2015"], "--"), "\u2026": "..."}
+_PUNCT_CLASSES = {
+    **dict.fromkeys(
+        [
+            "``",
+            "''",
+            "`",
+            "'",
+            "\u201c",
+            "\u201d",
+            "\u201e",
+            "\u2018",
+            "\u2019",
+            "\u201a",
+            "\u00ab",
+            "\u00bb",
+            "\u2039",
+            "\u203a",
+            "\u300c",
+            "\u300d",
+            "\u300e",
+            "\u300f",
+        ],
+        '"',
+    ),
+    **dict.fromkeys(["-LRB-", "-LSB-", "-LCB-", "*LRB*", "[", "{", "\u3010", "\u3014", "\u300a", "\u3008"], "("),
+    **dict.fromkeys(["-RRB-", "-RSB-", "-RCB-", "*RRB*", "]", "}", "\u3011", "\u3015", "\u300b", "\u3009"], ")"),
+    **dict.fromkeys(["\u2013", "\u2014", "\u2015"], "--"),
+    "\u2026": "...",
+}
 
 
 def normalize_punctuation(token: str) -> str:

@@ -27,8 +27,7 @@ from typing import Protocol
 import torch
 from torch import nn
 
-from onparse import distributed
-from onparse import corpus
+from onparse import corpus, distributed
 from onparse.config import SELECTIONS, TrainConfig
 from onparse.corpus import read_corpus, training_sentences
 from onparse.families import checked_layer
@@ -38,7 +37,8 @@ from onparse.settings import layer_key
 from onparse.vocabulary import Vocabulary
 
 DEV_STREAMS = 10  # parallel streams the dev corpus is cut into for perplexity
-# Measures a model as it trains (dev F1 per layer, agreement with a teacher); called in eval mode, its figures go into the history.
+# Measures a model as it trains (dev F1 per layer, agreement with a teacher); called in eval mode, its figures go
+# into the history.
 Measure = Callable[[nn.Module, Vocabulary], object]
 
 
@@ -145,9 +145,13 @@ class Objective(Protocol):
     """What a run minimises and how it cuts its data into updates."""
 
     batches_per_epoch: int
-    train_mode: bool  # whether the model trains in torch's train mode: an ON-LSTM's dropout, a compound grammar's drawn vectors
+    train_mode: (
+        bool  # whether the model trains in torch's train mode: an ON-LSTM's dropout, a compound grammar's drawn vectors
+    )
 
-    def loss(self, model: nn.Module, epoch: int, batch: int, dtype: torch.dtype) -> tuple[torch.Tensor, int, dict[str, float]]:
+    def loss(
+        self, model: nn.Module, epoch: int, batch: int, dtype: torch.dtype
+    ) -> tuple[torch.Tensor, int, dict[str, float]]:
         """The loss of one update, the tokens it predicts, and its terms by name."""
 
     def new_epoch(self) -> None:
@@ -161,7 +165,8 @@ class Objective(Protocol):
 
 
 class WholeSentenceObjective:
-    """An objective over whole sentences: no state is carried from one update to the next, so a checkpoint keeps weights alone."""
+    """An objective over whole sentences: no state is carried from one update to the next, so a checkpoint keeps
+    weights alone."""
 
     def new_epoch(self) -> None:
         pass
@@ -183,7 +188,9 @@ class LanguageModelObjective:
         self.batches_per_epoch = n_segments(data, bptt)
         self.hidden: State | None = None
 
-    def loss(self, model: LanguageModel, epoch: int, batch: int, dtype: torch.dtype) -> tuple[torch.Tensor, int, dict[str, float]]:
+    def loss(
+        self, model: LanguageModel, epoch: int, batch: int, dtype: torch.dtype
+    ) -> tuple[torch.Tensor, int, dict[str, float]]:
         inputs, targets = segment(self.data, self.bptt, batch)
         output, hidden, _ = model(inputs, detach(self.hidden), dtype)
         self.hidden = detach(hidden)
@@ -206,7 +213,8 @@ DevFigures = Callable[[nn.Module, torch.dtype], dict[str, float]]
 
 @dataclass
 class Setup:
-    """What a run trains: the model, its vocabulary, the objective, its dev figures and the figures measured at each evaluation."""
+    """What a run trains: the model, its vocabulary, the objective, its dev figures and the figures measured at
+    each evaluation."""
 
     model: nn.Module
     vocab: Vocabulary
@@ -233,13 +241,18 @@ def dev_stream(config: TrainConfig, vocab: Vocabulary, device: torch.device) -> 
         return None
     dev = stream(read_corpus([config.dev], config.language, config.encoding, config.reading, config.tokenized), vocab)
     if dev.numel() < 2 * DEV_STREAMS:
-        raise ValueError(f"the dev corpus {config.dev} holds {dev.numel()} words with their <eos>: "
-                         f"at least {2 * DEV_STREAMS} are needed")
+        raise ValueError(
+            f"the dev corpus {config.dev} holds {dev.numel()} words with their <eos>: "
+            f"at least {2 * DEV_STREAMS} are needed"
+        )
     return batchify(dev, DEV_STREAMS).to(device)
 
 
-def language_model_setup(config: TrainConfig, checkpoint: dict | None = None, ranks: distributed.Ranks = distributed.Ranks()) -> Setup:
-    """A language model from random weights (decoder bias at the unigram distribution) and its vocabulary from the corpus.
+def language_model_setup(
+    config: TrainConfig, checkpoint: dict | None = None, ranks: distributed.Ranks = distributed.Ranks()
+) -> Setup:
+    """A language model from random weights (decoder bias at the unigram distribution) and its vocabulary from the
+    corpus.
 
     Under torchrun each rank trains on its own columns of the batch: contiguous shards of the token stream.
     """
@@ -284,8 +297,9 @@ class Trainer:
         self.measures = setup.measures
         checked_layer(config.default_layer, self.model.config)
         self.batches_per_epoch = self.objective.batches_per_epoch
-        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=config.lr, betas=(config.beta1, 0.999),
-                                          weight_decay=config.weight_decay)
+        self.optimizer = torch.optim.Adam(
+            self.model.parameters(), lr=config.lr, betas=(config.beta1, 0.999), weight_decay=config.weight_decay
+        )
         self.run = RunState()
         self.replica = distributed.replicate(self.model, self.ranks)  # what the step runs: DDP across processes
 
@@ -325,7 +339,9 @@ class Trainer:
         points = self._evaluation_points()
         model.train(objective.train_mode)
         evaluated = run.history and run.history[-1]["update"] == run.update
-        if run.batch in points and run.batch < self.batches_per_epoch and not evaluated:  # stopped between an update and its evaluation
+        if (
+            run.batch in points and run.batch < self.batches_per_epoch and not evaluated
+        ):  # stopped between an update and its evaluation
             yield self._evaluate(epoch_end=False)
         while run.epoch < config.epochs:
             while run.batch < self.batches_per_epoch:
@@ -355,10 +371,14 @@ class Trainer:
         epoch = run.epoch + run.batch / self.batches_per_epoch
         # enough decimals that no two evaluation points share a folder: epoch-00.25 at 4 a epoch, epoch-00.010 at 100
         decimals = max(2, len(str(len(self._evaluation_points()))))
-        record = {"epoch": round(epoch, max(3, decimals)), "model_dir": f"epoch-{epoch:0{3 + decimals}.{decimals}f}",
-                  "update": run.update,
-                  "tokens_seen": run.tokens_seen, "train_minutes": round(run.train_seconds / 60, 2),
-                  "lr": self.optimizer.param_groups[0]["lr"]}
+        record = {
+            "epoch": round(epoch, max(3, decimals)),
+            "model_dir": f"epoch-{epoch:0{3 + decimals}.{decimals}f}",
+            "update": run.update,
+            "tokens_seen": run.tokens_seen,
+            "train_minutes": round(run.train_seconds / 60, 2),
+            "lr": self.optimizer.param_groups[0]["lr"],
+        }
         self.model.eval()
         if self.dev is not None:
             record.update(self.dev(self.model, self.dtype))
@@ -388,9 +408,7 @@ def selection_rule(config: TrainConfig) -> str:
     return {
         "dev_ppl": "the evaluation point with the lowest dev perplexity (no gold trees)",
         "teacher_agreement": "the evaluation point whose trees agree best with the teacher's on the dev text "
-                             "(sentence F1 against the teacher's trees; no gold trees)",
+        "(sentence F1 against the teacher's trees; no gold trees)",
         "dev_f1": f"the evaluation point with the best dev sentence F1 of layer {config.default_layer} "
-                  "(gold dev trees: the original ON-LSTM protocol, not unsupervised; Shi et al., 2020)",
+        "(gold dev trees: the original ON-LSTM protocol, not unsupervised; Shi et al., 2020)",
     }[config.selection]
-
-

@@ -22,12 +22,12 @@ import glob
 import re
 import unicodedata
 from collections import Counter
-from functools import lru_cache
-from typing import TypeVar
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
+from typing import TypeVar
 
 from nltk import Tree
 
@@ -77,28 +77,45 @@ class WordRule:
         if self.word_tags is not None:
             return tag in self.word_tags
         if self.punctuation_tags or self.punctuation_prefix:
-            return tag not in self.punctuation_tags and not (self.punctuation_prefix and tag.startswith(self.punctuation_prefix))
+            return tag not in self.punctuation_tags and not (
+                self.punctuation_prefix and tag.startswith(self.punctuation_prefix)
+            )
         return not all(unicodedata.category(c)[0] in "PS" for c in leaf)
 
 
 RULES = {
-    "ptb": WordRule("ptb", "words are the leaves whose POS tag is a word tag (punctuation, $, # and -NONE- dropped)",
-                    word_tags=WORD_TAGS),
-    "ctb": WordRule("ctb", "words are the leaves not tagged PU or -NONE- (the Chinese Treebank's rule)",
-                    punctuation_tags=frozenset({"PU"})),
-    "negra": WordRule("negra", "words are the leaves neither traces (*T1*) nor tagged -NONE- or with a tag starting with $ "
-                               "(NEGRA and TIGER's rule)",
-                      punctuation_prefix="$"),
-    "unicode": WordRule("unicode", "words are the leaves not tagged -NONE- and not made only of Unicode punctuation "
-                                   "and symbols (no rule was named for this treebank's tags)"),
+    "ptb": WordRule(
+        "ptb",
+        "words are the leaves whose POS tag is a word tag (punctuation, $, # and -NONE- dropped)",
+        word_tags=WORD_TAGS,
+    ),
+    "ctb": WordRule(
+        "ctb",
+        "words are the leaves not tagged PU or -NONE- (the Chinese Treebank's rule)",
+        punctuation_tags=frozenset({"PU"}),
+    ),
+    "negra": WordRule(
+        "negra",
+        "words are the leaves neither traces (*T1*) nor tagged -NONE- or with a tag starting with $ "
+        "(NEGRA and TIGER's rule)",
+        punctuation_prefix="$",
+    ),
+    "unicode": WordRule(
+        "unicode",
+        "words are the leaves not tagged -NONE- and not made only of Unicode punctuation "
+        "and symbols (no rule was named for this treebank's tags)",
+    ),
 }
 
 
 def punctuation_rule(tags: list[str]) -> WordRule:
     """A rule naming a treebank's punctuation tags: every other leaf (but -NONE-) is a word."""
     named = frozenset(_bare_label(tag) for tag in tags)
-    return WordRule("tags", f"words are the leaves not tagged -NONE- or {', '.join(sorted(named))} (punctuation tags as named)",
-                    punctuation_tags=named)
+    return WordRule(
+        "tags",
+        f"words are the leaves not tagged -NONE- or {', '.join(sorted(named))} (punctuation tags as named)",
+        punctuation_tags=named,
+    )
 
 
 def detect_rule(trees: list[Tree]) -> WordRule:
@@ -156,7 +173,9 @@ def tree_files(path: str) -> list[Path]:
     if not matches:
         raise TreebankError(f"{path}: no such file, folder or glob match")
     found = [file for match in matches for file in (_folder_files(match, str(match)) if match.is_dir() else [match])]
-    once: dict[Path, Path] = {}  # 'dir/**' names a file as itself and again in its folder: read it once, where first named
+    once: dict[
+        Path, Path
+    ] = {}  # 'dir/**' names a file as itself and again in its folder: read it once, where first named
     for file in found:
         once.setdefault(file.resolve(), file)
     return list(once.values())
@@ -183,8 +202,9 @@ def read_trees(path: Path, encoding: str = "UTF-8") -> Iterator[tuple[Tree, str]
         yield from chunk
 
 
-def read_each(path: str, convert: Callable[[Tree, str], Converted], encoding: str = "UTF-8",
-              empty_trees: bool = False) -> Iterator[Converted]:
+def read_each(
+    path: str, convert: Callable[[Tree, str], Converted], encoding: str = "UTF-8", empty_trees: bool = False
+) -> Iterator[Converted]:
     """``convert(tree, source)`` for every tree of every file PATH names, in file order.
 
     Trees are read and converted a few thousand at a time with the cyclic
@@ -237,17 +257,21 @@ def text_lines(path: Path, encoding: str = "UTF-8") -> Iterator[tuple[int, str]]
             while line := stream.readline(LINE_CHARACTERS + 1):
                 number += 1
                 if len(line) > LINE_CHARACTERS:
-                    raise TreebankError(f"{path}:{number}: a line of more than {LINE_CHARACTERS:,} characters: not text")
+                    raise TreebankError(
+                        f"{path}:{number}: a line of more than {LINE_CHARACTERS:,} characters: not text"
+                    )
                 yield number, line.rstrip("\r\n")
         except UnicodeDecodeError as err:
-            raise TreebankError(f"{path}:{number + 1}: not {encoding} text ({err.reason}); "
-                                "name the file's encoding with --encoding") from None
+            raise TreebankError(
+                f"{path}:{number + 1}: not {encoding} text ({err.reason}); name the file's encoding with --encoding"
+            ) from None
         except OSError as err:
             raise TreebankError(f"{path}: {err.strerror}") from None
 
 
-def _chunks(path: Path, convert: Callable[[Tree, str], Converted], encoding: str = "UTF-8",
-            empty_trees: bool = False) -> Iterator[list[Converted]]:
+def _chunks(
+    path: Path, convert: Callable[[Tree, str], Converted], encoding: str = "UTF-8", empty_trees: bool = False
+) -> Iterator[list[Converted]]:
     lines = text_lines(path, encoding)
     state = _ReadState(path, empty_trees)
     while True:
@@ -260,8 +284,6 @@ def _chunks(path: Path, convert: Callable[[Tree, str], Converted], encoding: str
             break
     if state.open_nodes:
         raise TreebankError(f"{state.source}: this tree's brackets never close")
-
-
 
 
 _new_node = Tree.__new__
@@ -353,12 +375,15 @@ def gold_sentence(tree: Tree, source: str = "", rule: WordRule = RULES["ptb"]) -
                 continue
         subtrees = [child for child in node if isinstance(child, Tree)]
         if not subtrees and len(node):
-            raise TreebankError(f"{source}: {node[0]!r} is not the only child of a part-of-speech bracket "
-                                f"({bracketed(node)[:60]!r}): gold trees tag every word")
+            raise TreebankError(
+                f"{source}: {node[0]!r} is not the only child of a part-of-speech bracket "
+                f"({bracketed(node)[:60]!r}): gold trees tag every word"
+            )
         pending.append((node, len(words)))
         pending.extend((child, -1) for child in reversed(subtrees))
-    return GoldSentence(tuple(words), frozenset((s, e) for _, s, e in labeled), tuple(labeled), source,
-                        tuple(tokens), tuple(positions))
+    return GoldSentence(
+        tuple(words), frozenset((s, e) for _, s, e in labeled), tuple(labeled), source, tuple(tokens), tuple(positions)
+    )
 
 
 @lru_cache(maxsize=4096)
@@ -401,9 +426,11 @@ class GoldReader:
                 if first and chunk and not self.named:
                     found = detect_rule([tree for tree, _ in chunk])
                     if self.rule is not None and found != self.rule:
-                        raise TreebankError(f"{self.path} mixes treebanks: {file} reads under the {found.name} rule, the "
-                                            f"files before it under the {self.rule.name} rule; score them apart, or name "
-                                            "one rule with --words")
+                        raise TreebankError(
+                            f"{self.path} mixes treebanks: {file} reads under the {found.name} rule, the "
+                            f"files before it under the {self.rule.name} rule; score them apart, or name "
+                            "one rule with --words"
+                        )
                     self.rule = found
                 with collector_paused():
                     sentences = [gold_sentence(tree, source, self.rule) for tree, source in chunk]
@@ -413,12 +440,15 @@ class GoldReader:
                 yield from sentences
 
     def _check_rule(self, chunk: list[tuple[Tree, str]], sentences: list[GoldSentence]) -> None:
-        """TreebankError where the rule makes most leaves non-words: punctuation is a fraction of a treebank's leaves."""
+        """TreebankError where the rule makes most leaves non-words: punctuation is a fraction of a treebank's
+        leaves."""
         leaves = sum(parent.label() != EMPTY for tree, _ in chunk for _, parent in leaf_parents(tree))
         words = sum(len(sentence.words) for sentence in sentences)
         if words < leaves / 2:
-            raise TreebankError(f"{self.path}: only {words:,} of {leaves:,} leaves are words under the {self.rule.name} rule "
-                                f"({self.rule.description}): name the treebank's rule or punctuation tags with --words")
+            raise TreebankError(
+                f"{self.path}: only {words:,} of {leaves:,} leaves are words under the {self.rule.name} rule "
+                f"({self.rule.description}): name the treebank's rule or punctuation tags with --words"
+            )
 
 
 def read_gold(path: str, rule: WordRule | None = None, encoding: str = "UTF-8") -> GoldReader:

@@ -78,7 +78,8 @@ def balanced(n: int) -> Tree:
 
 
 def binary_tree(n: int, split: Callable[[int, int], int]) -> Tree:
-    """The binary tree over words ``0 .. n-1`` that divides each span ``[start, end)`` before word ``split(start, end)``."""
+    """The binary tree over words ``0 .. n-1`` that divides each span ``[start, end)`` before word ``split(start,
+    end)``."""
     if n <= 1:
         return Tree(LABEL, list(range(n)))
     root: list = [None]
@@ -205,8 +206,17 @@ class TokenTree(Tree):
     def drawable(self) -> Tree:
         """A plain copy in which every token beside a subtree hangs under an unlabelled node, as nltk draws in order."""
         mixed = any(isinstance(child, Tree) for child in self)
-        return Tree(self.label(), [child.drawable() if isinstance(child, TokenTree) else
-                                   Tree("", [child]) if mixed and not isinstance(child, Tree) else child for child in self])
+        return Tree(
+            self.label(),
+            [
+                child.drawable()
+                if isinstance(child, TokenTree)
+                else Tree("", [child])
+                if mixed and not isinstance(child, Tree)
+                else child
+                for child in self
+            ],
+        )
 
     def pretty_print(self, *args, **kwargs) -> None:
         self.drawable().pretty_print(*args, **kwargs)

@@ -19,8 +19,11 @@ from nltk import Tree
 from onparse.trees import LABEL, Span, binary_tree
 
 
-def vote_matrix(span_sets: Iterable[Iterable[Span]], n_words: int, weights: Sequence[float] | None = None) -> np.ndarray:
-    """``votes[i, j]``: how many of the span sets (each counting its weight, one by default) hold the span of words ``i`` to ``j - 1``."""
+def vote_matrix(
+    span_sets: Iterable[Iterable[Span]], n_words: int, weights: Sequence[float] | None = None
+) -> np.ndarray:
+    """``votes[i, j]``: how many of the span sets (each counting its weight, one by default) hold the span of words
+    ``i`` to ``j - 1``."""
     votes = np.zeros((n_words + 1, n_words + 1))
     for spans, weight in zip(span_sets, weights if weights is not None else repeat(1.0)):
         for start, end in set(spans):
@@ -52,8 +55,11 @@ def best_tree(votes: np.ndarray) -> Tree:
     return binary_tree(n, lambda start, end: int(split[start, end]))
 
 
-def average(span_sets: list[set[Span]], n_words: int, weights: Sequence[float] | None = None) -> tuple[Tree, np.ndarray]:
-    """The tree with the most votes, and each span's share of the votes (``shares[i, j]``); ``weights``: each voter's votes (one each by default)."""
+def average(
+    span_sets: list[set[Span]], n_words: int, weights: Sequence[float] | None = None
+) -> tuple[Tree, np.ndarray]:
+    """The tree with the most votes, and each span's share of the votes (``shares[i, j]``); ``weights``: each
+    voter's votes (one each by default)."""
     votes = vote_matrix(span_sets, n_words, weights)
     total = sum(weights) if weights is not None else len(span_sets)
     return best_tree(votes), votes / (total or 1)

@@ -39,8 +39,14 @@ def row(run: Path, note: str, prefix: str = "") -> dict:
         "train_minutes": last["train_minutes"],
         "tokens_per_s": round(last["tokens_seen"] / (60 * last["train_minutes"])) if last["train_minutes"] else None,
         "best_dev_f1": {"sentence_f1": best_f1, "layer": best_layer, "epoch": best_epoch},
-        "curve": [{k: point[k] for k in ("epoch", "tokens_seen", "train_minutes", "dev_ppl", "dev_f1_per_layer") if k in point}
-                  for point in curve],
+        "curve": [
+            {
+                k: point[k]
+                for k in ("epoch", "tokens_seen", "train_minutes", "dev_ppl", "dev_f1_per_layer")
+                if k in point
+            }
+            for point in curve
+        ],
     }
 
 
@@ -49,15 +55,20 @@ def read_log() -> list[dict]:
 
 
 def table(rows: list[dict]) -> str:
-    lines = ["| run | model (emb/hidden/layers/chunk) | batch x bptt | lr | epochs done | tok/s | best dev F1 (layer, epoch) | dev ppl at end | note |",
-             "| --- | --- | --- | ---: | ---: | ---: | --- | ---: | --- |"]
+    lines = [
+        "| run | model (emb/hidden/layers/chunk) | batch x bptt | lr | epochs done | tok/s | best dev F1 (layer, "
+        "epoch) | dev ppl at end | note |",
+        "| --- | --- | --- | ---: | ---: | ---: | --- | ---: | --- |",
+    ]
     for r in rows:
         c, m = r["config"], r["config"]["model"]
         best = r["best_dev_f1"]
         ppl = r["curve"][-1].get("dev_ppl")
-        lines.append(f"| {r['name']} | {m['embedding_size']}/{m['hidden_size']}/{m['n_layers']}/{m['chunk_size']} | "
-                     f"{c['batch_size']} x {c['bptt']} | {c['lr']} | {r['epochs_done']} | {r['tokens_per_s']} | "
-                     f"{best['sentence_f1']:.1f} ({best['layer']}, {best['epoch']}) | {ppl:.1f} | {r['note']} |")
+        lines.append(
+            f"| {r['name']} | {m['embedding_size']}/{m['hidden_size']}/{m['n_layers']}/{m['chunk_size']} | "
+            f"{c['batch_size']} x {c['bptt']} | {c['lr']} | {r['epochs_done']} | {r['tokens_per_s']} | "
+            f"{best['sentence_f1']:.1f} ({best['layer']}, {best['epoch']}) | {ppl:.1f} | {r['note']} |"
+        )
     return "\n".join(lines)
 
 

@@ -3,17 +3,26 @@
 
     python scripts/other_student.py runs/fit/negra-b200 runs/exp/negra-scratch-forward forward
 """
-import json, sys
+
+import json
+import sys
 from dataclasses import replace
 from pathlib import Path
+
 import torch
+
 from onparse import runfolder
 from onparse.config import TrainConfig
+
 torch.set_num_threads(1)
 fit, out, direction = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
 resume = (out / "config.json").exists()
+
+
 def new_config():
     cfg = TrainConfig.from_dict(json.load(open(fit / "scratch" / "config.json")))
     return replace(cfg, reading=replace(cfg.reading, direction=direction))
+
+
 with runfolder.opened(out, resume, False, new_config, None) as config:
     runfolder.train(config, out, resume=resume)

@@ -5,11 +5,16 @@ weight decay) and for reproducing a logged experiment exactly.
     python scripts/rerun_logged.py exp33/wsj-30-kim-decay-s1114 runs/exp33/again
     python scripts/rerun_logged.py exp33/wsj-30-s1111 runs/exp33/compound '{"seed": 1114, "model": {"latent_size": 64}}'
 """
-import json, sys
+
+import json
+import sys
 from pathlib import Path
+
 import torch
+
 from onparse import runfolder
 from onparse.config import TrainConfig
+
 torch.set_num_threads(1)
 name, out = sys.argv[1], Path(sys.argv[2])
 changes = json.loads(sys.argv[3]) if len(sys.argv) > 3 else {}
@@ -18,11 +23,13 @@ if name not in rows:
     sys.exit(f"rerun_logged.py: no row {name!r} in experiments/log.jsonl")
 resume = (out / "config.json").exists()
 
+
 def new_config() -> TrainConfig:
     config = dict(rows[name]["config"])
     for key, value in changes.items():
         config[key] = {**config[key], **value} if isinstance(value, dict) else value
     return TrainConfig.from_dict(config)
+
 
 with runfolder.opened(out, resume, False, new_config, None) as config:
     runfolder.train(config, out, resume=resume)

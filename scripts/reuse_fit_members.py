@@ -1,4 +1,5 @@
-"""Start a fit from another fit's member runs: the same plan and seeds train the same members, so only what is kept differs.
+"""Start a fit from another fit's member runs: the same plan and seeds train the same members, so only what is kept
+differs.
 
     python scripts/reuse_fit_members.py runs/fit/wsj-rb runs/fit/wsj-gold --variant gold   # --select-by-gold
     python scripts/reuse_fit_members.py runs/fit/wsj-rb runs/fit/wsj-top --variant top     # --layer-rule fixed, layer 3
@@ -32,13 +33,18 @@ VARIANTS = {
 
 
 def keep_best(run: Path, config) -> dict:
-    """Make a member run's model/ its best point by ``config``'s selection rule (the library's, ``train.selection_value``:
+    """Make a member run's model/ its best point by ``config``'s selection rule (the library's,
+    ``train.selection_value``:
     dev F1 for the gold-selected protocol); the point's record."""
     history = [json.loads(line) for line in (run / "history.jsonl").read_text().splitlines()]
     higher = SELECTIONS[config.selection]
     best = (max if higher else min)(history, key=lambda point: training.selection_value(point, config))
-    card = {**read_json(run / best["model_dir"] / "card.json"), "config": config.to_dict(),
-            "model_selection": training.selection_rule(config), "selected": best}
+    card = {
+        **read_json(run / best["model_dir"] / "card.json"),
+        "config": config.to_dict(),
+        "model_selection": training.selection_rule(config),
+        "selected": best,
+    }
     with replacing_folder(run / "model") as folder:
         copy_model(run / best["model_dir"], folder)
         (folder / "card.json").write_text(json.dumps(card, indent=2) + "\n")
@@ -59,8 +65,13 @@ def main() -> None:
     if args.variant == "gold":
         command += " --select-by-gold"
     args.target.mkdir(parents=True)
-    new = {"plan": asdict(plan), "command": command, "hardware": record["hardware"], "stages": [],
-           "note": f"member stages copied from {args.source} (the same plan and seeds, so the same training)"}
+    new = {
+        "plan": asdict(plan),
+        "command": command,
+        "hardware": record["hardware"],
+        "stages": [],
+        "note": f"member stages copied from {args.source} (the same plan and seeds, so the same training)",
+    }
     for stage in stages(plan, args.target):
         if not stage.name.startswith("member-"):
             continue
@@ -71,11 +82,18 @@ def main() -> None:
         else:
             kept = json.loads((run / "model" / "card.json").read_text())["selected"]
         old = next(entry for entry in record["stages"] if entry["name"] == stage.name)
-        new["stages"].append({"name": stage.name, "train_minutes": old["train_minutes"], "tokens_seen": old["tokens_seen"],
-                              "selected": {k: kept[k] for k in ("epoch", "dev_ppl") if k in kept},
-                              "model_selection": training.selection_rule(stage.config),
-                              "dev_f1": round(kept["dev_f1_per_layer"][str(plan.layer)], 2),
-                              "wall_minutes": old["wall_minutes"], "copied_from": str(args.source / stage.name)})
+        new["stages"].append(
+            {
+                "name": stage.name,
+                "train_minutes": old["train_minutes"],
+                "tokens_seen": old["tokens_seen"],
+                "selected": {k: kept[k] for k in ("epoch", "dev_ppl") if k in kept},
+                "model_selection": training.selection_rule(stage.config),
+                "dev_f1": round(kept["dev_f1_per_layer"][str(plan.layer)], 2),
+                "wall_minutes": old["wall_minutes"],
+                "copied_from": str(args.source / stage.name),
+            }
+        )
     write_record(args.target, new)
     print("\n".join(f"{entry['name']}: dev F1 {entry['dev_f1']}" for entry in new["stages"]))
 

@@ -35,12 +35,24 @@ def main() -> None:
     options.add_argument("--gold", required=True)
     options.add_argument("--encoding", default="UTF-8")
     options.add_argument("--group", action="append", default=[], help="NAME=1,2,3 (1-based member indices)")
-    options.add_argument("--votes", nargs="*", type=float, default=[0, 0.5], help="right-branching votes as a share of the members'")
-    options.add_argument("--layers", nargs="*", default=["mean", "agreement"],
-                         help="1, 2, 3, mean, agreement, consistency, own (--member-layers), every (each layer of each member votes)")
-    options.add_argument("--member-layers", action="append", default=[],
-                         help="NAME=L1,L2,... : a group's members each at its own layer (1-based, or mean), as --group NAME lists them")
-    options.add_argument("--keep", type=int, help="also score each group's K members whose trees agree best with the others' (gold-free)")
+    options.add_argument(
+        "--votes", nargs="*", type=float, default=[0, 0.5], help="right-branching votes as a share of the members'"
+    )
+    options.add_argument(
+        "--layers",
+        nargs="*",
+        default=["mean", "agreement"],
+        help="1, 2, 3, mean, agreement, consistency, own (--member-layers), every (each layer of each member votes)",
+    )
+    options.add_argument(
+        "--member-layers",
+        action="append",
+        default=[],
+        help="NAME=L1,L2,... : a group's members each at its own layer (1-based, or mean), as --group NAME lists them",
+    )
+    options.add_argument(
+        "--keep", type=int, help="also score each group's K members whose trees agree best with the others' (gold-free)"
+    )
     options.add_argument("--json")
     options.add_argument("--cache", help="a folder keeping each member's distances on --gold, so later grids skip them")
     args = options.parse_args()
@@ -60,22 +72,32 @@ def main() -> None:
                 torch.save(distances[-1], cached)
         candidates.append(readouts(bundle.model.config))  # a grammar's one readout: spans
         names.append(member)
-    own = [{layer: [spans(TreeBuilder((layer,)).build([d]).tree) for d in distances[m]] for layer in candidates[m]}
-           for m in range(len(names))]
+    own = [
+        {layer: [spans(TreeBuilder((layer,)).build([d]).tree) for d in distances[m]] for layer in candidates[m]}
+        for m in range(len(names))
+    ]
     results: dict = {"members": {}, "groups": {}}
     for m, name in enumerate(names):
-        results["members"][name] = {str(layer): round(score([spans(TreeBuilder((layer,)).build([d]).tree) for d in distances[m]],
-                                                            gold)["sentence_f1"], 2) for layer in candidates[m]}
+        results["members"][name] = {
+            str(layer): round(
+                score([spans(TreeBuilder((layer,)).build([d]).tree) for d in distances[m]], gold)["sentence_f1"], 2
+            )
+            for layer in candidates[m]
+        }
         print(name, results["members"][name], flush=True)
     groups = dict(group.split("=") for group in args.group) or {"all": ",".join(str(k + 1) for k in range(len(names)))}
-    own_layers = {name: [layer if layer in (MEAN, SPANS) else int(layer) for layer in layers.split(",")]
-                  for name, layers in (spec.split("=") for spec in args.member_layers)}
+    own_layers = {
+        name: [layer if layer in (MEAN, SPANS) else int(layer) for layer in layers.split(",")]
+        for name, layers in (spec.split("=") for spec in args.member_layers)
+    }
     for group, indices in groups.items():
         chosen = [int(k) - 1 for k in indices.split(",")]
         for rule in args.layers:
             voters = chosen
             if rule == "agreement":
-                layers, _ = agreeing_layers([distances[k] for k in chosen], [candidates[k] for k in chosen], [own[k] for k in chosen], sentences)
+                layers, _ = agreeing_layers(
+                    [distances[k] for k in chosen], [candidates[k] for k in chosen], [own[k] for k in chosen], sentences
+                )
             elif rule == "consistency":  # the library's gold-free rule: one layer, the most consistent between members
                 layered = [k for k in chosen if candidates[k] != [SPANS]]
                 layer, _ = most_consistent([own[k] for k in layered], sentences) if layered else (SPANS, {})
@@ -89,7 +111,9 @@ def main() -> None:
                 layers = [SPANS if candidates[k] == [SPANS] else rule if rule == MEAN else int(rule) for k in chosen]
             ways = [(rule, voters, layers)]
             if args.keep and rule != "every" and args.keep < len(voters):
-                kept, centrality = most_central([own[k][layer] for k, layer in zip(voters, layers)], sentences, args.keep)
+                kept, centrality = most_central(
+                    [own[k][layer] for k, layer in zip(voters, layers)], sentences, args.keep
+                )
                 print(f"{group} {rule}: agreement with the others {centrality}, kept {[voters[m] + 1 for m in kept]}")
                 ways.append((f"{rule} keep {args.keep}", [voters[m] for m in kept], [layers[m] for m in kept]))
             for name, voting, voting_layers in ways:
@@ -97,8 +121,11 @@ def main() -> None:
                     builder = TreeBuilder(tuple(voting_layers), share * len(voting))
                     predicted = [spans(builder.build([distances[k][i] for k in voting]).tree) for i in range(len(gold))]
                     f1 = round(score(predicted, gold)["sentence_f1"], 2)
-                    results["groups"][f"{group} {name} rb={share:g}"] = {"members": [k + 1 for k in voting], "layers": voting_layers,
-                                                                         "sentence_f1": f1}
+                    results["groups"][f"{group} {name} rb={share:g}"] = {
+                        "members": [k + 1 for k in voting],
+                        "layers": voting_layers,
+                        "sentence_f1": f1,
+                    }
                     print(f"{group} layers {name} ({voting_layers}) right-branching {share:g}n: {f1}", flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2) + "\n")

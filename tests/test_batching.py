@@ -12,7 +12,10 @@ def test_batches_are_sorted_longest_first_within_each_window():
 
 
 def test_equal_lengths_keep_their_order_and_the_window_defaults_to_a_batch():
-    assert list(sorted_batches("abcd", batch_size=3, length=lambda _: 1)) == [[(0, "a"), (1, "b"), (2, "c")], [(3, "d")]]
+    assert list(sorted_batches("abcd", batch_size=3, length=lambda _: 1)) == [
+        [(0, "a"), (1, "b"), (2, "c")],
+        [(3, "d")],
+    ]
 
 
 def test_streams_are_read_lazily():

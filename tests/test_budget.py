@@ -34,12 +34,17 @@ def test_a_model_reads_the_text_whole_as_often_as_its_target_says_or_a_sample_of
     assert reading_of(3_000_000, 1_000_000) == (3, None)
     assert reading_of(1_200_000, 1_000_000) == (1, None)
     assert reading_of(400_000, 1_000_000) == (1, 400_000)
-    assert reading_of(700_000, 1_000_000) == (1, 700_000)  # below one epoch, what fits: not the whole text it cannot afford
+    assert reading_of(700_000, 1_000_000) == (
+        1,
+        700_000,
+    )  # below one epoch, what fits: not the whole text it cannot afford
     assert reading_of(1_000_000, 3_724) == (budget.MAX_EPOCHS, None)  # 400 sentences are not read 269 times
 
 
-@pytest.mark.parametrize("tokens, reading", [(1_360_000, (1, None)), (2_000_000, (1, None)), (2_100_000, (1, 1_000_000)),
-                                             (400_000, (2, None))])
+@pytest.mark.parametrize(
+    "tokens, reading",
+    [(1_360_000, (1, None)), (2_000_000, (1, None)), (2_100_000, (1, 1_000_000)), (400_000, (2, None))],
+)
 def test_a_text_up_to_twice_the_members_reading_is_read_whole_and_a_longer_one_sampled(tokens, reading):
     from onparse.budget import at_scale
 
@@ -82,10 +87,22 @@ def test_too_few_hours_are_said(caplog):
 def test_a_fit_given_hours_measures_this_machine_and_records_its_plan(tmp_path):
     from onparse.recipe import fit
 
-    given = FitPlan(train=[str(EXAMPLES / "corpus.txt")], dev=str(EXAMPLES / "dev.txt"), members=2, rounds=0,
-                    member_model=ModelConfig(vocab_size=60, embedding_size=16, hidden_size=24, n_layers=3, chunk_size=4),
-                    families=["onlstm", "pcfg"], directions=["forward"], punctuation=False, sentences=100,
-                    scratch_passes=1, evals_per_epoch=1, dtype="fp32", member_epochs=1, grammar_epochs=1)
+    given = FitPlan(
+        train=[str(EXAMPLES / "corpus.txt")],
+        dev=str(EXAMPLES / "dev.txt"),
+        members=2,
+        rounds=0,
+        member_model=ModelConfig(vocab_size=60, embedding_size=16, hidden_size=24, n_layers=3, chunk_size=4),
+        families=["onlstm", "pcfg"],
+        directions=["forward"],
+        punctuation=False,
+        sentences=100,
+        scratch_passes=1,
+        evals_per_epoch=1,
+        dtype="fp32",
+        member_epochs=1,
+        grammar_epochs=1,
+    )
     record = fit(given, tmp_path / "fit", hours=2.0)
     sizing = json.loads((tmp_path / "fit" / "fit.json").read_text())["budget"]
     assert sizing == record["budget"] and sizing["hours"] == 2.0
@@ -102,7 +119,9 @@ def test_a_grammar_is_cut_as_the_rest_and_its_dev_gold_scoring_is_paid_for():
     full = at_scale(plan(), CORPUS, 1.0, plan())
     assert full.grammar_epochs == 5 and at_scale(plan(), CORPUS, 0.6, plan()).grammar_epochs == 3  # five epochs, 60%
     scored = plan(dev_gold="gold.mrg")
-    assert costs(full, RATES, CORPUS)["grammars"] < costs(at_scale(scored, CORPUS, 1.0, scored), RATES, CORPUS)["grammars"]
+    assert (
+        costs(full, RATES, CORPUS)["grammars"] < costs(at_scale(scored, CORPUS, 1.0, scored), RATES, CORPUS)["grammars"]
+    )
 
 
 def test_the_onlstm_students_are_paid_for_one_per_direction():
@@ -124,12 +143,16 @@ def test_a_fit_replans_at_the_rates_its_first_models_showed_to_fill_the_time_lef
     given = plan()
     slow = Rates(lm_tokens=RATES.lm_tokens / 2, grammar_words=RATES.grammar_words / 2)  # timed beside other work
     first, sizing = sized(given, slow, CORPUS, 3.0)
-    record = {"plan": asdict(first), "stages": [], "budget": {**sizing, "corpus": CORPUS, "timing_minutes": 1.0,
-                                                               "given": budget.given_reading(given)}}
+    record = {
+        "plan": asdict(first),
+        "stages": [],
+        "budget": {**sizing, "corpus": CORPUS, "timing_minutes": 1.0, "given": budget.given_reading(given)},
+    }
 
     def trained(name: str, tokens: int, rate: float) -> None:  # a stage done, at the machine's true rate
-        record["stages"].append({"name": name, "tokens_seen": tokens, "tokens_per_second": rate,
-                                 "wall_minutes": 1.25 * tokens / rate / 60})
+        record["stages"].append(
+            {"name": name, "tokens_seen": tokens, "tokens_per_second": rate, "wall_minutes": 1.25 * tokens / rate / 60}
+        )
 
     trained("probe-forward-punctuation", first.probe_tokens, RATES.lm_tokens / 3)  # smaller batches: slower a token
     trained("probe-forward-words", first.probe_tokens, RATES.lm_tokens / 3)
@@ -147,7 +170,9 @@ def test_a_fit_replans_at_the_rates_its_first_models_showed_to_fill_the_time_lef
     assert rest["probes"] == rest["grammars"] == 0 < whole["probes"]
     assert rest["language models"] == pytest.approx(whole["language models"] * 2 / 3)  # one of three trained
     left = budget.USABLE * 180 - redone["spent_minutes"]
-    assert left * 0.95 <= sum(costs(again, RATES, CORPUS, done).values()) <= left  # the time left, filled (a grammar reads whole epochs)
+    assert (
+        left * 0.95 <= sum(costs(again, RATES, CORPUS, done).values()) <= left
+    )  # the time left, filled (a grammar reads whole epochs)
     assert again.sentences > first.sentences  # the students still to train
     assert replanned(again, record, stages(again, tmp_path, record)) is None  # once
 
@@ -156,15 +181,27 @@ def test_only_grammars_the_user_left_as_the_recipes_are_grown_by_the_time():
     from onparse.families import GrammarConfig
 
     assert budget.time_chooses_grammars(plan())
-    for chosen in (plan(larger_grammars=False), plan(larger_grammars=True), plan(grammar_batch_size=200),
-                   plan(member_grammar=GrammarConfig(nonterminals=40)), plan(grammar_epochs=3), plan(families=["onlstm"])):
+    for chosen in (
+        plan(larger_grammars=False),
+        plan(larger_grammars=True),
+        plan(grammar_batch_size=200),
+        plan(member_grammar=GrammarConfig(nonterminals=40)),
+        plan(grammar_epochs=3),
+        plan(families=["onlstm"]),
+    ):
         assert not budget.time_chooses_grammars(chosen)
     larger = budget.larger(plan())
-    assert (larger.member_grammar.nonterminals, larger.member_grammar.preterminals, larger.grammar_batch_size) == (64, 128, 200)
+    assert (larger.member_grammar.nonterminals, larger.member_grammar.preterminals, larger.grammar_batch_size) == (
+        64,
+        128,
+        200,
+    )
     settled = budget.at_scale(larger, CORPUS, 1.0, larger)  # 2.4 M words: three epochs of 800,000
     assert settled.grammar_epochs == 3 and budget.at_scale(plan(), CORPUS, 1.0, plan()).grammar_epochs == 5
     asked = plan(train=[str(EXAMPLES / "corpus.txt")], dev=str(EXAMPLES / "dev.txt"), larger_grammars=True)
-    assert recipe.settled_plan(asked, Path("unused"), None)[0].grammar_shape["nonterminals"] == 64  # asked: no hours needed
+    assert (
+        recipe.settled_plan(asked, Path("unused"), None)[0].grammar_shape["nonterminals"] == 64
+    )  # asked: no hours needed
     with pytest.raises(ValueError, match="larger-grammars"):
         plan(larger_grammars=True, member_grammar=GrammarConfig(nonterminals=40)).check()
 
@@ -176,29 +213,51 @@ def test_hours_to_spare_grow_the_grammars_where_the_larger_ones_fit(tmp_path, mo
 
     given = plan(train=[str(EXAMPLES / "corpus.txt")], dev=str(EXAMPLES / "dev.txt"), grammar_students=None)
     slower = 3.0  # a larger grammar's words a second, against the default's
-    monkeypatch.setattr(budget, "timed", lambda config: RATES.lm_tokens if of(config.model).reads_either_way else
-                        RATES.grammar_words / (slower if config.model.nonterminals > 30 else 1))
+    monkeypatch.setattr(
+        budget,
+        "timed",
+        lambda config: (
+            RATES.lm_tokens
+            if of(config.model).reads_either_way
+            else RATES.grammar_words / (slower if config.model.nonterminals > 30 else 1)
+        ),
+    )
     corpus = text_size(given)
-    minutes = {name: sum(costs(budget.at_scale(shaped, corpus, 1.0, shaped), rates, corpus).values()) for name, shaped, rates in
-               (("default", given, RATES), ("larger", budget.larger(given), Rates(RATES.lm_tokens, RATES.grammar_words / slower)))}
+    minutes = {
+        name: sum(costs(budget.at_scale(shaped, corpus, 1.0, shaped), rates, corpus).values())
+        for name, shaped, rates in (
+            ("default", given, RATES),
+            ("larger", budget.larger(given), Rates(RATES.lm_tokens, RATES.grammar_words / slower)),
+        )
+    }
     assert minutes["larger"] > minutes["default"]
-    hours = {"both": minutes["larger"] * 1.01, "default only": (minutes["default"] + minutes["larger"]) / 2,
-             "neither": minutes["default"] * 0.9}[room] / (60 * budget.USABLE)
+    hours = {
+        "both": minutes["larger"] * 1.01,
+        "default only": (minutes["default"] + minutes["larger"]) / 2,
+        "neither": minutes["default"] * 0.9,
+    }[room] / (60 * budget.USABLE)
     found, sizing = settled_plan(given, tmp_path, hours)
     grown = room == "both"
-    assert found.grammar_shape == ({"nonterminals": 64, "preterminals": 128, "batch_size": 200} if grown else
-                                   {"nonterminals": 30, "preterminals": 60, "batch_size": 600})
+    assert found.grammar_shape == (
+        {"nonterminals": 64, "preterminals": 128, "batch_size": 200}
+        if grown
+        else {"nonterminals": 30, "preterminals": 60, "batch_size": 600}
+    )
     assert (sizing["scale"] < 1) == (room == "neither")
     if room == "neither":  # no time to spare: the larger grammars are not even timed
         assert "larger_grammars" not in sizing
         return
     weighed = sizing["larger_grammars"]
-    assert weighed["chosen"] == grown and weighed["grammar_words_per_second"] == pytest.approx(RATES.grammar_words / slower)
+    assert weighed["chosen"] == grown and weighed["grammar_words_per_second"] == pytest.approx(
+        RATES.grammar_words / slower
+    )
     assert weighed["default_predicted_total_minutes"] == pytest.approx(minutes["default"], abs=0.5)
     if grown:
         assert weighed["predicted_total_minutes"] == pytest.approx(minutes["larger"], abs=0.5)
     shape = {"nonterminals": found.member_grammar.nonterminals, "preterminals": found.member_grammar.preterminals}
-    said = budget_summary({"budget": sizing, "plan": {"member_grammar": shape, "grammar_batch_size": found.grammar_batch_size}})
+    said = budget_summary(
+        {"budget": sizing, "plan": {"member_grammar": shape, "grammar_batch_size": found.grammar_batch_size}}
+    )
     assert ("64 x 128 symbols" in said) == grown and ("no time for them" in said) == (not grown)
 
 
@@ -211,7 +270,10 @@ def test_a_generation_is_paid_for_its_teachers_trees_and_its_students():
     assert "generations" not in none and one["generations"] > students  # the students again, and their teacher's trees
     # the first generation's teacher parses with the members and the first students, a later one with its students alone
     assert students < two["generations"] - one["generations"] < one["generations"]
-    assert sized(plan(generations=1), RATES, CORPUS, 3.0)[1]["scale"] < sized(plan(generations=0), RATES, CORPUS, 3.0)[1]["scale"]
+    assert (
+        sized(plan(generations=1), RATES, CORPUS, 3.0)[1]["scale"]
+        < sized(plan(generations=0), RATES, CORPUS, 3.0)[1]["scale"]
+    )
 
 
 @pytest.mark.parametrize("room", [True, False])
@@ -223,17 +285,28 @@ def test_a_replan_with_time_to_spare_trains_one_more_member_of_each_family(tmp_p
 
     fast, done = Rates(4 * RATES.lm_tokens, 4 * RATES.grammar_words), {"language models": 1, "grammars": 2}
     five = plan(families=["onlstm", "pcfg"], directions=["forward"], punctuation=False)
-    rest = [sum(costs(at_scale(shaped, CORPUS, 1.0, five), fast, CORPUS, done).values()) for shaped in (five, budget.more_members(five))]
-    spent = budget.USABLE * 180 - (rest[1] + 0.5 if room else (rest[0] + rest[1]) / 2)  # room for the turn, or the five alone
+    rest = [
+        sum(costs(at_scale(shaped, CORPUS, 1.0, five), fast, CORPUS, done).values())
+        for shaped in (five, budget.more_members(five))
+    ]
+    spent = budget.USABLE * 180 - (
+        rest[1] + 0.5 if room else (rest[0] + rest[1]) / 2
+    )  # room for the turn, or the five alone
 
     def replan(given: FitPlan, corpus: dict = CORPUS) -> tuple[FitPlan, dict]:
         first, sizing = sized(budget.more_members(given) if given.more_members else given, RATES, corpus, 3.0)
-        record = {"plan": asdict(first), "budget": {**sizing, "corpus": corpus, "timing_minutes": 0.0,
-                                                    "given": budget.given_reading(given)},
-                  "stages": [{"name": name, "tokens_seen": tokens, "tokens_per_second": 4 * rate, "wall_minutes": spent / 3}
-                             for name, tokens, rate in (("member-2", 4_000_000, RATES.grammar_words),
-                                                        ("member-4", 4_000_000, RATES.grammar_words),
-                                                        ("member-1", 950_000, RATES.lm_tokens))]}  # 4 times the timing
+        record = {
+            "plan": asdict(first),
+            "budget": {**sizing, "corpus": corpus, "timing_minutes": 0.0, "given": budget.given_reading(given)},
+            "stages": [
+                {"name": name, "tokens_seen": tokens, "tokens_per_second": 4 * rate, "wall_minutes": spent / 3}
+                for name, tokens, rate in (
+                    ("member-2", 4_000_000, RATES.grammar_words),
+                    ("member-4", 4_000_000, RATES.grammar_words),
+                    ("member-1", 950_000, RATES.lm_tokens),
+                )
+            ],
+        }  # 4 times the timing
         return replanned(first, record, stages(first, tmp_path, record)), record
 
     found, record = replan(plan(families=["onlstm", "pcfg"], directions=["forward"], punctuation=False))
@@ -248,5 +321,7 @@ def test_a_replan_with_time_to_spare_trains_one_more_member_of_each_family(tmp_p
     assert asked.members == 5
     small, record = replan(plan(families=["onlstm", "pcfg"], directions=["forward"], punctuation=False), corpus=SMALL)
     assert small.members == 5 and "more_members" not in record["budget"]["replanned"]  # a small text: not weighed
-    always, record = replan(plan(families=["onlstm", "pcfg"], directions=["forward"], punctuation=False, more_members=True))
+    always, record = replan(
+        plan(families=["onlstm", "pcfg"], directions=["forward"], punctuation=False, more_members=True)
+    )
     assert always.members == 7 and "more_members" not in record["budget"]["replanned"]  # asked: settled at the start

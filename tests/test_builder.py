@@ -4,19 +4,21 @@ import random
 
 import numpy as np
 import pytest
+from test_voting import all_binary_trees
 
 from onparse.builder import TreeBuilder
 from onparse.families.onlstm import tree_row
 from onparse.trees import build_tree, right_branching, spans
 
-from test_voting import all_binary_trees
-
 
 def votes_held(tree, span_sets, weights=None) -> float:
-    """How many votes a tree collects: each voter's spans of two or more words, short of the whole sentence, times its weight."""
+    """How many votes a tree collects: each voter's spans of two or more words, short of the whole sentence, times
+    its weight."""
     n = len(tree.leaves()) if hasattr(tree, "leaves") else 1
     weights = weights or [1.0] * len(span_sets)
-    return sum(w * len({s for s in spans(tree) if 2 <= s[1] - s[0] < n} & voter) for voter, w in zip(span_sets, weights))
+    return sum(
+        w * len({s for s in spans(tree) if 2 <= s[1] - s[0] < n} & voter) for voter, w in zip(span_sets, weights)
+    )
 
 
 def test_a_lone_member_gives_its_layers_tree_and_holds_every_vote():
@@ -73,4 +75,6 @@ def test_describe_names_what_builds_the_tree():
     assert TreeBuilder((2,)).describe() == "layer 2 distances"
     assert TreeBuilder(("mean",)).describe() == "the mean of the layers' distances"
     assert TreeBuilder((1, 2, 3), True).describe() == "the vote of 3 members' trees and a right-branching tree"
-    assert TreeBuilder((1, 2, 3), 1.5).describe() == "the vote of 3 members' trees and a right-branching tree (1.5 votes)"
+    assert (
+        TreeBuilder((1, 2, 3), 1.5).describe() == "the vote of 3 members' trees and a right-branching tree (1.5 votes)"
+    )

@@ -6,9 +6,9 @@ import sys
 
 import pytest
 from click.testing import CliRunner
+from conftest import FIXTURES
 from nltk import Tree
 
-from conftest import FIXTURES
 from onparse import __version__
 from onparse.cli import main
 
@@ -17,7 +17,9 @@ from onparse.cli import main
 def run(tiny_model_dir):
     def invoke(*args, input=None):
         runner = CliRunner()
-        return runner.invoke(main, [*args, "--model", str(tiny_model_dir)] if "--model" not in args else list(args), input=input)
+        return runner.invoke(
+            main, [*args, "--model", str(tiny_model_dir)] if "--model" not in args else list(args), input=input
+        )
 
     return invoke
 
@@ -111,7 +113,10 @@ def test_broken_model_directory(tmp_path, tiny_model_dir):
 
 
 def test_help_and_version_do_not_import_torch():
-    code = "import sys; from onparse.cli import main\ntry: main(['--help'])\nexcept SystemExit: pass\nprint('torch' in sys.modules)"
+    code = (
+        "import sys; from onparse.cli import main\ntry: main(['--help'])\nexcept SystemExit: pass\n"
+        "print('torch' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout
     assert "Examples" in out and out.strip().endswith("False")
     assert CliRunner().invoke(main, ["--version"]).stdout.strip().endswith(__version__)
@@ -134,7 +139,9 @@ def test_eval_scores_the_model_and_baselines(run):
 def test_eval_of_another_parsers_trees(tmp_path):
     pred = tmp_path / "pred.txt"
     pred.write_text("(X The (X cat (X sat (X on (X the mat)))) .)\n(X She ran !)\n(X Hello)\n")
-    result = CliRunner().invoke(main, ["eval", "--gold", str(FIXTURES / "one_per_line.txt"), "--pred", str(pred), "--json"])
+    result = CliRunner().invoke(
+        main, ["eval", "--gold", str(FIXTURES / "one_per_line.txt"), "--pred", str(pred), "--json"]
+    )
     figures = json.loads(result.output)
     # sentence 1: pred {(1,6),(2,6),(3,6),(4,6)} vs gold {(0,2),(2,6),(3,6),(4,6)}: F1 0.75; others score 1
     assert figures["sentence_f1"] == pytest.approx(100 * (0.75 + 1 + 1) / 3)
@@ -154,18 +161,46 @@ def test_eval_errors(tmp_path):
 def test_train_writes_a_loadable_model_and_resumes(tmp_path):
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("The cat sat on the mat.\nA dog sat on the cat.\nThe mat sat on a dog!\n" * 20)
-    args = ["train", "--train", str(corpus), "--dev", str(corpus), "--out", str(tmp_path / "run"), "--epochs", "1",
-            "--embedding-size", "8", "--hidden-size", "12", "--chunk-size", "4", "--batch-size", "4", "--bptt", "8",
-            "--dev-gold", str(FIXTURES / "one_per_line.txt"), "--device", "cpu"]
+    args = [
+        "train",
+        "--train",
+        str(corpus),
+        "--dev",
+        str(corpus),
+        "--out",
+        str(tmp_path / "run"),
+        "--epochs",
+        "1",
+        "--embedding-size",
+        "8",
+        "--hidden-size",
+        "12",
+        "--chunk-size",
+        "4",
+        "--batch-size",
+        "4",
+        "--bptt",
+        "8",
+        "--dev-gold",
+        str(FIXTURES / "one_per_line.txt"),
+        "--device",
+        "cpu",
+    ]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
     model = tmp_path / "run" / "model"
     assert (model / "card.json").is_file()
     history = json.loads((model / "card.json").read_text())["history"]
-    assert history[0]["epoch"] == 1 and history[0]["dev_ppl"] > 1 and set(history[0]["dev_f1_per_layer"]) == {"1", "2", "3", "mean"}
+    assert (
+        history[0]["epoch"] == 1
+        and history[0]["dev_ppl"] > 1
+        and set(history[0]["dev_f1_per_layer"]) == {"1", "2", "3", "mean"}
+    )
     parsed = CliRunner().invoke(main, ["--model", str(model), "the cat sat"])
     assert parsed.exit_code == 0 and Tree.fromstring(parsed.stdout).leaves() == ["the", "cat", "sat"]
-    changed = CliRunner().invoke(main, ["train", "--train", str(corpus), "--out", str(tmp_path / "run"), "--resume", "--epochs", "2"])
+    changed = CliRunner().invoke(
+        main, ["train", "--train", str(corpus), "--out", str(tmp_path / "run"), "--resume", "--epochs", "2"]
+    )
     assert changed.exit_code == 2 and "leave out --train" in changed.stderr  # it would be ignored: the run's own text
     resumed = CliRunner().invoke(main, ["train", "--out", str(tmp_path / "run"), "--resume", "--epochs", "2"])
     assert resumed.exit_code == 0, resumed.output

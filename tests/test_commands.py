@@ -6,14 +6,13 @@ from pathlib import Path
 import pytest
 import torch
 from click.testing import CliRunner
+from conftest import FIXTURES, tiny_model
 
 from onparse import modeldir
 from onparse.cli import main
 from onparse.families.pcfg import GrammarConfig
 from onparse.families.pcfg_model import NeuralPCFG
 from onparse.parse import Parser
-
-from conftest import FIXTURES, tiny_model
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
@@ -53,10 +52,10 @@ def test_the_right_branching_voter_casts_the_votes_asked_for_and_nothing_else_re
     assert run("ensemble", *members, "--out", tmp_path / "f", "--right-branching-votes", "0").exit_code == 2
     config = tmp_path / "e" / "config.json"
     for bad in ('"many"', "-1"):
-        config.write_text(config.read_text().replace('1.5', bad))
+        config.write_text(config.read_text().replace("1.5", bad))
         refused = run("--model", tmp_path / "e", "the cat")
         assert refused.exit_code == 2 and "a number of votes (0 or more)" in refused.stderr
-        config.write_text(config.read_text().replace(bad, '1.5'))
+        config.write_text(config.read_text().replace(bad, "1.5"))
 
 
 def test_ensemble_links_members_in_place_when_asked_and_refuses_what_it_cannot_use(tmp_path):
@@ -80,8 +79,15 @@ def test_an_ensemble_with_a_grammar_reports_gold_figures_at_the_length_a_grammar
     vocab = tiny_model()[1]
     grammar = NeuralPCFG(GrammarConfig(vocab_size=len(vocab), nonterminals=2, preterminals=3, symbol_size=8))
     modeldir.save(tmp_path / "g", grammar, vocab, default_layer="spans", card={"command": "a tiny grammar"})
-    made = run("ensemble", tiny_members(tmp_path)[0], tmp_path / "g", "--out", tmp_path / "e",
-               "--dev-gold", FIXTURES / "ldc_style.mrg")
+    made = run(
+        "ensemble",
+        tiny_members(tmp_path)[0],
+        tmp_path / "g",
+        "--out",
+        tmp_path / "e",
+        "--dev-gold",
+        FIXTURES / "ldc_style.mrg",
+    )
     assert made.exit_code == 0, made.output
     assert "member 2" in made.stdout
 
@@ -92,7 +98,9 @@ def test_quantize_writes_int8_rows_and_the_f1_change(tmp_path):
     assert done.exit_code == 0, done.output
     assert json.loads((tmp_path / "q" / "config.json").read_text())["weights"] == "int8"
     change = json.loads((tmp_path / "q" / "card.json").read_text())["int8_change"]
-    assert set(change) == {"gold", "before", "after"} and f"{change['before']:.2f} -> {change['after']:.2f}" in done.stdout
+    assert (
+        set(change) == {"gold", "before", "after"} and f"{change['before']:.2f} -> {change['after']:.2f}" in done.stdout
+    )
     weights = torch.load(tmp_path / "q" / "weights.pt", weights_only=True)
     assert any(t.dtype == torch.int8 for t in weights.values())
     refused = run("quantize", source, "--out", tmp_path / "q")
@@ -159,13 +167,31 @@ def test_quantize_stores_every_member_of_an_ensemble_at_its_precision_with_its_l
     fours = run("quantize", tmp_path / "q", "--out", tmp_path / "q4", "--precision", "int4-words")
     assert fours.exit_code == 0 and fours.stdout.startswith("int4-words model in"), fours.output
     assert modeldir.card_figure(json.loads((tmp_path / "q4" / "card.json").read_text())) is None  # none measured on it
-    assert [json.loads((m / "config.json").read_text())["weights"] for m in modeldir.read_ensemble(tmp_path / "q4").members] == ["int4-words"] * 2
+    assert [
+        json.loads((m / "config.json").read_text())["weights"] for m in modeldir.read_ensemble(tmp_path / "q4").members
+    ] == ["int4-words"] * 2
 
 
 def test_distill_teaches_a_student_and_keeps_its_best_agreement(tmp_path, tiny_ensemble_dir, tiny_model_dir):
-    base = ["distill", "--teacher", tiny_ensemble_dir, "--student", tiny_model_dir, "--train", EXAMPLES / "corpus.txt",
-            "--dev", EXAMPLES / "dev.txt", "--out", tmp_path / "s", "--sentences", "50", "--evals-per-pass", "2",
-            "--dtype", "fp32"]
+    base = [
+        "distill",
+        "--teacher",
+        tiny_ensemble_dir,
+        "--student",
+        tiny_model_dir,
+        "--train",
+        EXAMPLES / "corpus.txt",
+        "--dev",
+        EXAMPLES / "dev.txt",
+        "--out",
+        tmp_path / "s",
+        "--sentences",
+        "50",
+        "--evals-per-pass",
+        "2",
+        "--dtype",
+        "fp32",
+    ]
     done = run(*base, "--max-minutes", "0.00001")
     assert done.exit_code == 0 and "stopped before the first evaluation" in done.stdout
     resumed = run("distill", "--out", tmp_path / "s", "--resume")
@@ -181,7 +207,9 @@ def test_distill_teaches_a_student_and_keeps_its_best_agreement(tmp_path, tiny_e
     assert no_student.exit_code == 2 and "--student" in no_student.stderr
     turned = run(*base[:-6], "--out", tmp_path / "b", "--direction", "backward", "--max-minutes", "0.00001")
     assert turned.exit_code == 2 and "a student from scratch" in turned.stderr and not (tmp_path / "b").exists()
-    fresh = run(*base[:-6], "--out", tmp_path / "b", "--direction", "backward", "--from-scratch", "--max-minutes", "0.00001")
+    fresh = run(
+        *base[:-6], "--out", tmp_path / "b", "--direction", "backward", "--from-scratch", "--max-minutes", "0.00001"
+    )
     assert fresh.exit_code == 0, fresh.output
     config = json.loads((tmp_path / "b" / "config.json").read_text())
     assert config["reading"]["direction"] == "backward" and config["distill"]["from_scratch"]
@@ -197,7 +225,9 @@ def test_nothing_rewrites_a_model_that_a_shipped_ensemble_points_at(tmp_path):
     for target in (members[0], models / "holder", models / "ensemble"):
         with pytest.raises(modeldir.ModelDirError, match="shipped model|holds a member of"):
             modeldir.refuse_to_replace(target, modeldir.is_model_folder, "a model", models)
-    modeldir.refuse_to_replace(tmp_path / "new-model", modeldir.is_model_folder, "a model", models)  # a new folder is fine
+    modeldir.refuse_to_replace(
+        tmp_path / "new-model", modeldir.is_model_folder, "a model", models
+    )  # a new folder is fine
     shipped = modeldir.MODELS / "onlstm-wsj-distilled-r2"  # other shipped ensembles hold its members
     refused = run("ensemble", members[0], "--out", shipped, "--overwrite")
     assert refused.exit_code == 2 and "shipped model" in refused.stderr and (shipped / "config.json").is_file()
@@ -214,7 +244,10 @@ def test_layers_by_agreement_keeps_what_identical_members_agree_on_and_ensembles
     assert layers == ["mean"] * 3 and all(a["mean"] == 100.0 for a in agreement)
     assert all(max(a.values()) == a["mean"] for a in agreement)
     card = make_ensemble(tmp_path / "e", [tmp_path / "same"] * 2, layers=[3, "mean"])
-    assert Parser.load(tmp_path / "e").builder.layers == (3, "mean") and [m["layer"] for m in card["members"]] == [3, "mean"]
+    assert Parser.load(tmp_path / "e").builder.layers == (3, "mean") and [m["layer"] for m in card["members"]] == [
+        3,
+        "mean",
+    ]
     (tmp_path / "e" / "config.json").write_text(json.dumps({"ensemble": {"members": ["members/same"], "layers": [9]}}))
     refused = run("--model", tmp_path / "e", "the cat")
     assert refused.exit_code == 2 and "layer 9" in refused.stderr
@@ -225,14 +258,27 @@ def test_ensemble_keeps_the_members_that_agree_most_at_the_most_consistent_layer
     model, vocab = tiny_model(4)
     modeldir.save(members[2], model, vocab, default_layer=1)
     text = EXAMPLES / "dev.txt"
-    made = run("ensemble", *members, members[2], "--out", tmp_path / "e", "--choose-on", text, "--layer-rule", "consistency", "--keep", 2)
+    made = run(
+        "ensemble",
+        *members,
+        members[2],
+        "--out",
+        tmp_path / "e",
+        "--choose-on",
+        text,
+        "--layer-rule",
+        "consistency",
+        "--keep",
+        2,
+    )
     assert made.exit_code == 0, made.output
     config = json.loads((tmp_path / "e" / "config.json").read_text())["ensemble"]
     assert len(config["members"]) == 2 and len(set(config["layers"])) == 1
     assert made.stderr.rstrip().endswith(f"kept {members[2]}, {members[2]}")  # two copies of one model agree fully
     chosen = json.loads((tmp_path / "e" / "card.json").read_text())["chosen_on"]
-    assert chosen["layer_rule"] == "consistency" and chosen["figures"]["member_agreement"][2] == chosen["figures"]["member_agreement"][3] == max(
-        chosen["figures"]["member_agreement"])
+    assert chosen["layer_rule"] == "consistency" and chosen["figures"]["member_agreement"][2] == chosen["figures"][
+        "member_agreement"
+    ][3] == max(chosen["figures"]["member_agreement"])
     own = run("ensemble", *members, members[2], "--out", tmp_path / "o", "--choose-on", text, "--keep", 3)
     assert own.exit_code == 0, own.output
     assert json.loads((tmp_path / "o" / "config.json").read_text())["ensemble"]["layers"] == [3, 1, 1]  # each its own
@@ -241,15 +287,18 @@ def test_ensemble_keeps_the_members_that_agree_most_at_the_most_consistent_layer
 
 
 def test_ensemble_chooses_layers_by_agreement_on_text(tmp_path):
-    made = run("ensemble", *tiny_members(tmp_path), "--out", tmp_path / "e", "--layers-by-agreement", EXAMPLES / "dev.txt")
+    made = run(
+        "ensemble", *tiny_members(tmp_path), "--out", tmp_path / "e", "--layers-by-agreement", EXAMPLES / "dev.txt"
+    )
     assert made.exit_code == 0, made.output
     config = json.loads((tmp_path / "e" / "config.json").read_text())["ensemble"]
     assert len(config["layers"]) == 2 and f"layers {config['layers'][0]}" in made.stderr
 
 
 @pytest.mark.parametrize("signal_name, code", [("SIGTERM", 130), ("SIGINT", 130)])
-def test_a_signal_outside_the_training_loop_says_how_to_continue(tmp_path, tiny_ensemble_dir, tiny_model_dir, monkeypatch,
-                                                                   signal_name, code):
+def test_a_signal_outside_the_training_loop_says_how_to_continue(
+    tmp_path, tiny_ensemble_dir, tiny_model_dir, monkeypatch, signal_name, code
+):
     """Stopped while the teacher parses (a stage's set-up, before any update): one line, the way to continue."""
     import os
     import signal
@@ -261,15 +310,48 @@ def test_a_signal_outside_the_training_loop_says_how_to_continue(tmp_path, tiny_
         raise AssertionError("the signal stops the command before this")
 
     monkeypatch.setattr(distill, "teacher_parses", stopped)
-    done = run("distill", "--teacher", tiny_ensemble_dir, "--student", tiny_model_dir, "--train", EXAMPLES / "corpus.txt",
-               "--dev", EXAMPLES / "dev.txt", "--out", tmp_path / "s", "--sentences", "20")
+    done = run(
+        "distill",
+        "--teacher",
+        tiny_ensemble_dir,
+        "--student",
+        tiny_model_dir,
+        "--train",
+        EXAMPLES / "corpus.txt",
+        "--dev",
+        EXAMPLES / "dev.txt",
+        "--out",
+        tmp_path / "s",
+        "--sentences",
+        "20",
+    )
     assert done.exit_code == code and "it had written nothing: run the command again" in done.stderr
-    assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.output and not (tmp_path / "s").exists()
+    assert (
+        len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.output and not (tmp_path / "s").exists()
+    )
     monkeypatch.undo()
-    begun = run("distill", "--teacher", tiny_ensemble_dir, "--student", tiny_model_dir, "--train", EXAMPLES / "corpus.txt",
-                "--dev", EXAMPLES / "dev.txt", "--out", tmp_path / "s", "--sentences", "20", "--max-minutes", "0.00001")
+    begun = run(
+        "distill",
+        "--teacher",
+        tiny_ensemble_dir,
+        "--student",
+        tiny_model_dir,
+        "--train",
+        EXAMPLES / "corpus.txt",
+        "--dev",
+        EXAMPLES / "dev.txt",
+        "--out",
+        tmp_path / "s",
+        "--sentences",
+        "20",
+        "--max-minutes",
+        "0.00001",
+    )
     assert begun.exit_code == 0 and (tmp_path / "s" / "config.json").is_file()
     monkeypatch.setattr(distill, "teacher_parses", stopped)
     (tmp_path / "s" / "teacher.jsonl").unlink()  # so that the resumed run parses again, and is stopped there
     resumed = run("distill", "--out", tmp_path / "s", "--resume")
-    assert resumed.exit_code == code and f"continue with: onparse distill --out {tmp_path / 's'} --resume" in resumed.stderr
+    assert (
+        resumed.exit_code == code
+        and f"continue with: onparse distill --out {tmp_path / 's'} --resume" in resumed.stderr
+    )

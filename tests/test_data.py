@@ -3,8 +3,8 @@
 import json
 
 import pytest
-
 from conftest import PTB, ptb_section
+
 from onparse.evaluate import evaluate_parser, same_tokens, typed_back
 from onparse.modeldir import MODELS, card_figure
 from onparse.parse import Parser
@@ -28,8 +28,14 @@ def test_section_22_typed_as_text_comes_back_with_the_treebanks_tokens():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("model", sorted(card.parent.name for card in MODELS.glob("*/card.json")  # the English models: their cards hold section 22
-                                         if "section_22" in json.loads(card.read_text()).get("dev", {})))
+@pytest.mark.parametrize(
+    "model",
+    sorted(
+        card.parent.name
+        for card in MODELS.glob("*/card.json")  # the English models: their cards hold section 22
+        if "section_22" in json.loads(card.read_text()).get("dev", {})
+    ),
+)
 def test_each_shipped_model_reproduces_its_card_on_section_22(model):
     gold = list(read_gold(str(ptb_section("22"))))
     card = json.loads((MODELS / model / "card.json").read_text())["dev"]["section_22"]
@@ -44,8 +50,14 @@ def test_each_shipped_model_reproduces_its_card_on_section_22(model):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("model, gold, encoding", [("onlstm-negra", "negra/valid.penn", "latin-1"), ("pcfg-negra", "negra/valid.penn", "latin-1"),
-                                                    ("onlstm-ctb", "ctb/30", "UTF-8")])
+@pytest.mark.parametrize(
+    "model, gold, encoding",
+    [
+        ("onlstm-negra", "negra/valid.penn", "latin-1"),
+        ("pcfg-negra", "negra/valid.penn", "latin-1"),
+        ("onlstm-ctb", "ctb/30", "UTF-8"),
+    ],
+)
 def test_each_language_model_reproduces_its_card_on_its_dev_trees(model, gold, encoding):
     path = PTB.parent.parent / gold
     if not path.exists():
@@ -53,8 +65,12 @@ def test_each_language_model_reproduces_its_card_on_its_dev_trees(model, gold, e
     card = json.loads((MODELS / model / "card.json").read_text())
     result = evaluate_parser(Parser.load(model), list(read_gold(str(path), encoding=encoding)), untrained_seed=None)
     shipped = card_figure(card)  # as `onparse models` lists it
-    fitted = card.get("fit", {}).get("plan")  # one fit's model, a student's run, or a vote of runs chosen on the dev text
+    fitted = card.get("fit", {}).get(
+        "plan"
+    )  # one fit's model, a student's run, or a vote of runs chosen on the dev text
     chosen_on = (fitted or card.get("config") or {}).get("dev") or card["chosen_on"]["text"]
     assert shipped["gold"].endswith(gold) and chosen_on.endswith(gold) and not (fitted or {}).get("select_by_gold")
-    assert all("no gold trees" in model["model_selection"] for model in card.get("members", [card]))  # issues 29, 33, 43
+    assert all(
+        "no gold trees" in model["model_selection"] for model in card.get("members", [card])
+    )  # issues 29, 33, 43
     assert result["sentence_f1"] == pytest.approx(shipped["sentence_f1"], abs=0.05)

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 import torch
+from conftest import tiny_model
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from nltk import Tree
@@ -11,8 +12,6 @@ from onparse.distill import DistillationObjective, Example, examples, ranking_lo
 from onparse.families.onlstm_model import LanguageModel
 from onparse.language import Sentence
 from onparse.trees import build_tree, right_branching, spans
-
-from conftest import tiny_model
 
 
 def rebuilt(tree_spans: set, n: int) -> Tree:
@@ -56,7 +55,11 @@ def test_ranking_loss_ignores_padding():
 
 def test_the_objective_pulls_a_model_toward_the_teachers_trees():
     model, vocab = tiny_model(3)
-    sentences = [["the", "cat", "sat", "on", "the", "mat"], ["a", "dog", "sat"], ["the", "dog", "sat", "on", "a", "mat"]]
+    sentences = [
+        ["the", "cat", "sat", "on", "the", "mat"],
+        ["a", "dog", "sat"],
+        ["the", "dog", "sat", "on", "a", "mat"],
+    ]
     teacher = [spans(right_branching(len(s))) for s in sentences]
     data = examples([Sentence.of_tokens(s) for s in sentences], teacher, vocab)
     assert isinstance(data[0], Example) and data[0].ids[:2] == vocab.ids(["the", "cat"])

@@ -3,8 +3,8 @@
 import json
 
 from click.testing import CliRunner
-
 from conftest import FIXTURES, tiny_model
+
 from onparse import modeldir
 from onparse.cli import main
 from onparse.parse import Parser
@@ -32,7 +32,7 @@ def test_the_ensemble_tree_is_the_average_of_the_members_trees(tiny_ensemble_dir
         expected, shares = average([spans(t) for t in member_trees], n)
         assert parse.words_tree == expected
         assert parse.tree.leaves() == list(range(len(parse.tokens)))
-        assert ((shares == parse.votes)).all()
+        assert (shares == parse.votes).all()
         assert parse.built.member_trees == member_trees  # every member's own tree, as the vote saw it
 
 
@@ -47,12 +47,15 @@ def test_identical_members_give_the_members_tree(tmp_path):
 
 
 def test_right_branching_voter_and_layer_override(tiny_ensemble_dir, tmp_path):
-    modeldir.save_ensemble(tmp_path / "rb", modeldir.read_ensemble(tiny_ensemble_dir).members, right_branching_voter=True)
+    modeldir.save_ensemble(
+        tmp_path / "rb", modeldir.read_ensemble(tiny_ensemble_dir).members, right_branching_voter=True
+    )
     parser = Parser.load(tmp_path / "rb", layer=3)
     assert parser.right_branching_voter and [m.layer for m in parser.members] == [3, 3, 3]
     parse = parser.parse(SENTENCES[0])
-    voters = [spans(Parser.load(tiny_ensemble_dir / f"seed-{s}", layer=3).parse(SENTENCES[0]).words_tree)
-              for s in range(3)] + [spans(right_branching(6))]
+    voters = [
+        spans(Parser.load(tiny_ensemble_dir / f"seed-{s}", layer=3).parse(SENTENCES[0]).words_tree) for s in range(3)
+    ] + [spans(right_branching(6))]
     assert parse.words_tree == average(voters, 6)[0]
 
 
@@ -69,13 +72,17 @@ def test_json_gives_each_span_its_share_of_votes(tiny_ensemble_dir):
 def test_cli_parses_and_evaluates_an_ensemble(tiny_ensemble_dir):
     parsed = CliRunner().invoke(main, ["--model", str(tiny_ensemble_dir), "--format", "pretty", "the cat sat"])
     assert parsed.exit_code == 0 and "the vote of 3 members' trees" in parsed.stdout
-    result = CliRunner().invoke(main, ["eval", "--gold", str(FIXTURES / "one_per_line.txt"), "--model", str(tiny_ensemble_dir), "--json"])
+    result = CliRunner().invoke(
+        main, ["eval", "--gold", str(FIXTURES / "one_per_line.txt"), "--model", str(tiny_ensemble_dir), "--json"]
+    )
     assert result.exit_code == 0, result.output
     figures = json.loads(result.output)
     assert set(figures["members"]) == {"1", "2", "3"} and figures["chosen"] == "ensemble"
     assert figures["sentence_f1"] == figures["ensemble"]["sentence_f1"]
     assert "untrained_layer_2" in figures["baselines"]
-    table = CliRunner().invoke(main, ["eval", "--gold", str(FIXTURES / "one_per_line.txt"), "--model", str(tiny_ensemble_dir)])
+    table = CliRunner().invoke(
+        main, ["eval", "--gold", str(FIXTURES / "one_per_line.txt"), "--model", str(tiny_ensemble_dir)]
+    )
     assert "member 3 (layer 2)" in table.stdout and "ensemble (tree averaging) (chosen)" in table.stdout
 
 
@@ -93,9 +100,14 @@ def test_the_consistency_rule_takes_the_layer_whose_trees_the_members_share():
 
     sentences = [Sentence.of_tokens(["w"] * n) for n in (5, 6, 7, 8)]
     shared = [spans(right_branching(len(s.words))) for s in sentences]
-    trees = [{1: [spans(left_branching(len(s.words))) if m % 2 else spans(balanced(len(s.words))) for s in sentences],
-              2: shared, "mean": shared if m else [spans(left_branching(len(s.words))) for s in sentences]}
-             for m in range(3)]  # layers 1 and mean differ between some members, layer 2 is the same in all
+    trees = [
+        {
+            1: [spans(left_branching(len(s.words))) if m % 2 else spans(balanced(len(s.words))) for s in sentences],
+            2: shared,
+            "mean": shared if m else [spans(left_branching(len(s.words))) for s in sentences],
+        }
+        for m in range(3)
+    ]  # layers 1 and mean differ between some members, layer 2 is the same in all
     layer, consistency = most_consistent(trees, sentences)
     assert layer == 2 and consistency["2"] == 100.0 > max(consistency["1"], consistency["mean"])
 
@@ -108,7 +120,9 @@ def test_the_members_kept_are_those_whose_trees_the_others_share():
     sentences = [Sentence.of_tokens(["w"] * n) for n in (5, 6, 7, 8)]
     right = [spans(right_branching(len(s.words))) for s in sentences]
     left = [spans(left_branching(len(s.words))) for s in sentences]
-    near_right = [spans(balanced(len(s.words))) if k == 0 else found for k, (s, found) in enumerate(zip(sentences, right))]
+    near_right = [
+        spans(balanced(len(s.words))) if k == 0 else found for k, (s, found) in enumerate(zip(sentences, right))
+    ]
     trees = [left, right, near_right, right, right]  # the left-branching seed stands apart, near_right a little
     table = pairwise_agreement(trees, sentences)
     assert all(table[a][b] == table[b][a] for a in range(5) for b in range(5)) and table[1][3] == 100.0 > table[1][2]
@@ -132,10 +146,17 @@ def test_the_agreement_rule_scores_each_member_against_the_others_alone():
     sentences = [Sentence(tuple(f"w{i}" for i in range(n)), tuple(range(n))) for n in rng.integers(6, 14, 40)]
     distances = [[rng.normal(size=(3, len(s.words))) for s in sentences] for _ in range(2)]
     candidates = [[1, 2, 3, "mean"]] * 2
-    own = [{layer: [spans(TreeBuilder((layer,)).build([d]).tree) for d in found] for layer in candidates[0]} for found in distances]
+    own = [
+        {layer: [spans(TreeBuilder((layer,)).build([d]).tree) for d in found] for layer in candidates[0]}
+        for found in distances
+    ]
     layers, agreement = agreeing_layers(distances, candidates, own, sentences, sweeps=1)
-    reference = [GoldSentence(tuple(s.tokens), frozenset(tree), (), "member 1") for s, tree in zip(sentences, own[0][layers[0]])]
-    assert agreement[1] == {str(layer): round(score(own[1][layer], reference)["sentence_f1"], 2) for layer in candidates[1]}
+    reference = [
+        GoldSentence(tuple(s.tokens), frozenset(tree), (), "member 1") for s, tree in zip(sentences, own[0][layers[0]])
+    ]
+    assert agreement[1] == {
+        str(layer): round(score(own[1][layer], reference)["sentence_f1"], 2) for layer in candidates[1]
+    }
     assert layers[1] == max(candidates[1], key=lambda layer: agreement[1][str(layer)])
 
 
@@ -144,8 +165,8 @@ def test_every_layer_rule_is_one_dispatch_and_the_fixed_rule_leaves_a_grammar_it
     import torch
 
     from onparse.config import LAYER_RULES
-    from onparse.families import SPANS, GrammarConfig
     from onparse.ensemble import build, choose
+    from onparse.families import SPANS, GrammarConfig
     from onparse.families.pcfg_model import NeuralPCFG
 
     model, vocab = tiny_model(3)
@@ -163,7 +184,9 @@ def test_every_layer_rule_is_one_dispatch_and_the_fixed_rule_leaves_a_grammar_it
         choose(models, "best")
     assert set(LAYER_RULES) == {"own", "agreement", "consistency", "fixed"}
     chosen = build(tmp_path / "e", models, "fixed", fixed_layer=2)
-    assert json.loads((tmp_path / "e" / "config.json").read_text())["ensemble"]["layers"] == chosen["layers"] == [2, SPANS]
+    assert (
+        json.loads((tmp_path / "e" / "config.json").read_text())["ensemble"]["layers"] == chosen["layers"] == [2, SPANS]
+    )
 
 
 def test_the_reading_rule_scores_each_probe_against_the_vote_of_every_other_model():

@@ -28,7 +28,13 @@ def test_every_family_resolves_its_parts_and_makes_a_model_of_its_settings(name)
 
 def test_a_readout_belongs_to_one_family_and_a_model_of_another_refuses_it():
     assert families.checked_layer("spans", GrammarConfig()) == "spans" and families.checked_layer(3, ModelConfig()) == 3
-    for value, settings in (("spans", ModelConfig()), ("mean", GrammarConfig()), (4, ModelConfig()), (True, None), ("3", None)):
+    for value, settings in (
+        ("spans", ModelConfig()),
+        ("mean", GrammarConfig()),
+        (4, ModelConfig()),
+        (True, None),
+        ("3", None),
+    ):
         with pytest.raises(ValueError):
             families.checked_layer(value, settings)
     with pytest.raises(ValueError, match="family must be one of onlstm, pcfg"):
@@ -50,21 +56,50 @@ class Chain(Family):
     student_training: ClassVar[dict] = {}
     longest_sentence = 100
 
-    def readouts(self, settings): return ["chain"]
-    def default_readout(self, settings): return "chain"
-    def owns(self, layer): return layer == "chain"
-    def check_layer(self, value, settings=None): return value
-    def member_tree(self, output, layer): return right_branching(output.shape[-1]), np.asarray(output[0], dtype=float)
-    def words(self, output): return output.shape[-1]
-    def describe_readout(self, layer, alone=True): return "chain"
-    def describe_source(self, layer): return "a chain"
-    def untrained_name(self, layer): return "chain"
-    def check_reading(self, reading, student): pass
-    def fit_reading(self, punctuation, direction): return Reading(punctuation, direction)
-    def describe_reading(self, reading): return "a chain"
-    def batch_share(self, batch_size, processes): return ""
-    def schedule(self, plan): return {}
-    def member_settings(self, plan, k): return ChainConfig()
+    def readouts(self, settings):
+        return ["chain"]
+
+    def default_readout(self, settings):
+        return "chain"
+
+    def owns(self, layer):
+        return layer == "chain"
+
+    def check_layer(self, value, settings=None):
+        return value
+
+    def member_tree(self, output, layer):
+        return right_branching(output.shape[-1]), np.asarray(output[0], dtype=float)
+
+    def words(self, output):
+        return output.shape[-1]
+
+    def describe_readout(self, layer, alone=True):
+        return "chain"
+
+    def describe_source(self, layer):
+        return "a chain"
+
+    def untrained_name(self, layer):
+        return "chain"
+
+    def check_reading(self, reading, student):
+        pass
+
+    def fit_reading(self, punctuation, direction):
+        return Reading(punctuation, direction)
+
+    def describe_reading(self, reading):
+        return "a chain"
+
+    def batch_share(self, batch_size, processes):
+        return ""
+
+    def schedule(self, plan):
+        return {}
+
+    def member_settings(self, plan, k):
+        return ChainConfig()
 
 
 def test_a_family_registered_by_name_votes_beside_the_others_through_the_builder_unchanged(monkeypatch):

@@ -1,14 +1,15 @@
 """onparse fit: the whole recipe at tiny sizes, end to end, resumed at every stage boundary and mid-stage."""
 
 import json
-import re
 import os
+import re
 import time
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import SLACK
 
 from onparse.cli import main
 from onparse.config import FitPlan
@@ -25,10 +26,20 @@ DEV = [line for line in (EXAMPLES / "dev.txt").read_text().splitlines() if line.
 
 
 def tiny_plan(**changes) -> FitPlan:
-    settings = dict(train=[str(EXAMPLES / "corpus.txt")], dev=str(EXAMPLES / "dev.txt"), members=2, rounds=1,
-                    member_model=ModelConfig(vocab_size=60, embedding_size=16, hidden_size=24, n_layers=3, chunk_size=4),
-                    member_epochs=1, sentences=200, evals_per_epoch=2, dtype="fp32", families=["onlstm"],
-                    directions=["forward"], punctuation=False)
+    settings = dict(
+        train=[str(EXAMPLES / "corpus.txt")],
+        dev=str(EXAMPLES / "dev.txt"),
+        members=2,
+        rounds=1,
+        member_model=ModelConfig(vocab_size=60, embedding_size=16, hidden_size=24, n_layers=3, chunk_size=4),
+        member_epochs=1,
+        sentences=200,
+        evals_per_epoch=2,
+        dtype="fp32",
+        families=["onlstm"],
+        directions=["forward"],
+        punctuation=False,
+    )
     return FitPlan(**{**settings, **changes})
 
 
@@ -47,8 +58,12 @@ def test_a_tiny_fit_runs_every_stage_and_leaves_a_parser_that_stands_alone(fitte
     assert [entry["name"] for entry in record["stages"]] == STAGES
     parser = Parser.load(out / "model")
     final = record["stages"][-1]
-    assert len(parser.members) == 3 and list(parser.builder.layers) == final["layers"] and not parser.right_branching_voter
-    assert final["layers"] == [MEAN] * 3 and "layer_agreement" not in final  # by default every tree from the mean of layers
+    assert (
+        len(parser.members) == 3 and list(parser.builder.layers) == final["layers"] and not parser.right_branching_voter
+    )
+    assert (
+        final["layers"] == [MEAN] * 3 and "layer_agreement" not in final
+    )  # by default every tree from the mean of layers
     config = json.loads((out / "model" / "config.json").read_text())["ensemble"]
     assert config["members"] == ["members/scratch", "members/round-1-1", "members/round-1-2"]  # copied: no link out
     card = (out / "model" / "card.md").read_text()
@@ -56,7 +71,9 @@ def test_a_tiny_fit_runs_every_stage_and_leaves_a_parser_that_stands_alone(fitte
     from onparse.recipe import folder_bytes
 
     disk = json.loads((out / "model" / "card.json").read_text())["disk_bytes"]
-    assert 0 < folder_bytes(out / "model") < disk <= folder_bytes(out) and f"Disk: {disk / 1e6:,.1f} MB in tiny/" in card
+    assert (
+        0 < folder_bytes(out / "model") < disk <= folder_bytes(out) and f"Disk: {disk / 1e6:,.1f} MB in tiny/" in card
+    )
     rules = [entry["model_selection"] for entry in record["stages"] if "model_selection" in entry]
     assert rules[:2] == [rules[0]] * 2 and "lowest dev perplexity" in rules[0]
     assert all("agree best with the teacher" in rule for rule in rules[2:]) and all("no gold trees" in r for r in rules)
@@ -97,13 +114,17 @@ def test_a_fit_stopped_by_its_time_limit_mid_stage_resumes_from_the_checkpoint(f
         time = staticmethod(time.time)  # the wall clock that files' times are on
 
     monkeypatch.setattr(recipe, "time", Clock())
-    monkeypatch.setattr(recipe.budget, "check_enough", lambda sizing, hours: None)  # begun though its hours cannot finish
+    monkeypatch.setattr(
+        recipe.budget, "check_enough", lambda sizing, hours: None
+    )  # begun though its hours cannot finish
     out = tmp_path / "timed"
     with pytest.raises(TimeUp, match="member-1"):
         fit(tiny_plan(), out, hours=1e-9)
     record = json.loads((out / "fit.json").read_text())
     assert (out / "member-1" / "checkpoint.pt").is_file() and not record["stages"] and "in_flight" not in record
-    assert record["unfinished"] == {"member-1": 2.0}  # from the stage's start, past its reading of the time left, to its stop
+    assert record["unfinished"] == {
+        "member-1": 2.0
+    }  # from the stage's start, past its reading of the time left, to its stop
     # a second call, killed (kill -9) 6 minutes after it started the stage and 2 minutes after the stage's last write
     started = time.time() - 600
     record["in_flight"] = {"stage": "member-1", "since": started, "earlier": record.pop("unfinished")["member-1"]}
@@ -113,7 +134,9 @@ def test_a_fit_stopped_by_its_time_limit_mid_stage_resumes_from_the_checkpoint(f
     record = fit(None, out, resume=True, hours=1000)  # another budget for this call: the recorded one is spent
     planned = FitPlan.from_dict(record["plan"])  # sized to the hours: the same plan run without a clock
     assert planned.sentences < tiny_plan().sentences and record["budget"]["hours"] == 1e-9
-    assert trees(out / "model") == trees(Path(fit(planned, tmp_path / "unclocked") and tmp_path / "unclocked" / "model"))
+    assert trees(out / "model") == trees(
+        Path(fit(planned, tmp_path / "unclocked") and tmp_path / "unclocked" / "model")
+    )
     # the stopped call's, the killed call's up to its last write, and this one's (its start, its reading of the
     # time left, its end: two clock readings a minute apart)
     assert record["stages"][0]["wall_minutes"] == pytest.approx(2.0 + 4.0 + 2.0) and not record["unfinished"]
@@ -132,18 +155,64 @@ def test_gold_trees_choose_nothing_unless_asked_and_then_the_plan_says_so(tmp_pa
 
 def test_the_command_fits_and_resumes_with_one_line_errors(tmp_path, monkeypatch):
     out = tmp_path / "cli"
-    tiny = ["--members", "1", "--member-epochs", "1", "--rounds", "0", "--embedding-size", "16", "--hidden-size", "24", "--chunk-size", "4",
-            "--vocab-size", "60", "--sentences", "100", "--evals-per-epoch", "1", "--scratch-passes", "1", "--dtype", "fp32"]
+    tiny = [
+        "--members",
+        "1",
+        "--member-epochs",
+        "1",
+        "--rounds",
+        "0",
+        "--embedding-size",
+        "16",
+        "--hidden-size",
+        "24",
+        "--chunk-size",
+        "4",
+        "--vocab-size",
+        "60",
+        "--sentences",
+        "100",
+        "--evals-per-epoch",
+        "1",
+        "--scratch-passes",
+        "1",
+        "--dtype",
+        "fp32",
+    ]
     missing = CliRunner().invoke(main, ["fit", "--train", str(EXAMPLES / "corpus.txt"), "--out", str(out)])
     assert missing.exit_code == 2 and "--dev" in missing.stderr and len(missing.stderr.splitlines()) == 1
     nothing = CliRunner().invoke(main, ["fit", "--out", str(tmp_path / "none"), "--resume"])
     assert nothing.exit_code == 2 and "no fit.json" in nothing.stderr
-    twice = CliRunner().invoke(main, ["fit", "--train", str(EXAMPLES / "corpus.txt"), "--dev", str(EXAMPLES / "dev.txt"),
-                                      "--out", str(out), "--student-direction", "forward", "--student-direction", "forward"])
+    twice = CliRunner().invoke(
+        main,
+        [
+            "fit",
+            "--train",
+            str(EXAMPLES / "corpus.txt"),
+            "--dev",
+            str(EXAMPLES / "dev.txt"),
+            "--out",
+            str(out),
+            "--student-direction",
+            "forward",
+            "--student-direction",
+            "forward",
+        ],
+    )
     assert twice.exit_code == 1 and "each once" in twice.stderr and len(twice.stderr.splitlines()) == 1
     assert not out.exists()  # refused before the folder was made
-    base = ["fit", "--train", str(EXAMPLES / "corpus.txt"), "--dev", str(EXAMPLES / "dev.txt"), "--out", str(out), *tiny,
-            "--right-branching-votes", "0.5"]
+    base = [
+        "fit",
+        "--train",
+        str(EXAMPLES / "corpus.txt"),
+        "--dev",
+        str(EXAMPLES / "dev.txt"),
+        "--out",
+        str(out),
+        *tiny,
+        "--right-branching-votes",
+        "0.5",
+    ]
     few = CliRunner().invoke(main, [*base, "--hours", "0.0000001"])  # no model could be made: refused at once
     assert few.exit_code == 2 and "is too few for a model" in few.stderr and "give --hours" in few.stderr
     assert "Traceback" not in few.output and not (out / "fit.json").exists()
@@ -154,18 +223,25 @@ def test_the_command_fits_and_resumes_with_one_line_errors(tmp_path, monkeypatch
     monkeypatch.setattr(budget, "check_enough", lambda sizing, hours: None)  # a fit begun that its hours cannot finish
     stopped = CliRunner().invoke(main, [*base, "--hours", "0.0000001"])
     assert stopped.exit_code == 3 and f"onparse fit --out {out} --resume" in stopped.stderr
-    assert stopped.stderr.splitlines()[-1].startswith("onparse: stopped: --hours reached") and "error" not in stopped.stderr
+    assert (
+        stopped.stderr.splitlines()[-1].startswith("onparse: stopped: --hours reached")
+        and "error" not in stopped.stderr
+    )
     assert "foreseen to take" in stopped.stderr  # the forecast, before the first stage
     kept = CliRunner().invoke(main, ["fit", "--out", str(out), "--resume"])  # the budget holds: none of it left
     assert kept.exit_code == 3 and "resuming with 0 of the fit's 1e-07 hours' minutes left" in kept.stderr
     again = CliRunner().invoke(main, base)
     assert again.exit_code == 2 and "already holds a fit" in again.stderr
-    done = CliRunner().invoke(main, ["fit", "--out", str(out), "--resume", "--hours", "1"])  # another budget for this call
+    done = CliRunner().invoke(
+        main, ["fit", "--out", str(out), "--resume", "--hours", "1"]
+    )  # another budget for this call
     assert done.exit_code == 0, done.output
     record = json.loads((out / "fit.json").read_text())
     first = record["stages"][0]["name"]
-    for damage, said in ((lambda stages: stages[0].pop("wall_minutes"), f"stage {first} has no wall_minutes"),
-                         (lambda stages: stages.append(dict(stages[0])), f"stage {first} is listed twice")):
+    for damage, said in (
+        (lambda stages: stages[0].pop("wall_minutes"), f"stage {first} has no wall_minutes"),
+        (lambda stages: stages.append(dict(stages[0])), f"stage {first} is listed twice"),
+    ):
         damaged = json.loads(json.dumps(record))
         damage(damaged["stages"])
         (out / "fit.json").write_text(json.dumps(damaged))
@@ -173,7 +249,9 @@ def test_the_command_fits_and_resumes_with_one_line_errors(tmp_path, monkeypatch
         assert refused.exit_code == 2 and said in refused.stderr and len(refused.stderr.splitlines()) == 1
     (out / "fit.json").write_text(json.dumps(record))
     parser = Parser.load(out / "model")
-    assert len(parser.members) == 2 and parser.right_branching_voter == 0.5  # the scratch student and the member; the prior's votes
+    assert (
+        len(parser.members) == 2 and parser.right_branching_voter == 0.5
+    )  # the scratch student and the member; the prior's votes
     assert "right-branching voter is on, with 0.5 votes (asked for" in (out / "model" / "card.md").read_text()
 
 
@@ -186,7 +264,9 @@ def test_gold_trees_are_scored_at_every_stage_and_choose_only_when_asked(tmp_pat
     assert "gold dev trees scored for the record only" in (tmp_path / "scored" / "model" / "card.md").read_text()
     chosen = fit(tiny_plan(**small, select_by_gold=True), tmp_path / "chosen")
     ensembles = [entry for entry in chosen["stages"] if "voter_chosen_on_gold" in entry]
-    assert [e["name"] for e in ensembles] == ["ensemble-1", "model"] and all(e["voter_chosen_on_gold"] for e in ensembles)
+    assert [e["name"] for e in ensembles] == ["ensemble-1", "model"] and all(
+        e["voter_chosen_on_gold"] for e in ensembles
+    )
     for entry in ensembles:
         wins = entry["dev_gold"]["with_voter"] > entry["dev_gold"]["without_voter"]
         assert entry["right_branching_voter"] == wins
@@ -194,30 +274,41 @@ def test_gold_trees_are_scored_at_every_stage_and_choose_only_when_asked(tmp_pat
     assert all("not unsupervised" in e["model_selection"] for e in chosen["stages"] if "model_selection" in e)
     for entry in ensembles:  # each member's layer: its best on gold at the point it kept
         assert entry["layers_chosen_on_gold"] and len(entry["layers"]) == len(entry["dev_gold"]["members"])
-    first = json.loads((tmp_path / "chosen" / "member-1" / "model" / "card.json").read_text())["selected"]["dev_f1_per_layer"]
+    first = json.loads((tmp_path / "chosen" / "member-1" / "model" / "card.json").read_text())["selected"][
+        "dev_f1_per_layer"
+    ]
     assert str(ensembles[0]["layers"][0]) == max(first, key=first.get)
     assert "not unsupervised" in (tmp_path / "chosen" / "model" / "card.md").read_text()
 
 
 def test_the_fixed_layer_rule_builds_every_tree_from_the_plans_layer(tmp_path):
-    record = fit(tiny_plan(members=2, rounds=0, scratch_passes=1, evals_per_epoch=1, layer_rule="fixed", layer=2), tmp_path / "f")
+    record = fit(
+        tiny_plan(members=2, rounds=0, scratch_passes=1, evals_per_epoch=1, layer_rule="fixed", layer=2), tmp_path / "f"
+    )
     assert [entry["layers"] for entry in record["stages"] if "layers" in entry] == [[2, 2], [2, 2, 2]]
     assert Parser.load(tmp_path / "f" / "model").builder.layers == (2, 2, 2)
     assert "trees from layer 2 (a fixed rule)" in (tmp_path / "f" / "model" / "card.md").read_text()
 
 
 def test_the_agreement_layer_rule_gives_each_member_its_layer_most_agreeing_with_the_others_vote(tmp_path):
-    record = fit(tiny_plan(members=2, rounds=0, scratch_passes=1, evals_per_epoch=1, layer_rule="agreement"), tmp_path / "f")
+    record = fit(
+        tiny_plan(members=2, rounds=0, scratch_passes=1, evals_per_epoch=1, layer_rule="agreement"), tmp_path / "f"
+    )
     for entry in (entry for entry in record["stages"] if "layers" in entry):
         for layer, agreement in zip(entry["layers"], entry["layer_agreement"]):
             assert agreement[str(layer)] == max(agreement.values())
 
 
 def test_students_can_vote_at_another_layer_than_the_one_they_learn(tmp_path):
-    plan = tiny_plan(members=2, rounds=1, scratch_passes=1, evals_per_epoch=1, layer_rule="fixed", layer=MEAN, vote_layer=3)
+    plan = tiny_plan(
+        members=2, rounds=1, scratch_passes=1, evals_per_epoch=1, layer_rule="fixed", layer=MEAN, vote_layer=3
+    )
     record = fit(plan, tmp_path / "f")
     assert [entry["layers"] for entry in record["stages"] if "layers" in entry] == [[3, 3], [3, 3], [3, 3, 3]]
-    students = [json.loads((tmp_path / "f" / name / "model" / "card.json").read_text())["config"] for name in ("round-1-1", "scratch")]
+    students = [
+        json.loads((tmp_path / "f" / name / "model" / "card.json").read_text())["config"]
+        for name in ("round-1-1", "scratch")
+    ]
     assert [config["default_layer"] for config in students] == [MEAN, MEAN]
     card = (tmp_path / "f" / "model" / "card.md").read_text()
     assert "trees from layer 3 (a fixed rule); students learn their teachers' trees at layer 'mean'" in card
@@ -244,8 +335,12 @@ def test_the_maintainer_tool_starts_a_gold_selected_fit_from_another_fits_member
     gold = str(FIXTURES / "ldc_style.mrg")
     fit(tiny_plan(members=2, rounds=0, scratch_passes=1, dev_gold=gold, keep_evaluations=True), tmp_path / "free")
     script = Path(__file__).resolve().parents[1] / "scripts" / "reuse_fit_members.py"
-    done = subprocess.run([sys.executable, str(script), str(tmp_path / "free"), str(tmp_path / "gold"), "--variant", "gold"],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, str(script), str(tmp_path / "free"), str(tmp_path / "gold"), "--variant", "gold"],
+        capture_output=True,
+        text=True,
+        timeout=SLACK * 24,
+    )
     assert done.returncode == 0, done.stderr
     record = json.loads((tmp_path / "gold" / "fit.json").read_text())
     assert record["plan"]["select_by_gold"] and [e["name"] for e in record["stages"]] == ["member-1", "member-2"]
@@ -275,7 +370,9 @@ def test_members_of_a_small_corpus_read_it_more_often_and_of_a_large_one_a_sampl
     assert recipe.settled_plan(tiny_plan(member_epochs=2), tmp_path)[0].member_epochs == 2  # as asked
 
 
-def test_grammars_epochs_are_counted_in_the_words_a_grammar_reads_not_the_punctuation_it_leaves_out(monkeypatch, tmp_path):
+def test_grammars_epochs_are_counted_in_the_words_a_grammar_reads_not_the_punctuation_it_leaves_out(
+    monkeypatch, tmp_path
+):
     from onparse import budget, recipe
     from onparse.corpus import read_corpus
     from onparse.families.pcfg_training import MAX_TRAINING_WORDS
@@ -287,15 +384,26 @@ def test_grammars_epochs_are_counted_in_the_words_a_grammar_reads_not_the_punctu
 
 
 def test_members_can_vary_their_sizes_and_students_keep_their_starts_shape(tmp_path):
-    plan = tiny_plan(members=2, rounds=1, scratch_passes=1, evals_per_epoch=1,
-                     member_variants={"chunk_size": [4, 8], "hidden_size": [24, 32, 40]})
+    plan = tiny_plan(
+        members=2,
+        rounds=1,
+        scratch_passes=1,
+        evals_per_epoch=1,
+        member_variants={"chunk_size": [4, 8], "hidden_size": [24, 32, 40]},
+    )
     shapes = [(s.config.model.chunk_size, s.config.model.hidden_size) for s in stages(plan, tmp_path) if s.config]
     assert shapes == [(4, 24), (8, 32), (4, 24), (8, 32), (4, 24)]  # members, students, then the student from scratch
     fit(plan, tmp_path / "f")
     model = Parser.load(tmp_path / "f" / "model")
-    assert sorted(m.model.config.hidden_size for m in model.members) == [24, 24, 32]  # scratch (member-1's shape) and two students
+    assert sorted(m.model.config.hidden_size for m in model.members) == [
+        24,
+        24,
+        32,
+    ]  # scratch (member-1's shape) and two students
     with pytest.raises(ValueError, match="chunk"):
-        tiny_plan(member_variants={"chunk_size": [4, 7]}).check()  # 7 divides neither the embedding (16) nor the hidden size (24)
+        tiny_plan(
+            member_variants={"chunk_size": [4, 7]}
+        ).check()  # 7 divides neither the embedding (16) nor the hidden size (24)
     with pytest.raises(ValueError, match="n_layers"):
         tiny_plan(member_variants={"n_layers": [2, 3]}).check()
 
@@ -311,11 +419,10 @@ def test_every_member_draws_its_own_seed_and_reads_in_its_turns_direction():
 
 
 def test_the_ensembles_agreement_text_is_read_in_the_fits_language(tmp_path, monkeypatch):
-    from onparse import modeldir, recipe
-    from onparse.recipe import Stage
-
     from conftest import tiny_model
-    from onparse import ensemble
+
+    from onparse import ensemble, modeldir, recipe
+    from onparse.recipe import Stage
 
     for name in ("member-1", "member-2"):
         model, vocab = tiny_model(1)
@@ -339,8 +446,16 @@ def test_probes_choose_the_punctuation_and_two_members_reading_each_way_the_dire
     from onparse.recipe import DIRECTIONS, READINGS, chosen_reading
     from onparse.settings import Reading
 
-    plan = tiny_plan(members=3, rounds=0, families=["onlstm", "pcfg"], directions=["auto"], punctuation=None,
-                     scratch_passes=1, probe_tokens=100_000, grammar_epochs=1)
+    plan = tiny_plan(
+        members=3,
+        rounds=0,
+        families=["onlstm", "pcfg"],
+        directions=["auto"],
+        punctuation=None,
+        scratch_passes=1,
+        probe_tokens=100_000,
+        grammar_epochs=1,
+    )
     names = [stage.name for stage in stages(plan, tmp_path)]
     probes = ["probe-forward-punctuation", "probe-forward-words"]
     # the grammar referees the probes before any ON-LSTM member; the trial's two ON-LSTMs, then its rule
@@ -350,13 +465,19 @@ def test_probes_choose_the_punctuation_and_two_members_reading_each_way_the_dire
     done = {entry["name"]: entry for entry in record["stages"]}
     rule, trial = done[READINGS], done[DIRECTIONS]
     best = max(rule["agreement"], key=rule["agreement"].get)
-    assert set(rule["agreement"]) == set(probes) and rule["referee"] == "the vote of the other probes and the grammar members"
+    assert (
+        set(rule["agreement"]) == set(probes)
+        and rule["referee"] == "the vote of the other probes and the grammar members"
+    )
     punctuation = best == "probe-forward-punctuation"
     assert [done[name]["reads"] for name in ("member-1", "member-3")] == [
         "forward" + (" with punctuation" if punctuation else ", words alone"),
-        "backward" + (" with punctuation" if punctuation else ", words alone")]
+        "backward" + (" with punctuation" if punctuation else ", words alone"),
+    ]
     # the trial: each member's own kept perplexity, the lower one's direction, the other out of every vote
-    assert trial["perplexity"] == {name: round(done[name]["selected"]["dev_ppl"], 2) for name in ("member-1", "member-3")}
+    assert trial["perplexity"] == {
+        name: round(done[name]["selected"]["dev_ppl"], 2) for name in ("member-1", "member-3")
+    }
     winner = min(trial["perplexity"], key=trial["perplexity"].get)
     loser = "member-3" if winner == "member-1" else "member-1"
     assert trial["chosen"] == {"direction": "forward" if winner == "member-1" else "backward"}
@@ -367,12 +488,21 @@ def test_probes_choose_the_punctuation_and_two_members_reading_each_way_the_dire
     settled = {stage.name: stage for stage in stages(plan, tmp_path / "fit", record)}
     assert settled["ensemble-1"].members == sorted({"member-1", "member-2", "member-3"} - {loser})  # probes never vote
     assert settled["scratch"].config.reading == chosen_reading(record)  # the student reads as the winner
-    for run in [*probes, loser]:  # the rules have chosen: a run keeps its settings and history, its figures in the record
-        assert sorted(path.name for path in (tmp_path / "fit" / run).iterdir() if path.name != ".lock") == ["config.json", "history.jsonl"]
+    for run in [
+        *probes,
+        loser,
+    ]:  # the rules have chosen: a run keeps its settings and history, its figures in the record
+        assert sorted(path.name for path in (tmp_path / "fit" / run).iterdir() if path.name != ".lock") == [
+            "config.json",
+            "history.jsonl",
+        ]
     assert (tmp_path / "fit" / winner / "model" / "weights.pt").is_file()
     settled_plan = json.loads((tmp_path / "fit" / "fit.json").read_text())["plan"]
     tokens = sum(len(words) + 1 for words in read_corpus(plan.train, reading=Reading(punctuation=True)))
-    assert (settled_plan["probe_epochs"], settled_plan["probe_tokens"]) == (1, tokens)  # no more than a member reads: one epoch
+    assert (settled_plan["probe_epochs"], settled_plan["probe_tokens"]) == (
+        1,
+        tokens,
+    )  # no more than a member reads: one epoch
     card = (tmp_path / "fit" / "model" / "card.md").read_text()
     assert "Reading: the ON-LSTMs read" in card and f"{loser} does not vote" in card
     older = json.loads((tmp_path / "fit" / "fit.json").read_text())
@@ -387,10 +517,17 @@ def test_every_onlstm_past_the_trial_reads_as_the_trial_chose_and_a_grammar_read
     from onparse.settings import Reading
 
     plan = tiny_plan(members=5, rounds=0, families=["onlstm", "pcfg"], directions=["auto"], punctuation=None)
-    assert plan.direction_trial == [1, 3] and not tiny_plan(members=2, families=["onlstm", "pcfg"], directions=["auto"]).direction_trial
+    assert (
+        plan.direction_trial == [1, 3]
+        and not tiny_plan(members=2, families=["onlstm", "pcfg"], directions=["auto"]).direction_trial
+    )
     for punctuation, direction, loser in ((False, "backward", "member-1"), (True, "forward", "member-3")):
-        record = {"stages": [{"name": READINGS, "chosen": {"punctuation": punctuation, "direction": "forward"}},
-                             {"name": DIRECTIONS, "chosen": {"direction": direction}, "out_of_the_vote": loser}]}
+        record = {
+            "stages": [
+                {"name": READINGS, "chosen": {"punctuation": punctuation, "direction": "forward"}},
+                {"name": DIRECTIONS, "chosen": {"direction": direction}, "out_of_the_vote": loser},
+            ]
+        }
         settled = {stage.name: stage for stage in stages(plan, tmp_path, record)}
         assert settled["member-1"].config.reading == Reading(punctuation, "forward")  # the trial reads each way
         assert settled["member-3"].config.reading == Reading(punctuation, "backward")
@@ -400,7 +537,11 @@ def test_every_onlstm_past_the_trial_reads_as_the_trial_chose_and_a_grammar_read
         # the pair differs in its direction alone; every other member draws its own seed
         assert [settled[f"member-{k}"].config.seed for k in range(1, 6)] == [1111, 1112, 1111, 1114, 1115]
     given = tiny_plan(members=3, families=["onlstm", "pcfg"], directions=["auto"], punctuation=True)
-    assert not given.chooses_reading and [stage.name for stage in stages(given, tmp_path)][:3] == ["member-1", "member-3", DIRECTIONS]
+    assert not given.chooses_reading and [stage.name for stage in stages(given, tmp_path)][:3] == [
+        "member-1",
+        "member-3",
+        DIRECTIONS,
+    ]
 
 
 def test_the_reading_rule_needs_a_referee_where_it_weighs_two_probes():
@@ -413,15 +554,25 @@ def test_the_reading_rule_needs_a_referee_where_it_weighs_two_probes():
     # two grammar students by default where there are grammars to take their shape from; none asked of a fit without
     assert tiny_plan(families=["onlstm", "pcfg"]).grammar_student_count == 2 and tiny_plan().grammar_student_count == 0
     tiny_plan().check()
-    assert [r.punctuation for r in tiny_plan(families=["onlstm", "pcfg"], punctuation=None).candidate_readings()] == [True, False]
+    assert [r.punctuation for r in tiny_plan(families=["onlstm", "pcfg"], punctuation=None).candidate_readings()] == [
+        True,
+        False,
+    ]
 
 
 def test_a_fit_mixing_families_votes_grammars_beside_onlstms_and_resumes_to_the_same_parser(tmp_path):
     from onparse.families import SPANS, GrammarConfig
 
-    plan = tiny_plan(members=3, families=["onlstm", "pcfg"], rounds=1, scratch_passes=1, grammar_epochs=2,
-                     grammar_batch_size=50, grammar_students=0,
-                     member_grammar=GrammarConfig(vocab_size=60, nonterminals=3, preterminals=4, symbol_size=8))
+    plan = tiny_plan(
+        members=3,
+        families=["onlstm", "pcfg"],
+        rounds=1,
+        scratch_passes=1,
+        grammar_epochs=2,
+        grammar_batch_size=50,
+        grammar_students=0,
+        member_grammar=GrammarConfig(vocab_size=60, nonterminals=3, preterminals=4, symbol_size=8),
+    )
     settled = {stage.name: stage for stage in stages(plan, tmp_path)}
     assert [settled[f"member-{k}"].config.family for k in (1, 2, 3)] == ["onlstm", "pcfg", "onlstm"]
     grammar = settled["member-2"].config
@@ -455,13 +606,18 @@ def test_a_fit_mixing_families_votes_grammars_beside_onlstms_and_resumes_to_the_
 
 
 def test_students_from_scratch_in_both_directions_learn_one_teacher_and_all_vote(tmp_path):
-    plan = tiny_plan(members=2, rounds=0, scratch_passes=1, evals_per_epoch=1, student_directions=["forward", "backward"])
+    plan = tiny_plan(
+        members=2, rounds=0, scratch_passes=1, evals_per_epoch=1, student_directions=["forward", "backward"]
+    )
     settled = {stage.name: stage for stage in stages(plan, tmp_path)}
     one, two = settled["scratch"].config, settled["scratch-2"].config
     assert (one.reading.direction, two.reading.direction) == ("forward", "backward")
     assert replace(one, reading=two.reading) == two  # the same teacher trees and seed: only the direction differs
     assert settled["model"].members == ["scratch", "scratch-2", "member-1", "member-2"]
-    assert [s.name for s in stages(tiny_plan(rounds=0), tmp_path)][-2:] == ["scratch", "model"]  # one student unless asked
+    assert [s.name for s in stages(tiny_plan(rounds=0), tmp_path)][-2:] == [
+        "scratch",
+        "model",
+    ]  # one student unless asked
     for wrong in (["sideways"], "backward", ["backward", "backward"]):
         with pytest.raises(ValueError, match="students read"):
             tiny_plan(student_directions=wrong).check()
@@ -477,8 +633,17 @@ def test_grammar_students_learn_the_last_ensembles_trees_beside_the_onlstm_stude
     from onparse.families import SPANS, GrammarConfig
 
     grammar = GrammarConfig(vocab_size=60, nonterminals=3, preterminals=4, symbol_size=8)
-    plan = tiny_plan(members=2, families=["onlstm", "pcfg"], rounds=0, scratch_passes=1, evals_per_epoch=1,
-                     grammar_epochs=1, grammar_batch_size=50, member_grammar=grammar, grammar_students=2)
+    plan = tiny_plan(
+        members=2,
+        families=["onlstm", "pcfg"],
+        rounds=0,
+        scratch_passes=1,
+        evals_per_epoch=1,
+        grammar_epochs=1,
+        grammar_batch_size=50,
+        member_grammar=grammar,
+        grammar_students=2,
+    )
     settled = {stage.name: stage for stage in stages(plan, tmp_path)}
     assert settled["model"].members == ["scratch", "grammar-student-1", "grammar-student-2", "member-1", "member-2"]
     first, second = settled["grammar-student-1"].config, settled["grammar-student-2"].config
@@ -502,9 +667,16 @@ def test_grammar_students_learn_the_last_ensembles_trees_beside_the_onlstm_stude
 def test_each_student_learns_the_vote_just_before_it(tmp_path):
     """Round r's students learn ensemble-r; the students from scratch learn the last ensemble, not the first."""
     planned = {s.name: s for s in stages(tiny_plan(rounds=2, grammar_students=0), tmp_path)}
-    teachers = {name: Path(s.config.distill.teacher).name for name, s in planned.items() if s.config and s.config.distill}
-    assert teachers == {"round-1-1": "ensemble-1", "round-1-2": "ensemble-1", "round-2-1": "ensemble-2",
-                        "round-2-2": "ensemble-2", "scratch": "ensemble-3"}
+    teachers = {
+        name: Path(s.config.distill.teacher).name for name, s in planned.items() if s.config and s.config.distill
+    }
+    assert teachers == {
+        "round-1-1": "ensemble-1",
+        "round-1-2": "ensemble-1",
+        "round-2-1": "ensemble-2",
+        "round-2-2": "ensemble-2",
+        "scratch": "ensemble-3",
+    }
     assert all(Path(planned[name].config.distill.trees).stem == teacher for name, teacher in teachers.items())
 
 
@@ -512,25 +684,49 @@ def climbing_plan(**changes) -> FitPlan:
     from onparse.families import GrammarConfig
 
     grammar = GrammarConfig(vocab_size=60, nonterminals=3, preterminals=4, symbol_size=8)
-    return tiny_plan(**{"members": 2, "families": ["onlstm", "pcfg"], "rounds": 0, "scratch_passes": 1, "evals_per_epoch": 1,
-                        "grammar_epochs": 1, "grammar_batch_size": 50, "member_grammar": grammar, "grammar_students": 1,
-                        "generations": 2, **changes})
+    return tiny_plan(
+        **{
+            "members": 2,
+            "families": ["onlstm", "pcfg"],
+            "rounds": 0,
+            "scratch_passes": 1,
+            "evals_per_epoch": 1,
+            "grammar_epochs": 1,
+            "grammar_batch_size": 50,
+            "member_grammar": grammar,
+            "grammar_students": 1,
+            "generations": 2,
+            **changes,
+        }
+    )
 
 
 def test_each_generation_learns_the_vote_before_it_with_seeds_of_its_own(tmp_path):
     planned = stages(climbing_plan(), tmp_path)
     names = [stage.name for stage in planned]
-    assert names[names.index("generation-0"):] == [
-        "generation-0", "generation-1-scratch", "generation-1-grammar-student-1", "generation-1",
-        "generation-2-scratch", "generation-2-grammar-student-1", "generation-2", "model"]
+    assert names[names.index("generation-0") :] == [
+        "generation-0",
+        "generation-1-scratch",
+        "generation-1-grammar-student-1",
+        "generation-1",
+        "generation-2-scratch",
+        "generation-2-grammar-student-1",
+        "generation-2",
+        "model",
+    ]
     by_name = {stage.name: stage for stage in planned}
     assert by_name["generation-0"].members == ["scratch", "grammar-student-1", "member-1", "member-2"]
     for g in (1, 2):
         students = [f"generation-{g}-scratch", f"generation-{g}-grammar-student-1"]
-        assert by_name[f"generation-{g}"].members == students and by_name[f"generation-{g}"].teacher == f"generation-{g - 1}"
+        assert (
+            by_name[f"generation-{g}"].members == students
+            and by_name[f"generation-{g}"].teacher == f"generation-{g - 1}"
+        )
         for name in students:
             distill = by_name[name].config.distill
-            assert Path(distill.teacher).name == Path(distill.trees).stem == f"generation-{g - 1}" and distill.from_scratch
+            assert (
+                Path(distill.teacher).name == Path(distill.trees).stem == f"generation-{g - 1}" and distill.from_scratch
+            )
     assert by_name["model"].members == ["generation-2-scratch", "generation-2-grammar-student-1"]
     seeds = [by_name[name].config.seed for name in ("scratch", "generation-1-scratch", "generation-2-scratch")]
     assert len(set(seeds)) == 3
@@ -546,8 +742,13 @@ def test_each_generation_learns_the_vote_before_it_with_seeds_of_its_own(tmp_pat
 
 def test_the_climb_stops_after_a_generation_that_barely_moved_its_teachers_trees(tmp_path):
     plan = climbing_plan(generations=3, stop_agreement=90.0)
-    record = {"stages": [{"name": "generation-0"}, {"name": "generation-1", "teacher_agreement": 80.0},
-                         {"name": "generation-2", "teacher_agreement": 91.0}]}
+    record = {
+        "stages": [
+            {"name": "generation-0"},
+            {"name": "generation-1", "teacher_agreement": 80.0},
+            {"name": "generation-2", "teacher_agreement": 91.0},
+        ]
+    }
     names = [stage.name for stage in stages(plan, tmp_path, record)]
     assert names[-2:] == ["generation-2", "model"] and "generation-3" not in names
     model = next(stage for stage in stages(plan, tmp_path, record) if stage.name == "model")
@@ -579,14 +780,19 @@ def test_a_generation_learns_its_teachers_trees_records_how_far_it_moved_and_res
 
     sentences = [Sentence.of_tokens(line.split()) for line in DEV]
     for student in ("generation-1-scratch", "generation-1-grammar-student-1"):  # from chance toward the teacher's trees
-        untrained, learnt = (tree_agreement(tmp_path / "whole" / student / point, tmp_path / "whole" / "generation-0",
-                                            sentences, {}) for point in ("epoch-00.00", "model"))
+        untrained, learnt = (
+            tree_agreement(tmp_path / "whole" / student / point, tmp_path / "whole" / "generation-0", sentences, {})
+            for point in ("epoch-00.00", "model")
+        )
         assert learnt > untrained + 5, (student, untrained, learnt)
     header = json.loads((tmp_path / "whole" / "teachers" / "generation-0.jsonl").read_text().splitlines()[0])
     assert Path(header["teacher"]).name == "generation-0"
     assert len(Parser.load(tmp_path / "whole" / "model").members) == 2
     card = (tmp_path / "whole" / "model" / "card.md").read_text()
-    assert "Generations: 1 of 1" in card and f"agrees {done['generation-1']['teacher_agreement']:.2f} with its teacher" in card
+    assert (
+        "Generations: 1 of 1" in card
+        and f"agrees {done['generation-1']['teacher_agreement']:.2f} with its teacher" in card
+    )
 
 
 def test_a_finished_fit_asked_for_more_students_makes_its_model_again_and_resume_takes_no_new_settings(tmp_path):
@@ -601,8 +807,10 @@ def test_a_finished_fit_asked_for_more_students_makes_its_model_again_and_resume
     changed = CliRunner().invoke(main, ["fit", "--out", str(out), "--resume", "--family", "pcfg", "--threads", "1"])
     assert changed.exit_code == 2 and "leave out --family" in changed.stderr
     record = json.loads((out / "fit.json").read_text())
-    for edit, said in ((("families", ["onlstm", "pcfg"]), "member-2 of family pcfg (trained with onlstm)"),
-                       (("member_variants", {"hidden_size": [32]}), "member-1 of hidden_size 32 (trained with 24)")):
+    for edit, said in (
+        (("families", ["onlstm", "pcfg"]), "member-2 of family pcfg (trained with onlstm)"),
+        (("member_variants", {"hidden_size": [32]}), "member-1 of hidden_size 32 (trained with 24)"),
+    ):
         (out / "fit.json").write_text(json.dumps({**record, "plan": {**record["plan"], edit[0]: edit[1]}}))
         with pytest.raises(RunFolderError, match=re.escape(said)):
             fit(None, out, resume=True)
@@ -624,7 +832,8 @@ def test_a_finished_fit_asked_for_another_member_makes_every_stage_made_of_the_m
     assert redone == [name for name in before if name not in ("member-1", "member-2")]  # every stage after them
     assert json.loads((out / "ensemble-1" / "card.json").read_text())["members"][-1]["name"] == "member-3"
     assert len(again["stages"]) == len(before) + 1 and sum(e["wall_minutes"] for e in again["stages"]) > sum(
-        e["wall_minutes"] for e in first["stages"])  # the minutes of the stages made twice still count
+        e["wall_minutes"] for e in first["stages"]
+    )  # the minutes of the stages made twice still count
 
 
 def test_a_fit_in_a_language_that_cannot_be_tokenized_here_is_refused_before_its_folder_is_made(tmp_path):
@@ -632,8 +841,20 @@ def test_a_fit_in_a_language_that_cannot_be_tokenized_here_is_refused_before_its
 
     if importlib.util.find_spec("pythainlp"):
         pytest.skip("PyThaiNLP is installed here")
-    refused = CliRunner().invoke(main, ["fit", "--train", str(EXAMPLES / "corpus.txt"), "--dev", str(EXAMPLES / "dev.txt"),
-                                        "--out", str(tmp_path / "thai"), "--language", "th"])
+    refused = CliRunner().invoke(
+        main,
+        [
+            "fit",
+            "--train",
+            str(EXAMPLES / "corpus.txt"),
+            "--dev",
+            str(EXAMPLES / "dev.txt"),
+            "--out",
+            str(tmp_path / "thai"),
+            "--language",
+            "th",
+        ],
+    )
     assert refused.exit_code == 2 and "PyThaiNLP" in refused.stderr and not (tmp_path / "thai").exists()
 
 
@@ -645,22 +866,45 @@ def test_text_given_as_tokens_needs_no_tokenizer_for_its_language(tmp_path):
     if importlib.util.find_spec("pythainlp"):
         pytest.skip("PyThaiNLP is installed here")
     (tmp_path / "th.txt").write_text("แมว นั่ง บน เสื่อ\nหมา วิ่ง เร็ว\n" * 40, encoding="utf-8")
-    tiny = ["--train", str(tmp_path / "th.txt"), "--dev", str(tmp_path / "th.txt"), "--language", "th", "--epochs", "1",
-            "--embedding-size", "8", "--hidden-size", "12", "--chunk-size", "4", "--batch-size", "4", "--bptt", "8",
-            "--threads", "1", "--quiet", "--dtype", "fp32"]
+    tiny = [
+        "--train",
+        str(tmp_path / "th.txt"),
+        "--dev",
+        str(tmp_path / "th.txt"),
+        "--language",
+        "th",
+        "--epochs",
+        "1",
+        "--embedding-size",
+        "8",
+        "--hidden-size",
+        "12",
+        "--chunk-size",
+        "4",
+        "--batch-size",
+        "4",
+        "--bptt",
+        "8",
+        "--threads",
+        "1",
+        "--quiet",
+        "--dtype",
+        "fp32",
+    ]
     done = CliRunner().invoke(main, ["train", *tiny, "--tokenized", "--out", str(tmp_path / "run")])
     assert done.exit_code == 0, done.output
     refused = CliRunner().invoke(main, ["train", *tiny, "--out", str(tmp_path / "other")])
     assert refused.exit_code == 2 and "PyThaiNLP" in refused.stderr and not (tmp_path / "other").exists()
-    unknown = CliRunner().invoke(main, ["train", *tiny[:4], "--language", "qq", "--tokenized", "--out", str(tmp_path / "q")])
+    unknown = CliRunner().invoke(
+        main, ["train", *tiny[:4], "--language", "qq", "--tokenized", "--out", str(tmp_path / "q")]
+    )
     assert unknown.exit_code == 2 and "not a language code" in unknown.stderr
 
 
 def test_a_fit_on_small_text_says_so_before_it_trains(caplog, tmp_path):
-    from onparse.recipe import settled_plan
-
     from onparse import recipe
     from onparse.budget import MEMBER_TOKENS
+    from onparse.recipe import settled_plan
 
     with caplog.at_level("WARNING", logger="onparse"):
         planned = settled_plan(tiny_plan(member_epochs=None), tmp_path)[0]
@@ -676,7 +920,11 @@ def test_a_fit_on_small_text_says_so_before_it_trains(caplog, tmp_path):
 
 def test_a_finished_stage_keeps_its_model_settings_and_history_alone_unless_evaluations_are_kept(fitted, tmp_path):
     out, _ = fitted
-    assert sorted(e.name for e in (out / "member-1").iterdir() if e.name != ".lock") == ["config.json", "history.jsonl", "model"]
+    assert sorted(e.name for e in (out / "member-1").iterdir() if e.name != ".lock") == [
+        "config.json",
+        "history.jsonl",
+        "model",
+    ]
     kept = fit(tiny_plan(rounds=0, members=1, keep_evaluations=True), tmp_path / "kept")
     assert kept and (tmp_path / "kept" / "member-1" / "checkpoint.pt").is_file()
     assert (tmp_path / "kept" / "member-1" / "epoch-00.00").is_dir()
@@ -684,17 +932,32 @@ def test_a_finished_stage_keeps_its_model_settings_and_history_alone_unless_eval
 
 def test_a_fit_on_text_without_a_sentence_is_refused_in_one_line_before_its_folder_is_made(tmp_path):
     (tmp_path / "empty.txt").write_text("\n\n")
-    result = CliRunner().invoke(main, ["fit", "--train", str(tmp_path / "empty.txt"), "--dev", str(EXAMPLES / "dev.txt"),
-                                       "--out", str(tmp_path / "fit")])
+    result = CliRunner().invoke(
+        main,
+        [
+            "fit",
+            "--train",
+            str(tmp_path / "empty.txt"),
+            "--dev",
+            str(EXAMPLES / "dev.txt"),
+            "--out",
+            str(tmp_path / "fit"),
+        ],
+    )
     assert result.exit_code != 0 and "holds no sentence" in result.stderr and not (tmp_path / "fit").exists()
 
 
 def test_a_head_initial_languages_teachers_give_the_right_branching_tree_half_their_votes_and_the_model_none(fitted):
     out, record = fitted  # English: ensemble-1 teaches round 1, ensemble-2 the student from scratch
-    votes = {entry["name"]: entry["right_branching_voter"] for entry in record["stages"] if "right_branching_voter" in entry}
+    votes = {
+        entry["name"]: entry["right_branching_voter"] for entry in record["stages"] if "right_branching_voter" in entry
+    }
     assert votes == {"ensemble-1": 1.0, "ensemble-2": 1.0, "model": 0.0}  # half of two members' votes; the model none
     assert json.loads((out / "ensemble-1" / "config.json").read_text())["ensemble"]["right_branching_voter"] == 1.0
-    assert "Teacher prior: the right-branching tree cast 0.5 of the votes of ensemble-1, ensemble-2" in (out / "model" / "card.md").read_text()
+    assert (
+        "Teacher prior: the right-branching tree cast 0.5 of the votes of ensemble-1, ensemble-2"
+        in (out / "model" / "card.md").read_text()
+    )
     assert "chosen on WSJ section 22's gold trees" in (out / "model" / "card.md").read_text()
     assert tiny_plan(language="de").teacher_right_branching == tiny_plan(language="zh").teacher_right_branching == 0
     assert tiny_plan(language="de", teacher_prior=0.25).teacher_right_branching == 0.25
@@ -706,7 +969,20 @@ def test_an_empty_gold_set_is_refused_in_one_line_before_any_work(tmp_path, comm
     """One check (``treebank.check_gold``) before any training, where scoring the first stage once crashed."""
     (tmp_path / "empty.txt").write_text("")
     extra = ["--teacher", str(tiny_model_dir), "--student", str(tiny_model_dir)] if command == "distill" else []
-    result = CliRunner().invoke(main, [command, "--train", str(EXAMPLES / "corpus.txt"), "--dev", str(EXAMPLES / "dev.txt"),
-                                       "--dev-gold", str(tmp_path / "empty.txt"), "--out", str(tmp_path / "run"), *extra])
+    result = CliRunner().invoke(
+        main,
+        [
+            command,
+            "--train",
+            str(EXAMPLES / "corpus.txt"),
+            "--dev",
+            str(EXAMPLES / "dev.txt"),
+            "--dev-gold",
+            str(tmp_path / "empty.txt"),
+            "--out",
+            str(tmp_path / "run"),
+            *extra,
+        ],
+    )
     assert result.exit_code == 1 and "no gold trees to score" in result.stderr and "Traceback" not in result.output
     assert not (tmp_path / "run").exists()

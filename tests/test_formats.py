@@ -22,8 +22,15 @@ DISTANCES = np.array([[0.2, 0.1, 0.3, 0.4], [0.1, 0.5, 0.9, 0.3], [0.0, 0.0, 0.0
 def parse() -> Parse:
     builder = TreeBuilder((2,))
     built = builder.build([DISTANCES])
-    return Parse(TOKENS, POSITIONS, ["the", "cat", "sat", "<unk>"], [DISTANCES], builder, built,
-                 attach_punctuation(built.tree, POSITIONS, len(TOKENS)))
+    return Parse(
+        TOKENS,
+        POSITIONS,
+        ["the", "cat", "sat", "<unk>"],
+        [DISTANCES],
+        builder,
+        built,
+        attach_punctuation(built.tree, POSITIONS, len(TOKENS)),
+    )
 
 
 def test_bracket(parse):
@@ -49,26 +56,30 @@ def test_json_spans_are_token_positions_with_or_without_punctuation(parse):
 
 
 def test_pretty_draws_the_tree_with_distance_bars(parse):
-    assert FORMATS["pretty"](parse, True) == "\n".join([
-        "X  (layer 2 distances)",
-        "├── X",
-        "│   ├── The            █                    0.100",
-        "│   └── cat            ███████████          0.500",
-        "├── X",
-        "│   ├── sat            ████████████████████ 0.900",
-        "│   ├── ,",
-        "│   └── (quietly)      ██████               0.300",
-        "└── .",
-    ])
-    assert FORMATS["pretty"](parse, False) == "\n".join([
-        "X  (layer 2 distances)",
-        "├── X",
-        "│   ├── The            █                    0.100",
-        "│   └── cat            ███████████          0.500",
-        "└── X",
-        "    ├── sat            ████████████████████ 0.900",
-        "    └── (quietly)      ██████               0.300",
-    ])
+    assert FORMATS["pretty"](parse, True) == "\n".join(
+        [
+            "X  (layer 2 distances)",
+            "├── X",
+            "│   ├── The            █                    0.100",
+            "│   └── cat            ███████████          0.500",
+            "├── X",
+            "│   ├── sat            ████████████████████ 0.900",
+            "│   ├── ,",
+            "│   └── (quietly)      ██████               0.300",
+            "└── .",
+        ]
+    )
+    assert FORMATS["pretty"](parse, False) == "\n".join(
+        [
+            "X  (layer 2 distances)",
+            "├── X",
+            "│   ├── The            █                    0.100",
+            "│   └── cat            ███████████          0.500",
+            "└── X",
+            "    ├── sat            ████████████████████ 0.900",
+            "    └── (quietly)      ██████               0.300",
+        ]
+    )
 
 
 def test_a_sentence_of_punctuation_alone():
@@ -90,13 +101,15 @@ def test_svg_is_a_picture_a_browser_reads_with_every_token_in_order(tiny_model_d
     from onparse.cli import main
 
     sentence = "The cat & the dog sat on the mat."
-    written = CliRunner().invoke(main, ["--model", str(tiny_model_dir), "-f", "svg", "-o", str(tmp_path / "tree.svg"), sentence])
+    written = CliRunner().invoke(
+        main, ["--model", str(tiny_model_dir), "-f", "svg", "-o", str(tmp_path / "tree.svg"), sentence]
+    )
     assert written.exit_code == 0, written.stderr
     root = ElementTree.parse(tmp_path / "tree.svg").getroot()  # well-formed XML, & escaped
     assert root.tag == "{http://www.w3.org/2000/svg}svg"
     texts = [element.text for element in root.iter("{http://www.w3.org/2000/svg}text")]
     tokens = ["The", "cat", "&", "the", "dog", "sat", "on", "the", "mat", "."]
-    assert texts[-len(tokens):] == tokens  # one text element per token, left to right, after the node labels
+    assert texts[-len(tokens) :] == tokens  # one text element per token, left to right, after the node labels
     from onparse.parse import Parser
 
     parse = Parser.load(tiny_model_dir).parse(sentence)

@@ -54,7 +54,9 @@ def test_any_bracketed_string_reads_or_names_its_line(tmp_path_factory, text):
 @FAST
 @given(st.lists(st.binary(max_size=40).filter(lambda b: b"\n" not in b and b"\r" not in b), min_size=1, max_size=8))
 def test_stdin_keeps_one_line_per_input_line(tiny_model_dir, lines):
-    result = CliRunner().invoke(main, ["--model", str(tiny_model_dir), "--max-words", "20"], input=b"\n".join(lines) + b"\n")
+    result = CliRunner().invoke(
+        main, ["--model", str(tiny_model_dir), "--max-words", "20"], input=b"\n".join(lines) + b"\n"
+    )
     assert "Traceback" not in result.stdout + result.stderr
     assert result.exit_code in (0, 1)
     assert result.stdout.count("\n") == len(lines)

@@ -37,9 +37,20 @@ def corpus(tmp_path):
 
 
 def grammar_config(corpus, **changes) -> TrainConfig:
-    return TrainConfig(**{"train": [str(corpus)], "dev": str(corpus), "family": "pcfg", "model": TINY,
-                          **GRAMMAR_TRAINING, "batch_size": 40, "epochs": 3, "warmup_updates": 2,
-                          "lr": 2e-2, **changes})
+    return TrainConfig(
+        **{
+            "train": [str(corpus)],
+            "dev": str(corpus),
+            "family": "pcfg",
+            "model": TINY,
+            **GRAMMAR_TRAINING,
+            "batch_size": 40,
+            "epochs": 3,
+            "warmup_updates": 2,
+            "lr": 2e-2,
+            **changes,
+        }
+    )
 
 
 def test_batches_hold_sentences_of_one_length_and_about_the_words_asked_for():
@@ -85,9 +96,31 @@ def test_only_sentences_of_two_to_forty_words_train(corpus, tmp_path):
 def test_the_command_trains_a_grammar_that_parses_alone_and_beside_an_onlstm(corpus, tmp_path, tiny_model_dir):
     runner = CliRunner()
     out = tmp_path / "run"
-    result = runner.invoke(main, ["train", "--family", "pcfg", "--train", str(corpus), "--dev", str(corpus),
-                                  "--nonterminals", "3", "--preterminals", "4", "--symbol-size", "8", "--epochs", "2",
-                                  "--out", str(out), "--threads", "1", "--quiet"])
+    result = runner.invoke(
+        main,
+        [
+            "train",
+            "--family",
+            "pcfg",
+            "--train",
+            str(corpus),
+            "--dev",
+            str(corpus),
+            "--nonterminals",
+            "3",
+            "--preterminals",
+            "4",
+            "--symbol-size",
+            "8",
+            "--epochs",
+            "2",
+            "--out",
+            str(out),
+            "--threads",
+            "1",
+            "--quiet",
+        ],
+    )
     assert result.exit_code == 0, result.output
     config = json.loads((out / "model" / "config.json").read_text())
     assert config["family"] == "pcfg" and config["default_layer"] == SPANS
@@ -117,16 +150,40 @@ def test_the_command_trains_a_grammar_that_parses_alone_and_beside_an_onlstm(cor
     result = runner.invoke(main, ["--model", str(out / "model"), "--format", "pretty", "The cat sat."])
     assert result.exit_code == 0 and "span marginals" in result.output
 
-    resumed = runner.invoke(main, ["train", "--out", str(out), "--resume", "--epochs", "3", "--quiet", "--threads", "1"])
+    resumed = runner.invoke(
+        main, ["train", "--out", str(out), "--resume", "--epochs", "3", "--quiet", "--threads", "1"]
+    )
     assert resumed.exit_code == 0, resumed.output
     assert json.loads((out / "history.jsonl").read_text().splitlines()[-1])["epoch"] == 3
 
 
 def test_a_grammar_of_joint_productions_trains_is_saved_as_one_and_parses(corpus, tmp_path):
     out = tmp_path / "joint"
-    result = CliRunner().invoke(main, ["train", "--family", "pcfg", "--productions", "joint", "--train", str(corpus),
-                                       "--nonterminals", "3", "--preterminals", "4", "--symbol-size", "8", "--epochs", "1",
-                                       "--out", str(out), "--threads", "1", "--quiet"])
+    result = CliRunner().invoke(
+        main,
+        [
+            "train",
+            "--family",
+            "pcfg",
+            "--productions",
+            "joint",
+            "--train",
+            str(corpus),
+            "--nonterminals",
+            "3",
+            "--preterminals",
+            "4",
+            "--symbol-size",
+            "8",
+            "--epochs",
+            "1",
+            "--out",
+            str(out),
+            "--threads",
+            "1",
+            "--quiet",
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert json.loads((out / "model" / "card.json").read_text())["config"]["model"]["productions"] == "joint"
     member = Parser.load(out / "model").members[0]
@@ -139,20 +196,56 @@ def test_a_grammar_of_joint_productions_trains_is_saved_as_one_and_parses(corpus
 def test_a_grammar_reading_punctuation_trains_on_every_token_and_parses_over_the_words(corpus, tmp_path):
     out = tmp_path / "punctuated"
     runner = CliRunner()
-    result = runner.invoke(main, ["train", "--family", "pcfg", "--punctuation", "--train", str(corpus), "--nonterminals",
-                                  "3", "--preterminals", "4", "--symbol-size", "8", "--epochs", "1", "--out", str(out),
-                                  "--threads", "1", "--quiet"])
+    result = runner.invoke(
+        main,
+        [
+            "train",
+            "--family",
+            "pcfg",
+            "--punctuation",
+            "--train",
+            str(corpus),
+            "--nonterminals",
+            "3",
+            "--preterminals",
+            "4",
+            "--symbol-size",
+            "8",
+            "--epochs",
+            "1",
+            "--out",
+            str(out),
+            "--threads",
+            "1",
+            "--quiet",
+        ],
+    )
     assert result.exit_code == 0, result.output
     member = Parser.load(out / "model").members[0]
     assert member.reading == Reading(punctuation=True) and "." in member.bundle.vocab and "!" in member.bundle.vocab
     parse = Parser.load(out / "model").parse("The cat , sat on the mat .")
     read = torch.tensor([member.bundle.vocab.ids(["the", "cat", ",", "sat", "on", "the", "mat", "."])])
     over_tokens = member.model.span_marginals(read)[0].numpy()
-    expected = word_span_marginals(member.reading, Sentence(tuple(parse.tokens), tuple(parse.word_positions)), over_tokens)
+    expected = word_span_marginals(
+        member.reading, Sentence(tuple(parse.tokens), tuple(parse.word_positions)), over_tokens
+    )
     assert parse.distances[0].shape == (7, 7) and np.allclose(parse.distances[0], expected)
     assert parse.words_tree.leaves() == list(range(6))
-    backward = runner.invoke(main, ["train", "--family", "pcfg", "--direction", "backward", "--train", str(corpus),
-                                    "--out", str(tmp_path / "backward"), "--quiet"])
+    backward = runner.invoke(
+        main,
+        [
+            "train",
+            "--family",
+            "pcfg",
+            "--direction",
+            "backward",
+            "--train",
+            str(corpus),
+            "--out",
+            str(tmp_path / "backward"),
+            "--quiet",
+        ],
+    )
     assert backward.exit_code != 0 and "a grammar reads left to right" in backward.output
     assert len(backward.output.strip().splitlines()) == 1
 
@@ -168,37 +261,103 @@ def test_a_grammar_has_one_readout_and_refuses_layers(corpus, tmp_path):
 def test_ensemble_choices_on_text_keep_a_grammar_at_its_span_marginals(corpus, tmp_path, tiny_model_dir, rule):
     trainer = make_trainer(grammar_config(corpus, epochs=1))
     modeldir.save(tmp_path / "grammar", trainer.model, trainer.vocab, SPANS)
-    result = CliRunner().invoke(main, ["ensemble", str(tiny_model_dir), str(tmp_path / "grammar"), str(tiny_model_dir),
-                                       "--out", str(tmp_path / "e"), "--choose-on", str(corpus), "--layer-rule", rule,
-                                       "--keep", "3", "--threads", "1"])
+    result = CliRunner().invoke(
+        main,
+        [
+            "ensemble",
+            str(tiny_model_dir),
+            str(tmp_path / "grammar"),
+            str(tiny_model_dir),
+            "--out",
+            str(tmp_path / "e"),
+            "--choose-on",
+            str(corpus),
+            "--layer-rule",
+            rule,
+            "--keep",
+            "3",
+            "--threads",
+            "1",
+        ],
+    )
     assert result.exit_code == 0, result.output
     layers = json.loads((tmp_path / "e" / "config.json").read_text())["ensemble"]["layers"]
     assert layers[1] == SPANS and SPANS not in (layers[0], layers[2])
     card = json.loads((tmp_path / "e" / "card.json").read_text())
     assert [member["family"] for member in card["members"]] == ["onlstm", "pcfg", "onlstm"]
     text = "The cat sat on the mat."
-    assert Parser.load(tmp_path / "e").parse(text).built.member_trees[1] == Parser.load(tmp_path / "grammar").parse(text).words_tree
+    assert (
+        Parser.load(tmp_path / "e").parse(text).built.member_trees[1]
+        == Parser.load(tmp_path / "grammar").parse(text).words_tree
+    )
 
 
 def test_a_grammar_teaches_an_onlstm_and_learns_an_onlstms_trees(corpus, tmp_path, tiny_model_dir):
     trainer = make_trainer(grammar_config(corpus, epochs=1))
     modeldir.save(tmp_path / "grammar", trainer.model, trainer.vocab, SPANS)
     common = ["--train", str(corpus), "--dev", str(corpus), "--sentences", "20", "--threads", "1", "--quiet"]
-    taught = CliRunner().invoke(main, ["distill", "--teacher", str(tmp_path / "grammar"), "--student", str(tiny_model_dir),
-                                       "--out", str(tmp_path / "s2"), "--passes", "1", *common])
+    taught = CliRunner().invoke(
+        main,
+        [
+            "distill",
+            "--teacher",
+            str(tmp_path / "grammar"),
+            "--student",
+            str(tiny_model_dir),
+            "--out",
+            str(tmp_path / "s2"),
+            "--passes",
+            "1",
+            *common,
+        ],
+    )
     assert taught.exit_code == 0, taught.output
-    assert json.loads((tmp_path / "s2" / "model" / "card.json").read_text())["config"]["distill"]["teacher"].endswith("grammar")
+    assert json.loads((tmp_path / "s2" / "model" / "card.json").read_text())["config"]["distill"]["teacher"].endswith(
+        "grammar"
+    )
 
-    learnt = CliRunner().invoke(main, ["distill", "--teacher", str(tiny_model_dir), "--student", str(tmp_path / "grammar"),
-                                       "--from-scratch", "--lr", "0.05", "--batch-size", "12", "--passes", "8", "--out", str(tmp_path / "g"), *common])
+    learnt = CliRunner().invoke(
+        main,
+        [
+            "distill",
+            "--teacher",
+            str(tiny_model_dir),
+            "--student",
+            str(tmp_path / "grammar"),
+            "--from-scratch",
+            "--lr",
+            "0.05",
+            "--batch-size",
+            "12",
+            "--passes",
+            "8",
+            "--out",
+            str(tmp_path / "g"),
+            *common,
+        ],
+    )
     assert learnt.exit_code == 0, learnt.output
     config = json.loads((tmp_path / "g" / "model" / "card.json").read_text())["config"]
     assert config["family"] == "pcfg" and config["clip"] == GRAMMAR_TRAINING["clip"]
     history = [json.loads(line) for line in (tmp_path / "g" / "history.jsonl").read_text().splitlines()]
     agreement = [point["teacher_agreement"] for point in history]
     assert agreement[-1] > agreement[0] and max(agreement) > 80  # the grammar parses as its teacher does
-    refused = CliRunner().invoke(main, ["distill", "--teacher", str(tiny_model_dir), "--student", str(tmp_path / "grammar"),
-                                        "--from-scratch", "--direction", "backward", "--out", str(tmp_path / "b"), *common])
+    refused = CliRunner().invoke(
+        main,
+        [
+            "distill",
+            "--teacher",
+            str(tiny_model_dir),
+            "--student",
+            str(tmp_path / "grammar"),
+            "--from-scratch",
+            "--direction",
+            "backward",
+            "--out",
+            str(tmp_path / "b"),
+            *common,
+        ],
+    )
     assert refused.exit_code != 0 and "a grammar reads left to right" in refused.output
 
 
@@ -241,9 +400,31 @@ def test_a_focused_student_parses_toward_its_teachers_spans(corpus, tmp_path, ti
     from onparse.ensemble import make_ensemble
 
     make_ensemble(teacher, [tmp_path / "grammar"], right_branching_voter=5.0)
-    common = ["--train", str(corpus), "--dev", str(corpus), "--sentences", "20", "--threads", "1", "--quiet",
-              "--teacher", str(teacher), "--student", str(tmp_path / "grammar"), "--from-scratch", "--lr", "0.05",
-              "--seed", "7", "--batch-size", "12", "--passes", "4", "--select-by-perplexity"]
+    common = [
+        "--train",
+        str(corpus),
+        "--dev",
+        str(corpus),
+        "--sentences",
+        "20",
+        "--threads",
+        "1",
+        "--quiet",
+        "--teacher",
+        str(teacher),
+        "--student",
+        str(tmp_path / "grammar"),
+        "--from-scratch",
+        "--lr",
+        "0.05",
+        "--seed",
+        "7",
+        "--batch-size",
+        "12",
+        "--passes",
+        "4",
+        "--select-by-perplexity",
+    ]
     agreement = {}
     for focus in ("8", "0.001"):
         run = CliRunner().invoke(main, ["distill", *common, "--focus", focus, "--out", str(tmp_path / focus)])
@@ -252,8 +433,9 @@ def test_a_focused_student_parses_toward_its_teachers_spans(corpus, tmp_path, ti
         agreement[focus] = history[-1]["teacher_agreement"]
         assert saved_config(tmp_path / focus).selection == "dev_ppl"
     assert agreement["8"] > agreement["0.001"] + 5, agreement
-    refused = CliRunner().invoke(main, ["distill", *common[:-10], "--student", str(tiny_model_dir), "--focus", "3",
-                                        "--out", str(tmp_path / "o")])
+    refused = CliRunner().invoke(
+        main, ["distill", *common[:-10], "--student", str(tiny_model_dir), "--focus", "3", "--out", str(tmp_path / "o")]
+    )
     assert refused.exit_code == 1 and "focus" in refused.stderr and "grammar student" in refused.stderr
 
 
@@ -262,11 +444,42 @@ def test_a_grammar_student_learns_its_teachers_span_shares_where_asked(corpus, t
     from scratch learns toward them; an ON-LSTM student, which learns trees, is refused before anything is written."""
     trainer = make_trainer(grammar_config(corpus, epochs=1))
     modeldir.save(tmp_path / "grammar", trainer.model, trainer.vocab, SPANS)
-    common = ["--train", str(corpus), "--dev", str(corpus), "--sentences", "20", "--threads", "1", "--quiet",
-              "--teacher", str(tmp_path / "grammar"), "--soft-targets"]
-    learnt = CliRunner().invoke(main, ["distill", "--student", str(tmp_path / "grammar"), "--from-scratch", "--lr", "0.05",
-                                       "--seed", "7", "--sample-seed", "5", "--batch-size", "12", "--passes", "8",
-                                       "--out", str(tmp_path / "g"), *common])
+    common = [
+        "--train",
+        str(corpus),
+        "--dev",
+        str(corpus),
+        "--sentences",
+        "20",
+        "--threads",
+        "1",
+        "--quiet",
+        "--teacher",
+        str(tmp_path / "grammar"),
+        "--soft-targets",
+    ]
+    learnt = CliRunner().invoke(
+        main,
+        [
+            "distill",
+            "--student",
+            str(tmp_path / "grammar"),
+            "--from-scratch",
+            "--lr",
+            "0.05",
+            "--seed",
+            "7",
+            "--sample-seed",
+            "5",
+            "--batch-size",
+            "12",
+            "--passes",
+            "8",
+            "--out",
+            str(tmp_path / "g"),
+            *common,
+        ],
+    )
     assert learnt.exit_code == 0, learnt.output
     lines = (tmp_path / "g" / "teacher.jsonl").read_text().splitlines()
     assert json.loads(lines[0])["targets"] == "span shares" and json.loads(lines[0])["seed"] == 5  # the sample's seed
@@ -279,17 +492,24 @@ def test_a_grammar_student_learns_its_teachers_span_shares_where_asked(corpus, t
     agreement = [point["teacher_agreement"] for point in history]
     assert agreement[-1] > agreement[0] and max(agreement) > 70
     config = saved_config(tmp_path / "g")
-    hard = replace(config, distill=replace(config.distill, soft_targets=False, trees=str(tmp_path / "g" / "teacher.jsonl")))
+    hard = replace(
+        config, distill=replace(config.distill, soft_targets=False, trees=str(tmp_path / "g" / "teacher.jsonl"))
+    )
     monkeypatch.setattr(distill, "teacher_parses", None)  # a student of trees reads the shares' file, parsing nothing
     sentences, found, shares = distill.teacher_trees(hard, None)
     assert shares is None and [list(map(list, spans)) for spans in found] == [sentence["spans"] for sentence in taught]
-    refused = CliRunner().invoke(main, ["distill", "--student", str(tiny_model_dir), "--out", str(tmp_path / "o"), *common])
-    assert refused.exit_code == 1 and "soft targets" in refused.stderr and not (tmp_path / "o" / "teacher.jsonl").exists()
+    refused = CliRunner().invoke(
+        main, ["distill", "--student", str(tiny_model_dir), "--out", str(tmp_path / "o"), *common]
+    )
+    assert (
+        refused.exit_code == 1 and "soft targets" in refused.stderr and not (tmp_path / "o" / "teacher.jsonl").exists()
+    )
 
 
 def test_a_compound_grammar_trains_on_drawn_vectors_resumes_exactly_and_parses(corpus, tmp_path):
-    config = grammar_config(corpus, model=GrammarConfig(nonterminals=3, preterminals=4, symbol_size=8, latent_size=4),
-                            evals_per_epoch=2)
+    config = grammar_config(
+        corpus, model=GrammarConfig(nonterminals=3, preterminals=4, symbol_size=8, latent_size=4), evals_per_epoch=2
+    )
     uninterrupted = make_trainer(config)
     events = list(uninterrupted.steps())
     assert uninterrupted.model.training  # so each update draws its sentences' vectors from q(z | x)
@@ -304,9 +524,31 @@ def test_a_compound_grammar_trains_on_drawn_vectors_resumes_exactly_and_parses(c
     for name, weight in uninterrupted.model.state_dict().items():  # the vectors drawn after the checkpoint are the same
         assert torch.equal(weight, second.model.state_dict()[name]), name
     out = tmp_path / "compound"
-    result = CliRunner().invoke(main, ["train", "--family", "pcfg", "--latent-size", "4", "--train", str(corpus),
-                                       "--nonterminals", "3", "--preterminals", "4", "--symbol-size", "8", "--epochs", "1",
-                                       "--out", str(out), "--threads", "1", "--quiet"])
+    result = CliRunner().invoke(
+        main,
+        [
+            "train",
+            "--family",
+            "pcfg",
+            "--latent-size",
+            "4",
+            "--train",
+            str(corpus),
+            "--nonterminals",
+            "3",
+            "--preterminals",
+            "4",
+            "--symbol-size",
+            "8",
+            "--epochs",
+            "1",
+            "--out",
+            str(out),
+            "--threads",
+            "1",
+            "--quiet",
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert json.loads((out / "model" / "card.json").read_text())["config"]["model"]["latent_size"] == 4
     parsed = Parser.load(out / "model").parse("The cat sat on the mat.")
@@ -343,8 +585,9 @@ def test_a_layer_asked_of_a_lone_grammar_is_refused_and_an_ensembles_onlstms_tak
     assert both.builder.layers == (1, SPANS)
 
 
-def test_a_parser_with_a_grammar_takes_sentences_no_longer_than_a_grammar_parses_in_about_a_minute(corpus, tmp_path,
-                                                                                                   tiny_model_dir):
+def test_a_parser_with_a_grammar_takes_sentences_no_longer_than_a_grammar_parses_in_about_a_minute(
+    corpus, tmp_path, tiny_model_dir
+):
     from onparse.parse import InputError
 
     trainer = make_trainer(grammar_config(corpus, epochs=1))

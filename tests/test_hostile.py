@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import SLACK
 
 from onparse.cli import main
 
@@ -38,8 +39,13 @@ def test_output_that_is_the_file_stdin_reads_is_refused_and_the_sentences_surviv
     source = tmp_path / "s.txt"
     source.write_text("the cat sat\n")
     with source.open() as stdin:
-        done = subprocess.run([sys.executable, "-m", "onparse", "--model", str(tiny_model_dir), "-o", str(source)],
-                              stdin=stdin, capture_output=True, text=True, timeout=120)
+        done = subprocess.run(
+            [sys.executable, "-m", "onparse", "--model", str(tiny_model_dir), "-o", str(source)],
+            stdin=stdin,
+            capture_output=True,
+            text=True,
+            timeout=SLACK * 24,
+        )
     assert done.returncode == 2 and "is the file standard input reads" in done.stderr and "Traceback" not in done.stderr
     assert source.read_text() == "the cat sat\n"
 
@@ -50,10 +56,14 @@ def test_output_into_a_model_directory_or_a_shipped_model_is_refused(tiny_model_
     before = (tiny_model_dir / "vocab.txt").read_bytes()
     for target in (tiny_model_dir / "vocab.txt", tiny_model_dir / "trees.txt", MODELS / "pcfg-wsj" / "vocab.txt"):
         result = CliRunner().invoke(main, ["--model", str(tiny_model_dir), "-o", str(target), "the cat sat"])
-        assert result.exit_code == 2 and ("model directory" in result.stderr or "shipped model" in result.stderr), target
+        assert result.exit_code == 2 and ("model directory" in result.stderr or "shipped model" in result.stderr), (
+            target
+        )
         no_traceback(result)
     assert (tiny_model_dir / "vocab.txt").read_bytes() == before and not (tiny_model_dir / "trees.txt").exists()
-    written = CliRunner().invoke(main, ["--model", str(tiny_model_dir), "-o", str(tmp_path / "trees.txt"), "the cat sat"])
+    written = CliRunner().invoke(
+        main, ["--model", str(tiny_model_dir), "-o", str(tmp_path / "trees.txt"), "the cat sat"]
+    )
     assert written.exit_code == 0 and (tmp_path / "trees.txt").read_text().startswith("(X")
 
 
@@ -61,7 +71,9 @@ def test_an_unwritable_output_is_a_message_and_the_old_file_survives(tiny_model_
     result = CliRunner().invoke(main, ["--model", str(tiny_model_dir), "-o", "/dev/full", "the cat"])
     assert result.exit_code == 1 and "cannot write /dev/full" in result.stderr
     no_traceback(result)
-    missing = CliRunner().invoke(main, ["--model", str(tiny_model_dir), "-o", str(tmp_path / "no" / "out.txt"), "the cat"])
+    missing = CliRunner().invoke(
+        main, ["--model", str(tiny_model_dir), "-o", str(tmp_path / "no" / "out.txt"), "the cat"]
+    )
     assert missing.exit_code == 2 and "no such folder" in missing.stderr
 
 
@@ -97,19 +109,33 @@ def test_an_interrupted_training_run_leaves_a_checkpoint_to_resume(tmp_path, num
     corpus = tmp_path / "corpus.txt"
     corpus.write_text(CORPUS * 400)
     out = tmp_path / "run"
-    command = [sys.executable, "-m", "onparse", "train", "--train", str(corpus), "--out", str(out), "--epochs", "50", *TINY]
+    command = [
+        sys.executable,
+        "-m",
+        "onparse",
+        "train",
+        "--train",
+        str(corpus),
+        "--out",
+        str(out),
+        "--epochs",
+        "50",
+        *TINY,
+    ]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
     while not (out / "epoch-00.00").is_dir() and time.monotonic() < deadline:
         time.sleep(0.2)
     time.sleep(1.0)
     process.send_signal(number)
-    _, stderr = process.communicate(timeout=60)
+    _, stderr = process.communicate(timeout=SLACK * 12)
     assert process.returncode == 130, stderr
     assert "checkpoint saved" in stderr and "--resume" in stderr and "Traceback" not in stderr
     assert f"{signal.Signals(number).name} received: stopping after this update" in stderr
     assert (out / "checkpoint.pt").is_file()
-    resumed = CliRunner().invoke(main, ["train", "--out", str(out), "--resume", "--epochs", "1", "--max-minutes", "0.05"])
+    resumed = CliRunner().invoke(
+        main, ["train", "--out", str(out), "--resume", "--epochs", "1", "--max-minutes", "0.05"]
+    )
     assert resumed.exit_code == 0, resumed.output
     assert "resumed from" in resumed.stderr
 
@@ -124,8 +150,9 @@ def test_numeric_options_are_range_checked(tiny_model_dir, tmp_path):
     for option in ("--batch-size", "--bptt", "--chunk-size", "--layers", "--epochs", "--hidden-size"):
         result = CliRunner().invoke(main, ["train", "--train", str(corpus), "--out", str(tmp_path / "r"), option, "0"])
         assert result.exit_code == 2 and option in result.stderr, option
-    small = CliRunner().invoke(main, ["train", "--train", str(corpus), "--out", str(tmp_path / "r"), *TINY[:6],
-                                      "--batch-size", "500"])
+    small = CliRunner().invoke(
+        main, ["train", "--train", str(corpus), "--out", str(tmp_path / "r"), *TINY[:6], "--batch-size", "500"]
+    )
     assert small.exit_code == 1 and "too small" in small.stderr
     no_traceback(small)
 
@@ -144,9 +171,11 @@ def test_damaged_model_directories_are_refused_with_a_message(tiny_model_dir, tm
         "random": lambda d: (d / "weights.pt").write_bytes(os.urandom(len(weights))),
         "json": lambda d: (d / "config.json").write_text("{not json"),
         "absurd": lambda d: (d / "config.json").write_text(
-            (d / "config.json").read_text().replace('"hidden_size": 12', '"hidden_size": 12000')),
+            (d / "config.json").read_text().replace('"hidden_size": 12', '"hidden_size": 12000')
+        ),
         "chunk": lambda d: (d / "config.json").write_text(
-            (d / "config.json").read_text().replace('"chunk_size": 4', '"chunk_size": 5')),
+            (d / "config.json").read_text().replace('"chunk_size": 4', '"chunk_size": 5')
+        ),
         "vocab": lambda d: (d / "vocab.txt").write_text("<eos>\n<unk>\n"),
     }
     for name, damage in cases.items():
@@ -179,16 +208,25 @@ def test_weights_carrying_a_pickled_payload_are_refused_and_never_run(tiny_model
 def test_a_one_layer_model_parses_with_its_own_layer(tmp_path):
     corpus = tmp_path / "corpus.txt"
     corpus.write_text(CORPUS * 10)
-    trained = CliRunner().invoke(main, ["train", "--train", str(corpus), "--out", str(tmp_path / "run"), "--epochs", "1",
-                                        "--layers", "1", *TINY])
+    trained = CliRunner().invoke(
+        main, ["train", "--train", str(corpus), "--out", str(tmp_path / "run"), "--epochs", "1", "--layers", "1", *TINY]
+    )
     assert trained.exit_code == 0, trained.output
     parsed = CliRunner().invoke(main, ["--model", str(tmp_path / "run" / "model"), "the cat sat"])
     assert parsed.exit_code == 0, parsed.output
 
 
 def test_junk_lines_keep_their_places(tiny_model_dir):
-    lines = [b"the cat\x00sat", b"\xff\xfe\xfd", "emoji 🐈 and 中文 text".encode(), b"crlf line\r", b"x" * 100_000,
-             b"   ", b"(((", b"the mat"]
+    lines = [
+        b"the cat\x00sat",
+        b"\xff\xfe\xfd",
+        "emoji 🐈 and 中文 text".encode(),
+        b"crlf line\r",
+        b"x" * 100_000,
+        b"   ",
+        b"(((",
+        b"the mat",
+    ]
     result = CliRunner().invoke(main, ["--model", str(tiny_model_dir)], input=b"\n".join(lines) + b"\n")
     out = result.stdout.split("\n")[:-1]
     assert len(out) == len(lines) and result.exit_code == 1  # line 2 is not UTF-8
@@ -203,12 +241,19 @@ def test_a_200000_line_stream_stays_aligned_in_flat_memory(tiny_model_dir, tmp_p
     def peak_mb(count: int) -> tuple[float, list[str]]:
         source = tmp_path / f"{count}.txt"
         source.write_text("".join("the cat sat\n" if k % 7 else "\n" for k in range(count)))
-        code = ("import resource, sys; from onparse.cli import main\n"
-                "try: main()\nexcept SystemExit: pass\n"
-                "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)")
+        code = (
+            "import resource, sys; from onparse.cli import main\n"
+            "try: main()\nexcept SystemExit: pass\n"
+            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)"
+        )
         with source.open("rb") as stdin:
-            done = subprocess.run([sys.executable, "-c", code, "--model", str(tiny_model_dir)], stdin=stdin,
-                                  capture_output=True, text=True, check=True)
+            done = subprocess.run(
+                [sys.executable, "-c", code, "--model", str(tiny_model_dir)],
+                stdin=stdin,
+                capture_output=True,
+                text=True,
+                check=True,
+            )
         return int(done.stderr.strip().splitlines()[-1]) / 1024, done.stdout.split("\n")[:-1]
 
     small, _ = peak_mb(2_000)
@@ -244,8 +289,22 @@ def test_sizes_beyond_the_free_memory_are_refused_before_allocation_and_leave_no
     assert modeldir.training_bytes(ModelConfig()) < 2**30
     monkeypatch.setattr(modeldir, "free_memory", lambda: 2**30)  # 1 GiB left
     examples = Path(__file__).resolve().parents[1] / "examples"
-    result = CliRunner().invoke(main, ["train", "--family", "pcfg", "--train", str(examples / "corpus.txt"), "--out",
-                                       str(tmp_path / "big"), "--nonterminals", "4096", "--preterminals", "8192"])
+    result = CliRunner().invoke(
+        main,
+        [
+            "train",
+            "--family",
+            "pcfg",
+            "--train",
+            str(examples / "corpus.txt"),
+            "--out",
+            str(tmp_path / "big"),
+            "--nonterminals",
+            "4096",
+            "--preterminals",
+            "8192",
+        ],
+    )
     assert result.exit_code == 1 and "needs about" in result.stderr and "choose smaller sizes" in result.stderr
     no_traceback(result)
     assert not (tmp_path / "big").exists()  # refused before anything was written: no folder, no lock

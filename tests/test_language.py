@@ -4,14 +4,13 @@ import json
 
 import pytest
 from click.testing import CliRunner
+from conftest import tiny_model
 
 from onparse import modeldir
 from onparse.cli import main
 from onparse.corpus import read_sentences
 from onparse.language import LanguageError, tokenizer
 from onparse.parse import Parser
-
-from conftest import tiny_model
 
 
 def words(paths, *args):
@@ -27,8 +26,21 @@ def model_in(tmp_path, language: str):
 
 def test_german_and_chinese_text_split_with_their_own_tokenizers():
     assert tokenizer("de")("Die Mäuse „laufen“ über die Straße – schnell.") == [
-        "Die", "Mäuse", "„", "laufen", "“", "über", "die", "Straße", "–", "schnell", "."]
-    assert tokenizer("zh")("猫坐在垫子上。")[-1] == "。" and "".join(tokenizer("zh")("猫坐在垫子上。")) == "猫坐在垫子上。"
+        "Die",
+        "Mäuse",
+        "„",
+        "laufen",
+        "“",
+        "über",
+        "die",
+        "Straße",
+        "–",
+        "schnell",
+        ".",
+    ]
+    assert (
+        tokenizer("zh")("猫坐在垫子上。")[-1] == "。" and "".join(tokenizer("zh")("猫坐在垫子上。")) == "猫坐在垫子上。"
+    )
     assert tokenizer("en")("Stocks fell 5%.") == ["Stocks", "fell", "5", "%", "."]
     with pytest.raises(LanguageError, match="not a language code spaCy knows .*xx: its multi-language tokenizer"):
         tokenizer("qq")("x")
@@ -48,7 +60,13 @@ def test_a_model_parses_raw_text_as_its_language_is_tokenized(tmp_path):
     assert json.loads((german / "config.json").read_text())["language"] == "de"
     parse = Parser.load(german).parse("Die Mäuse „laufen“ über die Straße.")
     assert parse.tokens[2] == "„" and [parse.tokens[i] for i in parse.word_positions] == [
-        "Die", "Mäuse", "laufen", "über", "die", "Straße"]  # „ “ . are punctuation in any script
+        "Die",
+        "Mäuse",
+        "laufen",
+        "über",
+        "die",
+        "Straße",
+    ]  # „ “ . are punctuation in any script
     chinese = model_in(tmp_path, "zh")
     result = CliRunner().invoke(main, ["--model", str(chinese), "--format", "json", "猫坐在垫子上。"])
     assert result.exit_code == 0, result.output
@@ -75,10 +93,36 @@ def test_a_run_records_its_language_in_every_model_directory(tmp_path):
     from pathlib import Path
 
     examples = Path(__file__).resolve().parents[1] / "examples"
-    result = CliRunner().invoke(main, [
-        "train", "--train", str(examples / "corpus.txt"), "--dev", str(examples / "dev.txt"), "--out", str(tmp_path / "run"),
-        "--language", "de", "--epochs", "1", "--embedding-size", "8", "--hidden-size", "12", "--chunk-size", "4",
-        "--vocab-size", "40", "--batch-size", "4", "--bptt", "10", "--dtype", "fp32"])
+    result = CliRunner().invoke(
+        main,
+        [
+            "train",
+            "--train",
+            str(examples / "corpus.txt"),
+            "--dev",
+            str(examples / "dev.txt"),
+            "--out",
+            str(tmp_path / "run"),
+            "--language",
+            "de",
+            "--epochs",
+            "1",
+            "--embedding-size",
+            "8",
+            "--hidden-size",
+            "12",
+            "--chunk-size",
+            "4",
+            "--vocab-size",
+            "40",
+            "--batch-size",
+            "4",
+            "--bptt",
+            "10",
+            "--dtype",
+            "fp32",
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert {json.loads(p.read_text())["language"] for p in (tmp_path / "run").glob("*/config.json")} == {"de"}
     assert Parser.load(tmp_path / "run" / "model").language == "de"
@@ -98,7 +142,9 @@ def test_training_reads_trees_and_text_in_their_encoding(tmp_path):
 
 def test_text_with_an_id_before_each_sentence_and_comment_lines_gives_the_sentences_alone(tmp_path):
     numbered = tmp_path / "negra.sent"  # the NEGRA corpus's raw sentences: a %% header, then "    ID:<TAB>sentence"
-    numbered.write_bytes("%% raw sentences\n%%\n    1:\tGroße Häuser stehen .\n   12:\tSie 2 laufen .\n".encode("latin-1"))
+    numbered.write_bytes(
+        "%% raw sentences\n%%\n    1:\tGroße Häuser stehen .\n   12:\tSie 2 laufen .\n".encode("latin-1")
+    )
     assert words([str(numbered)], "de", "latin-1") == [["Große", "Häuser", "stehen"], ["Sie", "2", "laufen"]]
     plain = tmp_path / "plain.txt"  # one line with a tab is not a file of ids
     plain.write_text("Große\tHäuser stehen .\nSie laufen .\n", encoding="utf-8")
@@ -153,7 +199,9 @@ def test_models_of_another_language_neither_teach_nor_vote_nor_serve_a_pipeline(
     assert not (tmp_path / "mixed").exists()
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("the cat sat on the mat .\n" * 20)
-    run = distillation_config(DistillConfig(teacher=str(german), start=str(tiny_model_dir), sentences=10), train=[str(corpus)])
+    run = distillation_config(
+        DistillConfig(teacher=str(german), start=str(tiny_model_dir), sentences=10), train=[str(corpus)]
+    )
     from onparse.runfolder import trainer
 
     with pytest.raises(ValueError, match="the teacher .* reads de text; this text is 'en'"):
@@ -170,7 +218,10 @@ def test_the_raw_text_path_types_chinese_without_spaces_and_skips_trees_without_
 
     chinese = Tree.fromstring("(IP (NP (NR 北京)) (VP (VV 下雨)) (PU 。))")
     assert typed_back([chinese], "zh") == [(["北京", "下雨", "。"], "北京下雨。")]  # jieba segments it afresh
-    assert typed_back([Tree.fromstring("(S (NP (NNS Dogs)) (VP (VBP bark) (-NONE- *T*)) (. .))")], "en")[0][1] == "Dogs bark."
+    assert (
+        typed_back([Tree.fromstring("(S (NP (NNS Dogs)) (VP (VBP bark) (-NONE- *T*)) (. .))")], "en")[0][1]
+        == "Dogs bark."
+    )
     gold = tmp_path / "gold.mrg"
     gold.write_text("(S (-NONE- *T*))\n(S (NP (NNS Dogs)) (VP (VBP bark)) (. .))\n")
     sentences, trees = read_typed_gold(str(gold), RULES["ptb"])
@@ -178,7 +229,15 @@ def test_the_raw_text_path_types_chinese_without_spaces_and_skips_trees_without_
 
 
 def test_invisible_format_marks_are_no_tokens():
-    assert tokenizer("en")("The cat\u200b sat \u200f on the\u00ad mat.") == ["The", "cat", "sat", "on", "the", "mat", "."]
+    assert tokenizer("en")("The cat\u200b sat \u200f on the\u00ad mat.") == [
+        "The",
+        "cat",
+        "sat",
+        "on",
+        "the",
+        "mat",
+        ".",
+    ]
     assert tokenizer("de")("Die \u200b Katze") == ["Die", "Katze"]
 
 
@@ -210,7 +269,9 @@ def test_training_text_already_split_into_tokens_is_taken_as_given(tmp_path):
     text = tmp_path / "tokens.txt"
     text.write_text("Stocks don't fall ,\nแมวนั่งบนเสื่อในบ้านของฉันเอง ตอนเช้า\n")
     assert [s.tokens for s in read_sentences([str(text)], "en", tokenized=True)] == [
-        ("Stocks", "don't", "fall", ","), ("แมวนั่งบนเสื่อในบ้านของฉันเอง", "ตอนเช้า")]
+        ("Stocks", "don't", "fall", ","),
+        ("แมวนั่งบนเสื่อในบ้านของฉันเอง", "ตอนเช้า"),
+    ]
     assert read_sentences([str(text)][:1], "en")[0].tokens == ("Stocks", "do", "n't", "fall", ",")
     for settings in (TrainConfig(tokenized="yes"), FitPlan(train=[str(text)], dev=str(text), tokenized=1)):
         with pytest.raises(ValueError, match="tokenized must be true or false"):

@@ -16,8 +16,11 @@ def lines_of(stream) -> list:
     return [str(line) if isinstance(line, TooLong) else line for line in read_lines(stream, LIMIT)]
 
 
-@given(st.lists(st.sampled_from([b"a", b"bc d", b"", b"\r", b"x" * 30, "é".encode()]), max_size=12).map(b"\n".join),
-       st.integers(min_value=1, max_value=9), st.booleans())
+@given(
+    st.lists(st.sampled_from([b"a", b"bc d", b"", b"\r", b"x" * 30, "é".encode()]), max_size=12).map(b"\n".join),
+    st.integers(min_value=1, max_value=9),
+    st.booleans(),
+)
 def test_the_parts_concatenated_are_the_whole(content, parts, final_newline):
     content += b"\n" if final_newline else b""
     whole = lines_of(io.BytesIO(content))
@@ -27,7 +30,11 @@ def test_the_parts_concatenated_are_the_whole(content, parts, final_newline):
 
 def test_a_part_reads_only_its_own_range():
     content = b"one\ntwo\nthree\nfour\n"  # 19 bytes: parts of 9 and 10 bytes
-    assert list(read_lines(shard_of(io.BytesIO(content), 1, 2), LIMIT)) == [b"one", b"two", b"three"]  # "three" starts at byte 8
+    assert list(read_lines(shard_of(io.BytesIO(content), 1, 2), LIMIT)) == [
+        b"one",
+        b"two",
+        b"three",
+    ]  # "three" starts at byte 8
     assert list(read_lines(shard_of(io.BytesIO(content), 2, 2), LIMIT)) == [b"four"]
 
 
@@ -39,12 +46,19 @@ def test_the_cli_parts_concatenate_to_the_whole_output(tiny_model_dir, tmp_path)
     parts = [run("--shard", f"{k}/5") for k in range(1, 6)]
     assert whole.exit_code == 1 and all(part.exit_code in (0, 1) for part in parts)  # the over-long line is reported
     assert "".join(part.stdout for part in parts) == whole.stdout
-    assert len(whole.stdout.splitlines()) == 5 and any(part.stdout == "" and part.exit_code == 0 for part in parts)  # an empty part
+    assert len(whole.stdout.splitlines()) == 5 and any(
+        part.stdout == "" and part.exit_code == 0 for part in parts
+    )  # an empty part
     assert sum("part" in part.stderr and "longer than" in part.stderr for part in parts) == 1
 
 
 def test_shard_refuses_what_it_cannot_split(tiny_model_dir):
-    for args in (["--shard", "1/2", "the cat"], ["--shard", "0/2", "-i", "x"], ["--shard", "3/2", "-i", "x"], ["--shard", "a", "-i", "x"]):
+    for args in (
+        ["--shard", "1/2", "the cat"],
+        ["--shard", "0/2", "-i", "x"],
+        ["--shard", "3/2", "-i", "x"],
+        ["--shard", "a", "-i", "x"],
+    ):
         result = CliRunner().invoke(main, ["--model", str(tiny_model_dir), *args])
         assert result.exit_code == 2 and "Traceback" not in result.output
 

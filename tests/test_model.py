@@ -21,7 +21,7 @@ def reference_step(layer: ONLSTMLayer, x, h, c):
     """The paper's equations, with master gates repeated chunk_size times."""
     C, H, cs = layer.n_chunks, layer.hidden_size, layer.chunk_size
     z = x @ layer.input_proj.weight.T + layer.input_proj.bias + h @ layer.recurrent_proj.weight.T
-    zf, zi, zo, zff, zii, zc = z[:, :C], z[:, C:2 * C], *z[:, 2 * C:].split(H, dim=1)
+    zf, zi, zo, zff, zii, zc = z[:, :C], z[:, C : 2 * C], *z[:, 2 * C :].split(H, dim=1)
     soft = lambda v: torch.cumsum(torch.exp(v) / torch.exp(v).sum(-1, keepdim=True), -1)  # noqa: E731
     f_master = soft(zf).repeat_interleave(cs, dim=1)
     i_master = (1 - soft(zi)).repeat_interleave(cs, dim=1)
@@ -108,9 +108,11 @@ def test_expected_shapes_are_what_a_built_model_holds_of_either_family():
     from onparse.families import GrammarConfig
     from onparse.modeldir import expected_shapes, new_model
 
-    for config in (ModelConfig(vocab_size=50, embedding_size=8, hidden_size=12, chunk_size=4, n_layers=1),
-                   ModelConfig(vocab_size=30, embedding_size=20, hidden_size=40, chunk_size=10, n_layers=4),
-                   GrammarConfig(vocab_size=30, nonterminals=3, preterminals=4, symbol_size=8)):
+    for config in (
+        ModelConfig(vocab_size=50, embedding_size=8, hidden_size=12, chunk_size=4, n_layers=1),
+        ModelConfig(vocab_size=30, embedding_size=20, hidden_size=40, chunk_size=10, n_layers=4),
+        GrammarConfig(vocab_size=30, nonterminals=3, preterminals=4, symbol_size=8),
+    ):
         built = new_model(config)
         assert type(built).__name__ == ("NeuralPCFG" if config.family == "pcfg" else "LanguageModel")
         assert {name: tuple(w.shape) for name, w in built.state_dict().items()} == expected_shapes(config)
@@ -151,7 +153,9 @@ def test_the_loss_of_bf16_matmuls_is_taken_in_float32_so_dev_perplexities_do_not
     """A bfloat16 mean moves in steps of 0.03 near 6.7 nats: seen on a 400-sentence fit, every dev perplexity of
     15 evaluations read 782.762 or 795.743, and the run kept a point no better than its untrained start."""
     torch.manual_seed(0)
-    model = LanguageModel(ModelConfig(vocab_size=3000, embedding_size=16, hidden_size=32, n_layers=2, chunk_size=4)).eval()
+    model = LanguageModel(
+        ModelConfig(vocab_size=3000, embedding_size=16, hidden_size=32, n_layers=2, chunk_size=4)
+    ).eval()
     inputs, targets = torch.randint(0, 3000, (20, 8)), torch.randint(0, 3000, (20, 8))
     with torch.no_grad():
         output, _, _ = model(inputs, None, torch.bfloat16)

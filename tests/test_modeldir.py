@@ -4,13 +4,12 @@ import json
 
 import pytest
 import torch
+from conftest import tiny_model
 
 from onparse import modeldir
 from onparse.families import ModelConfig
 from onparse.families.onlstm_model import LanguageModel
 from onparse.vocabulary import Vocabulary
-
-from conftest import tiny_model
 
 
 @pytest.mark.parametrize("precision, tolerance", [("bf16", 1 / 128), ("int8", 1 / 127)])

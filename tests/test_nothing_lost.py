@@ -11,15 +11,30 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import tiny_model
 
 from onparse import modeldir
 from onparse.cli import main
 
-from conftest import tiny_model
-
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
-TINY = ["--epochs", "1", "--embedding-size", "8", "--hidden-size", "12", "--chunk-size", "4", "--vocab-size", "40",
-        "--batch-size", "4", "--bptt", "10", "--dtype", "fp32"]
+TINY = [
+    "--epochs",
+    "1",
+    "--embedding-size",
+    "8",
+    "--hidden-size",
+    "12",
+    "--chunk-size",
+    "4",
+    "--vocab-size",
+    "40",
+    "--batch-size",
+    "4",
+    "--bptt",
+    "10",
+    "--dtype",
+    "fp32",
+]
 
 
 def run(*arguments):
@@ -59,8 +74,17 @@ def test_overwrite_never_empties_a_folder_that_is_not_a_run(tmp_path):
 def test_overwrite_checks_the_new_runs_inputs_before_deleting_the_old_run(tmp_path):
     assert train(tmp_path / "run").exit_code == 0
     before = snapshot(tmp_path / "run")
-    refused = run("train", "--train", tmp_path / "typo.txt", "--dev", EXAMPLES / "dev.txt", "--out", tmp_path / "run",
-                  "--overwrite", *TINY)
+    refused = run(
+        "train",
+        "--train",
+        tmp_path / "typo.txt",
+        "--dev",
+        EXAMPLES / "dev.txt",
+        "--out",
+        tmp_path / "run",
+        "--overwrite",
+        *TINY,
+    )
     assert refused.exit_code == 1 and "typo.txt" in refused.stderr
     assert snapshot(tmp_path / "run") == before
     assert train(tmp_path / "run", "--overwrite").exit_code == 0  # a run folder with its inputs found is replaced
@@ -69,8 +93,19 @@ def test_overwrite_checks_the_new_runs_inputs_before_deleting_the_old_run(tmp_pa
 def test_a_distillation_never_deletes_its_own_teacher_or_a_mistyped_ones_run(tmp_path):
     assert train(tmp_path / "run").exit_code == 0
     before = snapshot(tmp_path / "run")
-    common = ["--train", EXAMPLES / "corpus.txt", "--dev", EXAMPLES / "dev.txt", "--passes", "1", "--sentences", "20",
-              "--out", tmp_path / "run", "--overwrite"]
+    common = [
+        "--train",
+        EXAMPLES / "corpus.txt",
+        "--dev",
+        EXAMPLES / "dev.txt",
+        "--passes",
+        "1",
+        "--sentences",
+        "20",
+        "--out",
+        tmp_path / "run",
+        "--overwrite",
+    ]
     inside = run("distill", "--teacher", tmp_path / "run" / "model", "--student", tmp_path / "run" / "model", *common)
     assert inside.exit_code == 2 and "inside --out" in inside.stderr
     mistyped = run("distill", "--teacher", tmp_path / "no-such-model", "--student", tmp_path / "run" / "model", *common)
@@ -152,7 +187,9 @@ def test_ensemble_folders_get_the_usual_modes(tmp_path, overwrite):
         if overwrite:
             assert run("ensemble", *members, "--out", tmp_path / "e").exit_code == 0
             os.chmod(tmp_path / "e", 0o750)
-        assert run("ensemble", *members, "--out", tmp_path / "e", *(["--overwrite"] if overwrite else [])).exit_code == 0
+        assert (
+            run("ensemble", *members, "--out", tmp_path / "e", *(["--overwrite"] if overwrite else [])).exit_code == 0
+        )
     finally:
         os.umask(previous)
     assert (tmp_path / "e").stat().st_mode & 0o777 == (0o750 if overwrite else 0o755)

@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 from click.testing import CliRunner
+from conftest import SLACK
 from rich.cells import cell_len
 
 from onparse.cli import main
@@ -37,9 +38,21 @@ def test_parsing_a_file_shows_its_progress_on_a_terminal_and_nowhere_else(tiny_m
 
     source = tmp_path / "lines.txt"
     source.write_text("the cat sat on the mat\n" * 300)
-    command = [sys.executable, "-m", "onparse", "--model", str(tiny_model_dir), "-i", str(source), "-o", str(tmp_path / "out")]
+    command = [
+        sys.executable,
+        "-m",
+        "onparse",
+        "--model",
+        str(tiny_model_dir),
+        "-i",
+        str(source),
+        "-o",
+        str(tmp_path / "out"),
+    ]
     leader, follower = pty.openpty()
-    done = subprocess.run(command, stderr=follower, stdout=subprocess.DEVNULL, timeout=120, env={**os.environ, "COLUMNS": "120"})
+    done = subprocess.run(
+        command, stderr=follower, stdout=subprocess.DEVNULL, timeout=SLACK * 24, env={**os.environ, "COLUMNS": "120"}
+    )
     os.close(follower)
     shown = b""
     while True:
@@ -52,8 +65,10 @@ def test_parsing_a_file_shows_its_progress_on_a_terminal_and_nowhere_else(tiny_m
         shown += chunk
     os.close(leader)
     assert done.returncode == 0 and b"300/300" in shown and b"sentences/s" in shown  # the file's lines are the total
-    quiet = subprocess.run(command[:-2] + ["-o", str(tmp_path / "out2"), "--quiet"], capture_output=True, timeout=120)
-    piped = subprocess.run(command, capture_output=True, timeout=120)  # stderr a pipe: no bar
+    quiet = subprocess.run(
+        command[:-2] + ["-o", str(tmp_path / "out2"), "--quiet"], capture_output=True, timeout=SLACK * 24
+    )
+    piped = subprocess.run(command, capture_output=True, timeout=SLACK * 24)  # stderr a pipe: no bar
     assert quiet.returncode == piped.returncode == 0 and b"sentences/s" not in quiet.stderr + piped.stderr
 
 
@@ -66,7 +81,9 @@ def test_models_lists_what_loads_by_name_and_an_unknown_name_lists_them(tiny_mod
     assert names == [model["name"] for model in onparse.available_models()] and modeldir.DEFAULT_MODEL.name in names
     assert all(model["language"] and model["megabytes"] > 0 for model in listed)
     unknown = run("--model", "xyzzy", "the cat")
-    assert unknown.exit_code == 2 and all(name in unknown.stderr for name in names) and "onparse models" in unknown.stderr
+    assert (
+        unknown.exit_code == 2 and all(name in unknown.stderr for name in names) and "onparse models" in unknown.stderr
+    )
     close = run("--model", "onlstm-negr", "the cat")  # a short list of the closest, not every model
     assert close.exit_code == 2 and "did you mean onlstm-negra" in close.stderr and "pcfg-wsj" not in close.stderr
 
@@ -74,7 +91,9 @@ def test_models_lists_what_loads_by_name_and_an_unknown_name_lists_them(tiny_mod
 def test_a_model_the_repository_holds_but_the_installation_lacks_is_not_installed(tmp_path, monkeypatch):
     from onparse import modeldir
 
-    (tmp_path / "onlstm-big" / "members").mkdir(parents=True)  # as a wheel leaves a folder whose config it does not carry
+    (tmp_path / "onlstm-big" / "members").mkdir(
+        parents=True
+    )  # as a wheel leaves a folder whose config it does not carry
     monkeypatch.setattr(modeldir, "MODELS", tmp_path)
     try:
         modeldir.locate("onlstm-big")
@@ -113,13 +132,39 @@ def test_training_logs_a_clean_line_per_evaluation_and_quiet_keeps_still(tmp_pat
     from pathlib import Path
 
     examples = Path(__file__).resolve().parents[1] / "examples"
-    common = ["train", "--train", examples / "corpus.txt", "--dev", examples / "dev.txt", "--epochs", "1", "--evals-per-epoch", "2",
-              "--embedding-size", "8", "--hidden-size", "12", "--chunk-size", "4", "--vocab-size", "40", "--batch-size", "4",
-              "--bptt", "10", "--dtype", "fp32"]
+    common = [
+        "train",
+        "--train",
+        examples / "corpus.txt",
+        "--dev",
+        examples / "dev.txt",
+        "--epochs",
+        "1",
+        "--evals-per-epoch",
+        "2",
+        "--embedding-size",
+        "8",
+        "--hidden-size",
+        "12",
+        "--chunk-size",
+        "4",
+        "--vocab-size",
+        "40",
+        "--batch-size",
+        "4",
+        "--bptt",
+        "10",
+        "--dtype",
+        "fp32",
+    ]
     done = run(*common, "--out", tmp_path / "a")
     lines = [line for line in done.stderr.splitlines() if line.startswith("train epoch") and "dev ppl" in line]
-    assert done.exit_code == 0 and len(lines) == 2 and lines[-1].startswith("train epoch 1: dev ppl ")  # a line each, for people
-    assert "{" not in done.stderr and any(line.endswith("(kept)") for line in lines)  # the records stay in history.jsonl
+    assert (
+        done.exit_code == 0 and len(lines) == 2 and lines[-1].startswith("train epoch 1: dev ppl ")
+    )  # a line each, for people
+    assert "{" not in done.stderr and any(
+        line.endswith("(kept)") for line in lines
+    )  # the records stay in history.jsonl
     history = [json.loads(line) for line in (tmp_path / "a" / "history.jsonl").read_text().splitlines()]
     assert f"dev ppl {history[-1]['dev_ppl']:,.1f}" in lines[-1]
     quiet = run(*common, "--out", tmp_path / "b", "--quiet")
@@ -135,8 +180,15 @@ def test_a_library_user_routes_the_runs_messages_through_logging(tmp_path, caplo
     from onparse.runfolder import train
 
     examples = Path(__file__).resolve().parents[1] / "examples"
-    config = TrainConfig(train=[str(examples / "corpus.txt")], dev=str(examples / "dev.txt"), epochs=1, batch_size=4, bptt=10,
-                         model=ModelConfig(vocab_size=40, embedding_size=8, hidden_size=12, chunk_size=4), dtype="fp32")
+    config = TrainConfig(
+        train=[str(examples / "corpus.txt")],
+        dev=str(examples / "dev.txt"),
+        epochs=1,
+        batch_size=4,
+        bptt=10,
+        model=ModelConfig(vocab_size=40, embedding_size=8, hidden_size=12, chunk_size=4),
+        dtype="fp32",
+    )
     with caplog.at_level(logging.INFO, logger="onparse"):
         train(config, tmp_path / "run")
     assert any(record.name == "onparse" and "dev ppl" in record.getMessage() for record in caplog.records)
@@ -154,11 +206,17 @@ def test_the_models_table_shows_every_name_and_figure_whole_at_80_columns():
         model_table(found, modeldir.DEFAULT_MODEL.name, console)
         text = console.export_text()
         assert max(map(len, text.splitlines())) <= width and "…" not in text
-        assert all(model["name"] in text and f"{model['dev_f1']['sentence_f1']:.1f}" in text for model in found if model["dev_f1"])
+        assert all(
+            model["name"] in text and f"{model['dev_f1']['sentence_f1']:.1f}" in text
+            for model in found
+            if model["dev_f1"]
+        )
         assert f"{modeldir.DEFAULT_MODEL.name} *" in text and (found[0]["path"] in text) == with_paths
 
 
-def test_a_shipped_models_name_is_never_shadowed_by_a_folder_here_and_a_path_is_never_a_name(tmp_path, monkeypatch, caplog):
+def test_a_shipped_models_name_is_never_shadowed_by_a_folder_here_and_a_path_is_never_a_name(
+    tmp_path, monkeypatch, caplog
+):
     from onparse import modeldir
 
     monkeypatch.chdir(tmp_path)

@@ -51,8 +51,13 @@ def test_punctuation_is_attached_to_the_words_tree(tiny_model_dir):
 def test_none_passes_through_and_invalid_sentences_are_reported(tiny_model_dir):
     parser = Parser.load(tiny_model_dir, max_words=3)
     reported = []
-    out = list(parser.parse_stream([["the", "cat"], None, ["a"] * 5, ["dog"]], window=2,
-                                   invalid=lambda position, err: reported.append((position, str(err)))))
+    out = list(
+        parser.parse_stream(
+            [["the", "cat"], None, ["a"] * 5, ["dog"]],
+            window=2,
+            invalid=lambda position, err: reported.append((position, str(err))),
+        )
+    )
     assert [p is None for p in out] == [False, True, True, False]
     assert out[3].tokens == ["dog"]
     assert reported == [(2, "5 words is over the limit of 3")]
@@ -103,9 +108,15 @@ def test_lines_are_read_as_training_text_is_read_comments_skipped_and_ids_left_o
     assert [parse.tokens for parse in (parsed[1], parsed[3])] == [["the", "cat", "sat"], ["a", "dog", "ran"]]
     plain = list(parser.parse_lines([b"17 cats sleep", b"2:\tstays whole"], tokenized=True))
     assert [parse.tokens for parse in plain] == [["17", "cats", "sleep"], ["2:", "stays", "whole"]]
-    percent = list(parser.parse_lines([b"%% of the votes went to him", b"", b"%% more", b"the cat sat"], tokenized=True))
-    assert [parse and parse.tokens for parse in percent] == [["%%", "of", "the", "votes", "went", "to", "him"], None,
-                                                           ["%%", "more"], ["the", "cat", "sat"]]  # no ids: sentences
+    percent = list(
+        parser.parse_lines([b"%% of the votes went to him", b"", b"%% more", b"the cat sat"], tokenized=True)
+    )
+    assert [parse and parse.tokens for parse in percent] == [
+        ["%%", "of", "the", "votes", "went", "to", "him"],
+        None,
+        ["%%", "more"],
+        ["the", "cat", "sat"],
+    ]  # no ids: sentences
     alone = list(parser.parse_lines([b"%% of the votes went to him"], tokenized=True))
     assert alone[0].tokens[:2] == ["%%", "of"]
 
@@ -115,8 +126,12 @@ def test_a_line_with_a_carriage_return_or_a_control_character_inside_is_refused_
 
     parser = Parser(load(tiny_model_dir))
     said = []
-    parsed = list(parser.parse_lines([b"the cat sat\ra dog ran\rit rained", b"the cat\x00 sat", b"a dog ran"],
-                                     invalid=lambda position, reason: said.append((position, str(reason)))))
+    parsed = list(
+        parser.parse_lines(
+            [b"the cat sat\ra dog ran\rit rained", b"the cat\x00 sat", b"a dog ran"],
+            invalid=lambda position, reason: said.append((position, str(reason))),
+        )
+    )
     assert parsed[:2] == [None, None] and parsed[2].tokens == ["a", "dog", "ran"]
     assert said[0][0] == 0 and "carriage return" in said[0][1] and said[1][0] == 1 and "U+0000" in said[1][1]
     with pytest.raises(InputError, match="control character U\\+001B"):
@@ -128,5 +143,16 @@ def test_text_the_model_mostly_does_not_know_is_said_once(tiny_model_dir, caplog
     with caplog.at_level("WARNING", logger="onparse"):
         list(parser.parse_sents(["the cat sat on the mat"]))
         assert not caplog.records
-        list(parser.parse_sents(["\u0642\u0637\u0629 \u062c\u0644\u0633\u062a \u0647\u0646\u0627 \u0627\u0644\u064a\u0648\u0645 .", "zzz qqq xxx yyy vvv"]))
-    assert len(caplog.records) == 1 and "unknown to" in caplog.records[0].message and "another language" in caplog.records[0].message
+        list(
+            parser.parse_sents(
+                [
+                    "\u0642\u0637\u0629 \u062c\u0644\u0633\u062a \u0647\u0646\u0627 \u0627\u0644\u064a\u0648\u0645 .",
+                    "zzz qqq xxx yyy vvv",
+                ]
+            )
+        )
+    assert (
+        len(caplog.records) == 1
+        and "unknown to" in caplog.records[0].message
+        and "another language" in caplog.records[0].message
+    )

@@ -9,7 +9,14 @@ import torch
 
 from onparse.families import GrammarConfig
 from onparse.families.pcfg import PRODUCTIONS
-from onparse.families.pcfg_model import NeuralPCFG, Rules, focus_span_scores, inside, share_span_scores, tree_span_scores
+from onparse.families.pcfg_model import (
+    NeuralPCFG,
+    Rules,
+    focus_span_scores,
+    inside,
+    share_span_scores,
+    tree_span_scores,
+)
 from onparse.trees import left_branching, spans
 from onparse.voting import best_tree
 
@@ -57,8 +64,9 @@ def tree_probability(tree, words, root, rule, emission) -> float:
 @pytest.fixture(params=PRODUCTIONS)
 def tiny_grammar(request):
     torch.manual_seed(3)
-    model = NeuralPCFG(GrammarConfig(vocab_size=7, nonterminals=3, preterminals=4, symbol_size=8,
-                                     productions=request.param))
+    model = NeuralPCFG(
+        GrammarConfig(vocab_size=7, nonterminals=3, preterminals=4, symbol_size=8, productions=request.param)
+    )
     with torch.no_grad():  # sharper rules than a fresh network gives, so trees differ in probability
         for parameter in model.parameters():
             parameter.mul_(3)
@@ -84,7 +92,6 @@ def test_inside_equals_the_sum_over_every_binary_tree_and_marginals_its_span_sha
             assert marginals[start, end] == pytest.approx(expected, abs=1e-4)
 
 
-
 @pytest.mark.parametrize("n", [2, 4, 6])
 def test_scores_that_keep_one_tree_give_the_joint_likelihood_of_the_sentence_and_that_tree(tiny_grammar, n):
     words = torch.tensor([[(5 * k + n) % 7 for k in range(n)]] * 2)
@@ -93,8 +100,9 @@ def test_scores_that_keep_one_tree_give_the_joint_likelihood_of_the_sentence_and
     trees = list(binary_trees(0, n))[:2] if n > 2 else list(binary_trees(0, n)) * 2
     found = tiny_grammar.log_likelihood(words, tree_span_scores([tree_spans(tree) for tree in trees], n))
     for row, tree in enumerate(trees):
-        assert found[row].item() == pytest.approx(math.log(tree_probability(tree, words[row].tolist(), tables[0],
-                                                                          rule_table(rules), tables[1])), abs=1e-4)
+        assert found[row].item() == pytest.approx(
+            math.log(tree_probability(tree, words[row].tolist(), tables[0], rule_table(rules), tables[1])), abs=1e-4
+        )
 
 
 @pytest.mark.parametrize("n", [3, 4, 5])
@@ -104,27 +112,36 @@ def test_span_shares_weigh_every_tree_by_the_product_of_its_spans_shares(tiny_gr
     rules = tiny_grammar.rules()
     root, emission = (tensor.detach().double().exp().numpy() for tensor in (rules.root, rules.emission))
     trees = list(binary_trees(0, n))
-    shares = {(start, end): 0.2 + 0.6 * ((start * 7 + end * 3) % 5) / 4  # spans of 2 to n - 1 words, one left out
-              for start, end in itertools.combinations(range(n + 1), 2) if 2 <= end - start < n}
+    shares = {
+        (start, end): 0.2 + 0.6 * ((start * 7 + end * 3) % 5) / 4  # spans of 2 to n - 1 words, one left out
+        for start, end in itertools.combinations(range(n + 1), 2)
+        if 2 <= end - start < n
+    }
     del shares[(0, 2)]
     expected = 0.0
     for tree in trees:
         inner = tree_spans(tree) - {(0, n)}
         if all(span in shares for span in inner):
             expected += tree_probability(tree, words[0].tolist(), root, rule_table(rules), emission) * math.prod(
-                shares[span] for span in inner)
+                shares[span] for span in inner
+            )
     found = tiny_grammar.log_likelihood(words, share_span_scores([[(a, b, v) for (a, b), v in shares.items()]], n))
     assert found.item() == pytest.approx(math.log(expected), abs=1e-4)
 
 
 def example_shares(n: int) -> list[tuple[int, int, float]]:
     """Shares of some spans of 2 to n - 1 words, as a vote's: uneven, one span left out."""
-    return [(start, end, 0.2 + 0.6 * ((start * 7 + end * 3) % 5) / 4)
-            for start, end in itertools.combinations(range(n + 1), 2) if 2 <= end - start < n and (start, end) != (0, 2)]
+    return [
+        (start, end, 0.2 + 0.6 * ((start * 7 + end * 3) % 5) / 4)
+        for start, end in itertools.combinations(range(n + 1), 2)
+        if 2 <= end - start < n and (start, end) != (0, 2)
+    ]
 
 
 @pytest.mark.parametrize("n", [3, 4, 5])
-def test_a_focus_weighs_every_tree_by_exp_focus_times_its_spans_shares_and_its_gradient_is_the_sum_over_trees(tiny_grammar, n):
+def test_a_focus_weighs_every_tree_by_exp_focus_times_its_spans_shares_and_its_gradient_is_the_sum_over_trees(
+    tiny_grammar, n
+):
     """Parse-focusing: log sum_t p(x, t) exp(focus * sum_{s in t} share(s)), no tree ruled out; its gradient is
     the gradient of that sum written tree by tree (each tree's joint likelihood from scores that keep it alone)."""
     words = torch.tensor([[(2 * k + n) % 7 for k in range(n)]])
@@ -172,16 +189,20 @@ def test_mbr_returns_the_tree_a_grammar_makes_certain():
     log = lambda x: torch.log_softmax(x, -1)  # noqa: E731
     right = torch.full((n_nt, n_nt + n_pt), -1e9)
     right[:, n_nt:] = 0.0
-    rules = Rules(log(torch.randn(n_nt)), log(torch.randn(n_nt, n_nt + n_pt)), log(right), log(torch.randn(n_pt, vocab)))
+    rules = Rules(
+        log(torch.randn(n_nt)), log(torch.randn(n_nt, n_nt + n_pt)), log(right), log(torch.randn(n_pt, vocab))
+    )
     words = torch.tensor([[0, 3, 1, 4, 2, 2, 0]])
     scores = torch.zeros(1, 8, 8, requires_grad=True)
     (marginals,) = torch.autograd.grad(inside(rules, words, scores).sum(), scores)
-    assert spans(best_tree(marginals[0].numpy().astype('float64'))) == spans(left_branching(7))
+    assert spans(best_tree(marginals[0].numpy().astype("float64"))) == spans(left_branching(7))
 
 
 def test_the_inside_algorithm_refuses_a_single_word():
     with pytest.raises(ValueError, match="two or more words"):
-        NeuralPCFG(GrammarConfig(vocab_size=5, nonterminals=2, preterminals=2, symbol_size=4)).log_likelihood(torch.tensor([[1]]))
+        NeuralPCFG(GrammarConfig(vocab_size=5, nonterminals=2, preterminals=2, symbol_size=4)).log_likelihood(
+            torch.tensor([[1]])
+        )
 
 
 def test_the_outside_pass_gives_the_gradient_of_log_z_on_long_sentences(tiny_grammar):
@@ -214,7 +235,8 @@ def test_a_compound_grammar_gives_each_sentence_its_own_rules_in_one_batch():
 
 
 def inside_marginals(rules: Rules, words: torch.Tensor) -> torch.Tensor:
-    """Span marginals as the gradient of log Z with respect to every span's score: the definition, not the outside pass."""
+    """Span marginals as the gradient of log Z with respect to every span's score: the definition, not the outside
+    pass."""
     rules = Rules(*(None if tensor is None else tensor.detach() for tensor in vars(rules).values()))
     scores = torch.zeros(words.size(0), words.size(1) + 1, words.size(1) + 1, requires_grad=True)
     return torch.autograd.grad(inside(rules, words, scores).sum(), scores)[0]

@@ -7,6 +7,7 @@ import pytest
 import torch
 from hypothesis import given
 from hypothesis import strategies as st
+from nltk import Tree
 
 from onparse import modeldir
 from onparse.evaluate import model_spans
@@ -20,7 +21,6 @@ from onparse.tokenize import normalize_punctuation
 from onparse.treebank import gold_sentence
 from onparse.trees import build_tree, spans
 from onparse.vocabulary import Vocabulary
-from nltk import Tree
 
 PUNCTUATED = Sentence(("The", "cat", ",", "sat", "on", "the", "mat", "."), (0, 1, 3, 4, 5, 6))
 
@@ -28,7 +28,9 @@ PUNCTUATED = Sentence(("The", "cat", ",", "sat", "on", "the", "mat", "."), (0, 1
 def reading_model(tmp_path, reading: Reading, seed: int = 0):
     torch.manual_seed(seed)
     vocab = Vocabulary(["<eos>", "<unk>", "the", "cat", "sat", "on", "mat", ",", "."])
-    model = LanguageModel(ModelConfig(vocab_size=len(vocab), embedding_size=8, hidden_size=12, n_layers=3, chunk_size=4)).eval()
+    model = LanguageModel(
+        ModelConfig(vocab_size=len(vocab), embedding_size=8, hidden_size=12, n_layers=3, chunk_size=4)
+    ).eval()
     path = tmp_path / f"{reading.direction}-{reading.punctuation}"
     modeldir.save(path, model, vocab, default_layer=2, reading=reading)
     return path, modeldir.load(path).model, vocab  # the weights as stored (bf16), as the parser reads them
@@ -55,7 +57,9 @@ def test_reading_right_to_left_gives_each_word_the_gap_before_it(tmp_path):
     n = len(words)
     for k in range(1, n):
         assert torch.allclose(torch.from_numpy(parse.distances[0][:, k]), raw[:, n - k], atol=1e-5)
-    assert torch.allclose(torch.from_numpy(parse.distances[0][:, 0]), raw.min(1).values, atol=1e-5)  # nothing read before word 0
+    assert torch.allclose(
+        torch.from_numpy(parse.distances[0][:, 0]), raw.min(1).values, atol=1e-5
+    )  # nothing read before word 0
 
 
 def test_punctuation_reaches_the_model_but_never_the_trees_words(tmp_path):
@@ -79,7 +83,9 @@ def test_punctuation_read_right_to_left_marks_the_gap_it_stands_in(tmp_path):
 
 def test_the_scorer_sees_the_treebanks_words_alone(tmp_path):
     path, _, _ = reading_model(tmp_path, Reading(punctuation=True))
-    gold = gold_sentence(Tree.fromstring("(S (NP (DT The) (NN cat)) (, ,) (VP (VBD sat) (PP (IN on) (NP (DT the) (NN mat)))) (. .))"))
+    gold = gold_sentence(
+        Tree.fromstring("(S (NP (DT The) (NN cat)) (, ,) (VP (VBD sat) (PP (IN on) (NP (DT the) (NN mat)))) (. .))")
+    )
     assert gold.words == ("The", "cat", "sat", "on", "the", "mat") and gold.sentence == PUNCTUATED
     (found,) = model_spans(Parser.load(path), [gold])
     assert max(end for _, end in found["mean"]) == 6 and (0, 6) in found["mean"]

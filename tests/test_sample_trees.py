@@ -4,14 +4,15 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import FIXTURES
+from conftest import FIXTURES, SLACK
+
 from onparse.treebank import read_gold
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "sample_trees.py"
 
 
 def sample(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, timeout=60)
+    return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, timeout=SLACK * 12)
 
 
 def test_a_sample_reads_back_as_the_same_sentences_and_trees(tmp_path):

@@ -82,7 +82,9 @@ def test_predictions_that_do_not_align_are_refused_or_left_out_and_reported_neve
     from onparse.scoring import score_predictions
 
     gold_file = tmp_path / "gold.txt"
-    gold_file.write_text("(S (NP (DT the) (NN cat)) (VP (VBD sat)) (. .))\n(S (NP (DT the) (NN mat)) (. .))\n(S (. .))\n")
+    gold_file.write_text(
+        "(S (NP (DT the) (NN cat)) (VP (VBD sat)) (. .))\n(S (NP (DT the) (NN mat)) (. .))\n(S (. .))\n"
+    )
     gold = list(read_gold(str(gold_file)))
     pred = tmp_path / "pred.txt"
     pred.write_text("(X (X the cat) (X sat .))\n(X the (X big mat))\n(X )\n")  # an extra word; a tree of no words
@@ -107,7 +109,9 @@ def test_what_parse_prints_for_a_line_of_punctuation_alone_scores_back(tmp_path)
     lines.write_text("the cat sat\n.\n")
     parsed = CliRunner().invoke(main, ["--tokenized", "--no-punct", "-i", str(lines), "-o", str(tmp_path / "pred.txt")])
     assert parsed.exit_code == 0, parsed.output
-    scored = CliRunner().invoke(main, ["eval", "--gold", str(gold_file), "--pred", str(tmp_path / "pred.txt"), "--json"])
+    scored = CliRunner().invoke(
+        main, ["eval", "--gold", str(gold_file), "--pred", str(tmp_path / "pred.txt"), "--json"]
+    )
     assert scored.exit_code == 0, scored.output
 
 
@@ -127,7 +131,16 @@ def test_predictions_are_read_as_utf8_whatever_the_golds_encoding(tmp_path):
 
     (tmp_path / "gold.penn").write_bytes("(S (NP (ART Die) (NN Mäuse)) (VVFIN laufen) ($. .))\n".encode("latin-1"))
     (tmp_path / "pred.txt").write_text("(X (X Die Mäuse) laufen .)\n", encoding="utf-8")
-    common = ["eval", "--gold", str(tmp_path / "gold.penn"), "--encoding", "latin-1", "--pred", str(tmp_path / "pred.txt"), "--json"]
+    common = [
+        "eval",
+        "--gold",
+        str(tmp_path / "gold.penn"),
+        "--encoding",
+        "latin-1",
+        "--pred",
+        str(tmp_path / "pred.txt"),
+        "--json",
+    ]
     scored = CliRunner().invoke(main, common)
     assert scored.exit_code == 0, scored.stderr
     assert json_module.loads(scored.stdout)["sentences"] == 1

@@ -7,8 +7,7 @@ import pytest
 
 from onparse.cli import main
 from onparse.config import MEMBER_MODEL, DistillConfig, FitPlan, ParseConfig, TrainConfig
-from onparse.families import ModelConfig
-from onparse.families import named
+from onparse.families import ModelConfig, named
 from onparse.families.pcfg import GRAMMAR_TRAINING
 from onparse.settings import default
 
@@ -25,14 +24,22 @@ def same(option_default, setting) -> bool:
     return list(option_default) == list(setting) if isinstance(setting, list) else option_default == setting
 
 
-@pytest.mark.parametrize("command, settings", [("fit", FitPlan), ("train", TrainConfig), ("train", ModelConfig),
-                                               ("parse", ParseConfig), ("eval", ParseConfig)])
+@pytest.mark.parametrize(
+    "command, settings",
+    [("fit", FitPlan), ("train", TrainConfig), ("train", ModelConfig), ("parse", ParseConfig), ("eval", ParseConfig)],
+)
 def test_each_option_named_for_a_setting_defaults_to_it(command, settings):
     options = defaults_of(command)
-    shared = [f.name for f in fields(settings) if f.name in options and (f.default is not MISSING or f.default_factory is not MISSING)]
+    shared = [
+        f.name
+        for f in fields(settings)
+        if f.name in options and (f.default is not MISSING or f.default_factory is not MISSING)
+    ]
     assert shared, f"{command} shares no option with {settings.__name__}"
     for name in shared:
-        assert same(options[name], default(settings, name)), f"{command} --{name}: {options[name]!r} != {default(settings, name)!r}"
+        assert same(options[name], default(settings, name)), (
+            f"{command} --{name}: {options[name]!r} != {default(settings, name)!r}"
+        )
 
 
 def test_the_fits_member_sizes_and_the_distillations_settings_are_the_plans():
@@ -42,16 +49,27 @@ def test_the_fits_member_sizes_and_the_distillations_settings_are_the_plans():
     assert fit["n_layers"] == MEMBER_MODEL.n_layers and fit["vocab_size"] == MEMBER_MODEL.vocab_size
     distill = defaults_of("distill")
     assert {name: distill[name] for name in ("sentences", "rank_weight", "margin")} == {
-        name: default(DistillConfig, name) for name in ("sentences", "rank_weight", "margin")}
+        name: default(DistillConfig, name) for name in ("sentences", "rank_weight", "margin")
+    }
     # an update's size and rate are the student's family's: an ON-LSTM's the fit's fine-tuning ones, a grammar's its own
     assert "batch_size" not in distill and "lr" not in distill  # no default of their own
-    assert named("onlstm").student_training == {"batch_size": default(FitPlan, "student_batch_size"), "lr": default(FitPlan, "finetune_lr")}
+    assert named("onlstm").student_training == {
+        "batch_size": default(FitPlan, "student_batch_size"),
+        "lr": default(FitPlan, "finetune_lr"),
+    }
     assert named("pcfg").student_training == {name: GRAMMAR_TRAINING[name] for name in ("batch_size", "lr", "clip")}
     assert distill["evals_per_epoch"] == default(FitPlan, "evals_per_epoch")
 
 
-@pytest.mark.parametrize("flags, expected", [({"fma", "avx2"}, "float32"), ({"avx512f", "avx512_bf16"}, "bfloat16"),
-                                             ({"amx_bf16", "amx_tile"}, "bfloat16"), (set(), "float32")])
+@pytest.mark.parametrize(
+    "flags, expected",
+    [
+        ({"fma", "avx2"}, "float32"),
+        ({"avx512f", "avx512_bf16"}, "bfloat16"),
+        ({"amx_bf16", "amx_tile"}, "bfloat16"),
+        (set(), "float32"),
+    ],
+)
 def test_auto_precision_takes_bf16_only_where_the_cpu_computes_it_natively(monkeypatch, flags, expected):
     """An AVX2 CPU emulates bf16 matmuls about 20x slower than fp32: training there defaults to fp32."""
     import torch
@@ -63,7 +81,6 @@ def test_auto_precision_takes_bf16_only_where_the_cpu_computes_it_natively(monke
     assert compute_dtype("auto", "cpu") == getattr(torch, expected)
     assert compute_dtype("bf16", "cpu") == torch.bfloat16 and compute_dtype("fp32", "cpu") == torch.float32
     assert TrainConfig().dtype == FitPlan(train=[], dev="").dtype == "auto"
-
 
 
 def test_a_layer_keyed_in_a_record_reads_back_as_the_layer_it_was():

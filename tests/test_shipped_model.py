@@ -8,7 +8,11 @@ from onparse.parse import Parser
 
 def test_shipped_models_are_complete_and_compact():
     assert {"config.json", "card.json", "card.md"} <= {p.name for p in DEFAULT_MODEL.iterdir()}
-    assert sum(p.stat().st_size for p in MODELS.rglob("*") if p.is_file()) < 175 * 2**20  # the GPU members (issue 21), the German and Chinese models (29), grammars (33): 64 x 128 in German, pcfg-wsj alone, students of the German and Chinese votes (43)
+    assert (
+        sum(p.stat().st_size for p in MODELS.rglob("*") if p.is_file()) < 175 * 2**20
+        # the GPU members (issue 21), the German and Chinese models (29), grammars (33): 64 x 128 in German, pcfg-wsj
+        # alone, students of the German and Chinese votes (43)
+    )
 
 
 def test_shipped_model_loads_and_parses():
@@ -42,32 +46,57 @@ def test_the_help_names_the_default_model():
     assert f"models/{DEFAULT_MODEL.name}" in help_text.replace("- ", "-")  # click wraps at hyphens
 
 
-@pytest.mark.parametrize("name, language, text, tokens, n_words", [
-    ("onlstm-negra", "de", "Die Mäuse „laufen“ über die Straße.", ["Die", "Mäuse", "„", "laufen", "“", "über", "die", "Straße", "."], 6),
-    ("onlstm-ctb", "zh", "我们在北京大学学习中文。", ["我们", "在", "北京大学", "学习", "中文", "。"], 5),
-])
+@pytest.mark.parametrize(
+    "name, language, text, tokens, n_words",
+    [
+        (
+            "onlstm-negra",
+            "de",
+            "Die Mäuse „laufen“ über die Straße.",
+            ["Die", "Mäuse", "„", "laufen", "“", "über", "die", "Straße", "."],
+            6,
+        ),
+        ("onlstm-ctb", "zh", "我们在北京大学学习中文。", ["我们", "在", "北京大学", "学习", "中文", "。"], 5),
+    ],
+)
 def test_the_language_models_tokenize_and_parse_their_language(name, language, text, tokens, n_words):
     parser = Parser.load(name)
     families = [m.bundle.family for m in parser.members]
     assert parser.language == language and set(families) == {"onlstm", "pcfg"}  # both families vote (issue 33)
     assert [m.layer for m in parser.members] == ["mean" if family == "onlstm" else "spans" for family in families]
     parse = parser.parse(text)
-    assert parse.tokens == tokens and len(parse.word_positions) == n_words  # punctuation is no word, by Unicode category
-    assert parse.words_tree.leaves() == list(range(n_words)) and all(len(node) == 2 for node in parse.words_tree.subtrees())
+    assert (
+        parse.tokens == tokens and len(parse.word_positions) == n_words
+    )  # punctuation is no word, by Unicode category
+    assert parse.words_tree.leaves() == list(range(n_words)) and all(
+        len(node) == 2 for node in parse.words_tree.subtrees()
+    )
     for member in parser.members:  # the ON-LSTMs read punctuation right to left (issue 29); a grammar reads the words
         reading = member.bundle.reading
-        assert (reading.punctuation, reading.direction) == ((True, "backward") if member.bundle.family == "onlstm" else (False, "forward"))
-    assert parse.model_input[-1] == tokens[0].lower() and len(parse.model_input) == len(tokens)  # as the ON-LSTMs were trained
+        assert (reading.punctuation, reading.direction) == (
+            (True, "backward") if member.bundle.family == "onlstm" else (False, "forward")
+        )
+    assert parse.model_input[-1] == tokens[0].lower() and len(parse.model_input) == len(
+        tokens
+    )  # as the ON-LSTMs were trained
 
-@pytest.mark.parametrize("name, language, text, n_words", [
-    ("pcfg-wsj", "en", "The company said its profit rose 10 % in the third quarter.", 12),
-    ("pcfg-negra", "de", "Die Firma sagte, ihr Gewinn sei im dritten Quartal gestiegen.", 10),
-])
+
+@pytest.mark.parametrize(
+    "name, language, text, n_words",
+    [
+        ("pcfg-wsj", "en", "The company said its profit rose 10 % in the third quarter.", 12),
+        ("pcfg-negra", "de", "Die Firma sagte, ihr Gewinn sei im dritten Quartal gestiegen.", 10),
+    ],
+)
 def test_the_lone_grammars_parse_by_name_with_their_span_marginals_as_confidence(name, language, text, n_words):
     parser = Parser.load(name)
     (member,) = parser.members
     assert parser.language == language
-    assert member.bundle.family == "pcfg" and member.layer == "spans" and member.bundle.card["config"]["distill"]["teacher"]  # a student
+    assert (
+        member.bundle.family == "pcfg"
+        and member.layer == "spans"
+        and member.bundle.card["config"]["distill"]["teacher"]
+    )  # a student
     parse = parser.parse(text)
     record = parse.to_dict(punct=False)
     assert len(parse.word_positions) == n_words and all(len(node) == 2 for node in parse.words_tree.subtrees())

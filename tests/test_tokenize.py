@@ -22,7 +22,17 @@ def test_punctuation_detection():
 
 def test_percent_and_ampersand_are_words_as_in_the_treebank():
     assert not is_punct("%") and not is_punct("&")  # tagged NN and CC in the Penn Treebank; the model read them
-    assert tokenize("Profit rose 5 % at Procter & Gamble.") == ["Profit", "rose", "5", "%", "at", "Procter", "&", "Gamble", "."]
+    assert tokenize("Profit rose 5 % at Procter & Gamble.") == [
+        "Profit",
+        "rose",
+        "5",
+        "%",
+        "at",
+        "Procter",
+        "&",
+        "Gamble",
+        ".",
+    ]
 
 
 def test_possessive_apostrophe_is_a_word_and_currency_symbols_are_not():
@@ -32,9 +42,29 @@ def test_possessive_apostrophe_is_a_word_and_currency_symbols_are_not():
 
 
 def test_tokens_the_treebank_keeps_whole_stay_whole_and_quotes_are_the_users():
-    assert tokenize('S&L and AT&T said "hi" to M&A.') == ["S&L", "and", "AT&T", "said", '"', "hi", '"', "to", "M&A", "."]
+    assert tokenize('S&L and AT&T said "hi" to M&A.') == [
+        "S&L",
+        "and",
+        "AT&T",
+        "said",
+        '"',
+        "hi",
+        '"',
+        "to",
+        "M&A",
+        ".",
+    ]
     assert tokenize("rock 'n' roll, 47%-controlled, 19-to-$21 in US$") == [
-        "rock", "'n'", "roll", ",", "47%-controlled", ",", "19-to-$21", "in", "US$"]
+        "rock",
+        "'n'",
+        "roll",
+        ",",
+        "47%-controlled",
+        ",",
+        "19-to-$21",
+        "in",
+        "US$",
+    ]
     assert tokenize("It isn't 'safe' -- A & B.") == ["It", "is", "n't", "'", "safe", "'", "--", "A", "&", "B", "."]
     assert tokenize("He works for Fulton (U.S.A.)") == ["He", "works", "for", "Fulton", "(", "U.S.A", ".", ")"]
 
@@ -43,7 +73,13 @@ def test_a_words_own_apostrophe_stays_but_possessives_and_closing_quotes_split()
     assert tokenize("the mean ol' law was goin' home") == ["the", "mean", "ol'", "law", "was", "goin'", "home"]
     assert tokenize("the investors' money") == ["the", "investors", "'", "money"]
     assert tokenize("he said 'go home' and left") == ["he", "said", "'", "go", "home", "'", "and", "left"]
-    assert tokenize("shares of Dunkin' Donuts") == ["shares", "of", "Dunkin", "'", "Donuts"]  # a name: split, as the treebank mostly does
+    assert tokenize("shares of Dunkin' Donuts") == [
+        "shares",
+        "of",
+        "Dunkin",
+        "'",
+        "Donuts",
+    ]  # a name: split, as the treebank mostly does
 
 
 def test_a_period_the_treebank_writes_as_its_own_token_is_split_mid_sentence():
@@ -51,7 +87,17 @@ def test_a_period_the_treebank_writes_as_its_own_token_is_split_mid_sentence():
     assert tokenize('it was like bubble gum." Then') == ["it", "was", "like", "bubble", "gum", ".", '"', "Then"]
     assert tokenize("2. Take a loss") == ["2", ".", "Take", "a", "loss"]
     assert tokenize("Agip S.p. A. and Birkel G.m.b. H. agreed") == [
-        "Agip", "S.p", ".", "A.", "and", "Birkel", "G.m.b", ".", "H.", "agreed"]
+        "Agip",
+        "S.p",
+        ".",
+        "A.",
+        "and",
+        "Birkel",
+        "G.m.b",
+        ".",
+        "H.",
+        "agreed",
+    ]
     assert tokenize("Mr. Smith of Acme Corp. said so") == ["Mr.", "Smith", "of", "Acme", "Corp.", "said", "so"]
 
 
@@ -84,8 +130,10 @@ def test_full_width_letters_read_as_ascii_and_an_older_word_list_finds_them():
     assert "wto" in older and "ｂ" not in older
 
 
-WEB_TEXT = [line.split("\t") for line in (Path(__file__).parent / "fixtures" / "web_text.tsv").read_text(encoding="utf-8")
-            .splitlines()[1:]]
+WEB_TEXT = [
+    line.split("\t")
+    for line in (Path(__file__).parent / "fixtures" / "web_text.tsv").read_text(encoding="utf-8").splitlines()[1:]
+]
 
 
 @pytest.mark.parametrize("typographic, ascii_twin", WEB_TEXT)
@@ -96,7 +144,9 @@ def test_typographic_punctuation_tokenizes_as_its_ascii_twin_and_keeps_the_users
     assert len(tokens) == len(twins), (tokens, twins)
     assert all(token in typographic for token in tokens)  # the user's characters, not ASCII stand-ins
     assert word_positions(tokens) == word_positions(twins)
-    assert [normalize(tokens[i]) for i in word_positions(tokens)] == [normalize(twins[i]) for i in word_positions(twins)]
+    assert [normalize(tokens[i]) for i in word_positions(tokens)] == [
+        normalize(twins[i]) for i in word_positions(twins)
+    ]
 
 
 def test_web_text_parses_to_the_trees_of_its_ascii_twins_with_the_shipped_default():

@@ -24,8 +24,18 @@ def corpus(tmp_path):
 
 
 def tiny_config(corpus, **changes) -> TrainConfig:
-    return TrainConfig(**{"train": [str(corpus)], "model": TINY, "batch_size": 4, "bptt": 8, "epochs": 2,
-                          "lr": 1e-2, "warmup_updates": 5, **changes})
+    return TrainConfig(
+        **{
+            "train": [str(corpus)],
+            "model": TINY,
+            "batch_size": 4,
+            "bptt": 8,
+            "epochs": 2,
+            "lr": 1e-2,
+            "warmup_updates": 5,
+            **changes,
+        }
+    )
 
 
 def test_the_loss_falls(corpus):
@@ -72,7 +82,12 @@ def test_learning_rate_warms_up_then_decays_to_its_floor():
 
 def test_a_short_run_warms_up_over_a_tenth_of_its_updates_and_reaches_its_rate():
     config = TrainConfig(lr=1.0, warmup_updates=100, min_lr_ratio=0.1)  # 20 updates: two of warm-up, not a hundred
-    assert [learning_rate(config, u, 20) for u in range(4)] == [0.5, 1.0, 1.0, pytest.approx(0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi / 18)))]
+    assert [learning_rate(config, u, 20) for u in range(4)] == [
+        0.5,
+        1.0,
+        1.0,
+        pytest.approx(0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi / 18))),
+    ]
     assert learning_rate(config, 0, 9) == 1.0  # under ten updates: no warm-up at all
 
 
@@ -108,8 +123,9 @@ def test_vocabulary_build_ranks_by_count_then_alphabetically():
     assert vocab.ids(["c", "d", "b"]) == [2, vocab.unk_id, 4]
 
 
-NO_DROPOUT = ModelConfig(embedding_size=8, hidden_size=12, chunk_size=4, n_layers=2, dropout=0, dropouth=0, dropouti=0,
-                         dropoute=0, wdrop=0)
+NO_DROPOUT = ModelConfig(
+    embedding_size=8, hidden_size=12, chunk_size=4, n_layers=2, dropout=0, dropouth=0, dropouti=0, dropoute=0, wdrop=0
+)
 
 
 def test_the_hidden_state_carried_between_segments_reaches_the_next_loss(corpus):
@@ -128,7 +144,9 @@ def test_the_hidden_state_carried_between_segments_reaches_the_next_loss(corpus)
 def test_every_update_is_taken_from_gradients_clipped_to_the_configured_norm(corpus):
     trainer = make_trainer(tiny_config(corpus, clip=1e-3, lr=1e-3))
     next(trainer.steps())
-    norm = torch.linalg.vector_norm(torch.stack([p.grad.norm() for p in trainer.model.parameters() if p.grad is not None]))
+    norm = torch.linalg.vector_norm(
+        torch.stack([p.grad.norm() for p in trainer.model.parameters() if p.grad is not None])
+    )
     assert norm <= 1e-3 * 1.0001
 
 

@@ -1,8 +1,8 @@
 """Reading gold trees in LDC and one-tree-per-line layouts."""
 
 import pytest
-
 from conftest import FIXTURES
+
 from onparse.treebank import RULES, TreebankError, read_gold, tree_files
 
 
@@ -71,7 +71,9 @@ def test_a_node_of_bare_words_is_refused_with_its_file_and_line(tmp_path):
 
 def test_a_misplaced_label_beside_constituents_is_no_word(tmp_path):
     ctb = tmp_path / "ctb.mrg"  # as in the released CTB: an unlabeled bracket whose label follows its first child
-    ctb.write_text("((IP (CP ((WHNP (-NONE- *OP*)) CP (IP (NP (NN 地方) (NN 当局)) (VP (VV 组织))))) (PU 。)))\n", encoding="utf-8")
+    ctb.write_text(
+        "((IP (CP ((WHNP (-NONE- *OP*)) CP (IP (NP (NN 地方) (NN 当局)) (VP (VV 组织))))) (PU 。)))\n", encoding="utf-8"
+    )
     (sentence,) = read_gold(str(ctb), RULES["ctb"])
     assert sentence.words == ("地方", "当局", "组织") and (0, 2) in sentence.spans
 
@@ -85,8 +87,10 @@ def test_the_fast_reader_reads_what_nltk_reads():
     for name in ("ldc_style.mrg", "one_per_line.txt"):
         text = (FIXTURES / name).read_text()
         ours = [bracketed(tree) for tree, _ in read_trees(FIXTURES / name)]
-        expected = [Tree.fromstring(line, remove_empty_top_bracketing=True).pformat(margin=10**9)
-                    for line in _top_level_trees(text)]
+        expected = [
+            Tree.fromstring(line, remove_empty_top_bracketing=True).pformat(margin=10**9)
+            for line in _top_level_trees(text)
+        ]
         assert ours == expected and len(ours) >= 2
 
 
@@ -164,14 +168,42 @@ def test_eval_names_the_rule_and_scores_other_treebanks():
 
     from onparse.cli import main
 
-    result = CliRunner().invoke(main, ["eval", "--gold", str(FIXTURES / "negra_style.penn"), "--encoding", "latin-1",
-                                       "--pred", str(FIXTURES / "negra_style.penn"), "--pred-encoding", "latin-1", "--json"])
+    result = CliRunner().invoke(
+        main,
+        [
+            "eval",
+            "--gold",
+            str(FIXTURES / "negra_style.penn"),
+            "--encoding",
+            "latin-1",
+            "--pred",
+            str(FIXTURES / "negra_style.penn"),
+            "--pred-encoding",
+            "latin-1",
+            "--json",
+        ],
+    )
     assert result.exit_code == 0, result.output
     figures = json.loads(result.output)
-    assert figures["words"] == "negra" and "tag starting with $" in figures["protocol"] and figures["sentence_f1"] == 100.0
-    refused = CliRunner().invoke(main, ["eval", "--gold", str(FIXTURES / "negra_style.penn"), "--encoding", "latin-1",
-                                        "--words", "ptb", "--pred", str(FIXTURES / "negra_style.penn"),
-                                        "--pred-encoding", "latin-1"])
+    assert (
+        figures["words"] == "negra" and "tag starting with $" in figures["protocol"] and figures["sentence_f1"] == 100.0
+    )
+    refused = CliRunner().invoke(
+        main,
+        [
+            "eval",
+            "--gold",
+            str(FIXTURES / "negra_style.penn"),
+            "--encoding",
+            "latin-1",
+            "--words",
+            "ptb",
+            "--pred",
+            str(FIXTURES / "negra_style.penn"),
+            "--pred-encoding",
+            "latin-1",
+        ],
+    )
     assert refused.exit_code == 1 and "leaves are words under the ptb rule" in refused.stderr
 
 

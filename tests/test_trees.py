@@ -3,7 +3,15 @@
 import pytest
 from nltk import Tree
 
-from onparse.trees import attach_punctuation, balanced, build_tree, labeled_spans, left_branching, right_branching, spans
+from onparse.trees import (
+    attach_punctuation,
+    balanced,
+    build_tree,
+    labeled_spans,
+    left_branching,
+    right_branching,
+    spans,
+)
 
 
 def test_greedy_builder_matches_hand_worked_example():

@@ -42,8 +42,11 @@ def test_matches_brute_force_on_random_votes():
     rng = random.Random(0)
     for n in range(1, 7):
         for _ in range(20):
-            votes = vote_matrix([spans(t) for t in rng.sample(list(all_binary_trees(0, n)), 1) * rng.randint(1, 3)]
-                                + [{(a, b) for a in range(n) for b in range(a + 2, n + 1) if rng.random() < 0.3}], n)
+            votes = vote_matrix(
+                [spans(t) for t in rng.sample(list(all_binary_trees(0, n)), 1) * rng.randint(1, 3)]
+                + [{(a, b) for a in range(n) for b in range(a + 2, n + 1) if rng.random() < 0.3}],
+                n,
+            )
             found = best_tree(votes)
             assert sorted(found.leaves()) == list(range(n))
             assert all(len(node) == 2 for node in found.subtrees()) or n == 1
@@ -52,5 +55,7 @@ def test_matches_brute_force_on_random_votes():
 
 
 def test_four_hundred_words():
-    votes = vote_matrix([spans(right_branching(400)), spans(left_branching(400))] * 2 + [spans(right_branching(400))], 400)
+    votes = vote_matrix(
+        [spans(right_branching(400)), spans(left_branching(400))] * 2 + [spans(right_branching(400))], 400
+    )
     assert spans(best_tree(votes)) == spans(right_branching(400))  # (nltk compares trees this deep recursively)

@@ -9,6 +9,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from conftest import SLACK
 
 ROOT = Path(__file__).resolve().parents[1]
 WHEEL_LIMIT = 100 * 10**6  # the common package-index limit on one file
@@ -18,11 +19,20 @@ WHEEL_LIMIT = 100 * 10**6  # the common package-index limit on one file
 def wheel(tmp_path_factory) -> Path:
     """The wheel of a copy of the checkout (so no build/ or egg-info lands in it), built offline."""
     source = tmp_path_factory.mktemp("source") / "onparse"
-    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(".git", "runs", "build", "site", "*.egg-info", "__pycache__",
-                                                                  ".pytest_cache", ".whl"))
+    shutil.copytree(
+        ROOT,
+        source,
+        ignore=shutil.ignore_patterns(
+            ".git", "runs", "build", "site", "*.egg-info", "__pycache__", ".pytest_cache", ".whl"
+        ),
+    )
     out = tmp_path_factory.mktemp("wheel")
-    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-                           "-w", str(out), str(source)], capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), str(source)],
+        capture_output=True,
+        text=True,
+        timeout=SLACK * 120,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     return next(out.glob("onparse-*.whl"))
 
@@ -33,29 +43,46 @@ def test_the_wheel_holds_the_default_and_language_models_within_the_limit(wheel)
     names = set(zipfile.ZipFile(wheel).namelist())
     for model in ("onlstm-wsj-mixed", "onlstm-negra", "onlstm-ctb", "pcfg-wsj", "pcfg-negra"):
         assert f"onparse/models/{model}/config.json" in names
-    assert "onparse/models/onlstm-wsj-distilled-r3/members/distill-scratch/weights.pt" in names  # a member of onlstm-wsj-mixed
-    assert not any(name.startswith(("onparse/models/onlstm-wsj/", "onparse/models/onlstm-wsj-gpu-r4/config.json")) for name in names)  # larger extras stay in the repo
+    assert (
+        "onparse/models/onlstm-wsj-distilled-r3/members/distill-scratch/weights.pt" in names
+    )  # a member of onlstm-wsj-mixed
+    assert not any(
+        name.startswith(("onparse/models/onlstm-wsj/", "onparse/models/onlstm-wsj-gpu-r4/config.json"))
+        for name in names
+    )  # larger extras stay in the repo
 
 
 @pytest.mark.slow
 def test_the_installed_wheel_parses_from_outside_the_repository(wheel, tmp_path):
     target = tmp_path / "site"
-    done = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target), str(wheel)],
-                          capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target), str(wheel)],
+        capture_output=True,
+        text=True,
+        timeout=SLACK * 120,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     environment = {**os.environ, "PYTHONPATH": str(target)}  # the installed copy alone, not the checkout
-    run = lambda *args: subprocess.run([sys.executable, *args], cwd=elsewhere, env=environment,  # noqa: E731
-                                       capture_output=True, text=True, timeout=300)
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, *args], cwd=elsewhere, env=environment, capture_output=True, text=True, timeout=SLACK * 60
+        )
+
     where = run("-c", "import onparse.modeldir as m; print(m.DEFAULT_MODEL)")
     assert where.returncode == 0 and Path(where.stdout.strip()).is_relative_to(target), where.stderr
     english = run("-m", "onparse", "The cat sat on the mat.")
-    assert english.returncode == 0 and english.stdout.startswith("(X ") and english.stdout.rstrip().endswith(" .)"), english.stderr
+    assert english.returncode == 0 and english.stdout.startswith("(X ") and english.stdout.rstrip().endswith(" .)"), (
+        english.stderr
+    )
     german = run("-m", "onparse", "--model", "pcfg-negra", "Die Katze schläft.")
     assert german.returncode == 0 and "Katze" in german.stdout, german.stderr
     readme = (ROOT / "README.md").read_text()
-    named = set(re.findall(r"--model ((?:onlstm|pcfg)-[\w-]+)", readme))  # every model the README tells a user to load by name
+    named = set(
+        re.findall(r"--model ((?:onlstm|pcfg)-[\w-]+)", readme)
+    )  # every model the README tells a user to load by name
     assert {"onlstm-ctb", "pcfg-negra", "onlstm-wsj-mixed"} <= named
     listed = run("-m", "onparse", "models")
     for name in named:
@@ -67,13 +94,20 @@ def test_the_installed_wheel_parses_from_outside_the_repository(wheel, tmp_path)
 @pytest.mark.slow
 def test_the_wheel_is_a_package_to_depend_on(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
-    assert "onparse/py.typed" in names and any(name.endswith(".dist-info/licenses/LICENSE") or name.endswith(".dist-info/LICENSE")
-                                               for name in names)
+    assert "onparse/py.typed" in names and any(
+        name.endswith(".dist-info/licenses/LICENSE") or name.endswith(".dist-info/LICENSE") for name in names
+    )
     metadata = next(name for name in names if name.endswith(".dist-info/METADATA"))
     fields = zipfile.ZipFile(wheel).read(metadata).decode()
     assert "Author: the onparse authors" in fields and "License: MIT" in fields and "Typing :: Typed" in fields
-    assert re.search(r"Requires-Dist: click<9,>=8\.1|Requires-Dist: click>=8\.1,<9", fields)  # bounded where Click 9 removes what we call
+    assert re.search(
+        r"Requires-Dist: click<9,>=8\.1|Requires-Dist: click>=8\.1,<9", fields
+    )  # bounded where Click 9 removes what we call
     citation = (ROOT / "CITATION.cff").read_text()
     readme = (ROOT / "README.md").read_text()
-    for paper in ("Ordered Neurons", "Ensemble Distillation for Unsupervised Constituency Parsing", "Independent Left and Right Productions"):
+    for paper in (
+        "Ordered Neurons",
+        "Ensemble Distillation for Unsupervised Constituency Parsing",
+        "Independent Left and Right Productions",
+    ):
         assert paper in citation and paper in readme.split("```bibtex", 1)[1]

@@ -15,8 +15,22 @@ from onparse.families.onlstm import MEAN, ONLSTM, ModelConfig
 from onparse.families.pcfg import SPANS, Grammar, GrammarConfig
 from onparse.settings import Layer
 
-__all__ = ["PARTS", "Family", "MEAN", "SPANS", "ModelConfig", "GrammarConfig", "REGISTRY", "NAMES", "named", "of",
-           "of_readout", "checked_layer", "layer_from_key", "readouts"]
+__all__ = [
+    "PARTS",
+    "Family",
+    "MEAN",
+    "SPANS",
+    "ModelConfig",
+    "GrammarConfig",
+    "REGISTRY",
+    "NAMES",
+    "named",
+    "of",
+    "of_readout",
+    "checked_layer",
+    "layer_from_key",
+    "readouts",
+]
 
 REGISTRY: dict[str, Family] = {family.name: family for family in (ONLSTM(), Grammar())}
 NAMES = tuple(REGISTRY)

@@ -30,7 +30,9 @@ class Family(ABC):
     training: ClassVar[dict]  # TrainConfig settings in place of the class's defaults
     student_training: ClassVar[dict]  # a student's update and rate where a run sets none
     longest_sentence: ClassVar[int]  # words it parses at most
-    learns_span_shares: ClassVar[bool] = False  # a student learns its teacher's span shares (soft targets), or trees alone
+    learns_span_shares: ClassVar[bool] = (
+        False  # a student learns its teacher's span shares (soft targets), or trees alone
+    )
 
     def part(self, name: str) -> Any:
         """One of the family's heavier parts (``PARTS``), imported when first asked for."""
@@ -51,7 +53,8 @@ class Family(ABC):
 
     @abstractmethod
     def check_layer(self, value: object, settings: object | None = None) -> Layer:
-        """``value`` as one of the readouts of a model of ``settings`` (of any size where None); ValueError otherwise."""
+        """``value`` as one of the readouts of a model of ``settings`` (of any size where None); ValueError
+        otherwise."""
 
     @abstractmethod
     def member_tree(self, output, layer: Layer):

@@ -1,5 +1,6 @@
 """The ON-LSTM family (Shen et al., 2019): language models whose master forget gates give each word a distance per
-layer; a tree is built greedily top-down from one layer's distances or their mean (``onparse.families.onlstm_model``)."""
+layer; a tree is built greedily top-down from one layer's distances or their mean
+(``onparse.families.onlstm_model``)."""
 
 from __future__ import annotations
 
@@ -32,8 +33,6 @@ class ModelConfig:
     dropoute: float = 0.05  # whole words dropped from the embedding table
     wdrop: float = 0.2  # DropConnect on the recurrent weights
 
-
-
     def check(self) -> None:
         """Raise ValueError for sizes no model can have (600.0 is not a size: sizes are whole numbers)."""
         for name in ("vocab_size", "embedding_size", "hidden_size", "n_layers", "chunk_size"):
@@ -54,7 +53,8 @@ class ModelConfig:
 
 
 def tree_row(distances, layer: Layer):
-    """The distances a tree is built from: one layer's (1-based) or the mean of all; layers on the first axis (numpy or torch)."""
+    """The distances a tree is built from: one layer's (1-based) or the mean of all; layers on the first axis
+    (numpy or torch)."""
     return distances.mean(0) if layer == MEAN else distances[layer - 1]
 
 
@@ -63,8 +63,12 @@ class ONLSTM(Family):
 
     name = NAME
     settings = ModelConfig
-    parts = {"model": "onparse.families.onlstm_model:LanguageModel", "training_setup": "onparse.train:language_model_setup",
-             "student_objective": "onparse.distill:onlstm_student", "dev_figures": "onparse.distill:onlstm_dev_figures"}
+    parts = {
+        "model": "onparse.families.onlstm_model:LanguageModel",
+        "training_setup": "onparse.train:language_model_setup",
+        "student_objective": "onparse.distill:onlstm_student",
+        "dev_figures": "onparse.distill:onlstm_dev_figures",
+    }
     reads_either_way = True
     reads_distances = True
     training: ClassVar[dict] = {}
@@ -85,8 +89,9 @@ class ONLSTM(Family):
         if not self.owns(value):
             raise ValueError(f"{value!r} is neither a layer number (1, 2, ...) nor {MEAN!r}")
         if settings is not None and value != MEAN and value > settings.n_layers:
-            raise ValueError(f"layer {value} does not exist: the model has layers 1 to {settings.n_layers} (or {MEAN!r}, "
-                             "their mean)")
+            raise ValueError(
+                f"layer {value} does not exist: the model has layers 1 to {settings.n_layers} (or {MEAN!r}, their mean)"
+            )
         return value
 
     def member_tree(self, output, layer: Layer):
@@ -130,4 +135,6 @@ class ONLSTM(Family):
 
     def member_settings(self, plan: Any, k: int) -> ModelConfig:
         """``member_model``, with each varied size at member ``k``'s turn in its cycle."""
-        return replace(plan.member_model, **{name: sizes[(k - 1) % len(sizes)] for name, sizes in plan.member_variants.items()})
+        return replace(
+            plan.member_model, **{name: sizes[(k - 1) % len(sizes)] for name, sizes in plan.member_variants.items()}
+        )

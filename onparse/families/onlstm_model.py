@@ -293,8 +293,9 @@ class LanguageModel(nn.Module):
         """A sentence without words has no distances."""
         return np.zeros((self.config.n_layers, 0), np.float32)
 
-    def sentence_outputs(self, read: list[list[int]], batch: list[Sentence], reading: Reading, eos_id: int,
-                         compute_dtype: torch.dtype) -> list[np.ndarray]:
+    def sentence_outputs(
+        self, read: list[list[int]], batch: list[Sentence], reading: Reading, eos_id: int, compute_dtype: torch.dtype
+    ) -> list[np.ndarray]:
         """Distances (layers x words) of sentences (``read``: the ids this model reads of each), in one packed run:
         each sentence after an ``<eos>``, as in training, its steps' distances pooled into one per word."""
         order = sorted(range(len(batch)), key=lambda k: -len(read[k]))  # longest first, as packing needs
@@ -303,7 +304,9 @@ class LanguageModel(nn.Module):
             longest = len(read[order[column - column % ROW_GROUP]])
             ids.append(torch.tensor([eos_id] + read[k] + [eos_id] * (longest - len(read[k]))))
         device = self.embedding.weight.device
-        steps = pad_packed_sequence(self.distances(pack_sequence(ids).to(device), compute_dtype))[0].float().cpu()  # T x B x layers
+        steps = (
+            pad_packed_sequence(self.distances(pack_sequence(ids).to(device), compute_dtype))[0].float().cpu()
+        )  # T x B x layers
         found: list[np.ndarray] = [np.empty(0)] * len(batch)
         for column, k in enumerate(order):
             read_steps = steps[1 : len(read[k]) + 1, column].T  # layers x steps read
@@ -311,7 +314,9 @@ class LanguageModel(nn.Module):
         return found
 
     @torch.no_grad()
-    def distances(self, ids: Tensor | PackedSequence, compute_dtype: torch.dtype = torch.float32) -> Tensor | PackedSequence:
+    def distances(
+        self, ids: Tensor | PackedSequence, compute_dtype: torch.dtype = torch.float32
+    ) -> Tensor | PackedSequence:
         """Master-forget distances of sequences read from a fresh state.
 
         ids T x B give distances L x T x B; a PackedSequence of ids gives a

@@ -1,4 +1,5 @@
-"""The grammar family: neural PCFGs (``onparse.families.pcfg_model``) trained on the sentences' likelihood, whose one readout is
+"""The grammar family: neural PCFGs (``onparse.families.pcfg_model``) trained on the sentences' likelihood, whose
+one readout is
 their span marginals; a tree is the one with the most expected constituents (minimum Bayes risk, the voting's CKY)."""
 
 from __future__ import annotations
@@ -31,17 +32,30 @@ class GrammarConfig:
     nonterminals: int = setting(30, "A grammar's nonterminal symbols.")
     preterminals: int = setting(60, "A grammar's preterminal symbols.")
     symbol_size: int = setting(256, "A grammar's symbol embeddings and rule networks.")
-    productions: str = setting(INDEPENDENT, "A grammar's binary rules: independent (p(A -> B C) as a left and a right "
-                               "choice, cheap for many symbols) or joint (one table, Kim et al.'s neural PCFG: more "
-                               "expressive for few symbols, slower).", choices=(INDEPENDENT, JOINT))
-    latent_size: int = setting(0, "A compound grammar's sentence vector (Kim, Dyer & Rush, 2019: 64): each sentence gets "
-                               "its own root and production rules; 0, one grammar for every sentence. Independent "
-                               "productions only.", minimum=0, maximum=4096)
+    productions: str = setting(
+        INDEPENDENT,
+        "A grammar's binary rules: independent (p(A -> B C) as a left and a right "
+        "choice, cheap for many symbols) or joint (one table, Kim et al.'s neural PCFG: more "
+        "expressive for few symbols, slower).",
+        choices=(INDEPENDENT, JOINT),
+    )
+    latent_size: int = setting(
+        0,
+        "A compound grammar's sentence vector (Kim, Dyer & Rush, 2019: 64): each sentence gets "
+        "its own root and production rules; 0, one grammar for every sentence. Independent "
+        "productions only.",
+        minimum=0,
+        maximum=4096,
+    )
 
     def check(self) -> None:
         """ValueError for sizes no grammar can have."""
-        for name, largest in (("vocab_size", LARGEST_SIZES["vocab_size"]), ("nonterminals", 4096), ("preterminals", 8192),
-                              ("symbol_size", 8192)):
+        for name, largest in (
+            ("vocab_size", LARGEST_SIZES["vocab_size"]),
+            ("nonterminals", 4096),
+            ("preterminals", 8192),
+            ("symbol_size", 8192),
+        ):
             value = getattr(self, name)
             if type(value) is not int or not 1 <= value <= largest:
                 raise ValueError(f"{name} must be a whole number from 1 to {largest:,}, not {value!r:.40}")
@@ -58,8 +72,12 @@ class Grammar(Family):
 
     name = NAME
     settings = GrammarConfig
-    parts = {"model": "onparse.families.pcfg_model:NeuralPCFG", "training_setup": "onparse.families.pcfg_training:grammar_setup",
-             "student_objective": "onparse.distill:grammar_student", "dev_figures": "onparse.distill:grammar_dev_figures"}
+    parts = {
+        "model": "onparse.families.pcfg_model:NeuralPCFG",
+        "training_setup": "onparse.families.pcfg_training:grammar_setup",
+        "student_objective": "onparse.distill:grammar_student",
+        "dev_figures": "onparse.distill:grammar_dev_figures",
+    }
     reads_either_way = False  # its trees are over the words read left to right
     reads_distances = False
     training = GRAMMAR_TRAINING
@@ -121,7 +139,11 @@ class Grammar(Family):
         return f"one in {processes} of the sentences of each {batch_size}-word batch"
 
     def schedule(self, plan: Any) -> dict:
-        return {"epochs": plan.grammar_epochs, "batch_size": plan.grammar_batch_size, "sample_tokens": plan.grammar_sample}
+        return {
+            "epochs": plan.grammar_epochs,
+            "batch_size": plan.grammar_batch_size,
+            "sample_tokens": plan.grammar_sample,
+        }
 
     def member_settings(self, plan: Any, k: int) -> GrammarConfig:
         return plan.member_grammar

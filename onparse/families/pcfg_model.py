@@ -146,8 +146,12 @@ class NeuralPCFG(nn.Module):
             symbols = self.config.nonterminals + self.config.preterminals
             binary = log_softmax(self.binary_network(self.nonterminal_embedding)).view(-1, symbols, symbols)
             return Rules(root, None, None, emission, binary)
-        return Rules(root, log_softmax(self.left_network(beside(self.nonterminal_embedding))),
-                     log_softmax(self.right_network(beside(self.nonterminal_embedding))), emission)
+        return Rules(
+            root,
+            log_softmax(self.left_network(beside(self.nonterminal_embedding))),
+            log_softmax(self.right_network(beside(self.nonterminal_embedding))),
+            emission,
+        )
 
     def posterior(self, words: Tensor) -> tuple[Tensor, Tensor]:
         """A compound grammar's q(z | sentence): the mean and log-variance (B x latent_size each) of each row."""
@@ -174,8 +178,9 @@ class NeuralPCFG(nn.Module):
         """A sentence without words: its only span, the sentence, certain."""
         return np.ones((1, 1))
 
-    def sentence_outputs(self, read: list[list[int]], batch: list[Sentence], reading: Reading, eos_id: int,
-                         compute_dtype: torch.dtype) -> list[np.ndarray]:
+    def sentence_outputs(
+        self, read: list[list[int]], batch: list[Sentence], reading: Reading, eos_id: int, compute_dtype: torch.dtype
+    ) -> list[np.ndarray]:
         """Span marginals ((words + 1) x (words + 1)) of sentences (``read``: the ids this grammar reads of each),
         those that read alike in length computed together; token spans become the words' (``word_span_marginals``)."""
         found: list[np.ndarray] = [np.empty(0)] * len(batch)
@@ -201,7 +206,9 @@ class NeuralPCFG(nn.Module):
         return marginals(self.rules(self.posterior(words)[0] if self.config.latent_size else None), words)
 
 
-OFF_TREE = -1e4  # a span score that rules a span out: finite, so that no log-sum-exp meets only -inf and its gradient stays defined
+OFF_TREE = (
+    -1e4
+)  # a span score that rules a span out: finite, so that no log-sum-exp meets only -inf and its gradient stays defined
 MIN_SHARE = 1e-4  # a share recorded as held by some voter, however small, stays a tree's possible span
 
 
@@ -244,7 +251,8 @@ def focus_span_scores(shares: Sequence[Iterable[tuple[int, int, float]]], n: int
 
 
 def project(beta: Tensor, rules: Tensor) -> Tensor:
-    """log sum_B exp(rules[A, B] + beta[..., B]) for every A: a matrix product, each row's largest score taken out first."""
+    """log sum_B exp(rules[A, B] + beta[..., B]) for every A: a matrix product, each row's largest score taken out
+    first."""
     top = beta.amax(-1, keepdim=True).clamp_min(-1e30)
     return torch.log((beta - top).exp() @ rules.exp().transpose(-1, -2) + 1e-38) + top
 
@@ -272,8 +280,11 @@ def joint_inside(rules: Rules, words: Tensor, span_scores: Tensor | None = None)
     nonterminals = rules.nonterminals
     table = rules.binary.exp()
     symbols = {True: slice(nonterminals, None), False: slice(0, nonterminals)}  # keyed by "is a single word"
-    blocks = {(left, right): table[:, symbols[left], symbols[right]].flatten(1).t()  # (B x C) x A
-              for left in (True, False) for right in (True, False)}
+    blocks = {
+        (left, right): table[:, symbols[left], symbols[right]].flatten(1).t()  # (B x C) x A
+        for left in (True, False)
+        for right in (True, False)
+    }
     beta = {1: rules.emission[:, words].permute(1, 2, 0)}  # B x n x P; wider spans: B x starts x N
     for width in range(2, n + 1):
         starts = n - width + 1
@@ -298,8 +309,9 @@ def joint_inside(rules: Rules, words: Tensor, span_scores: Tensor | None = None)
     return torch.logsumexp(beta[n][:, 0] + rules.root, -1)
 
 
-def inside_chart(rules: Rules, words: Tensor, span_scores: Tensor | None = None
-                 ) -> tuple[dict[int, Tensor], dict[int, Tensor], dict[int, Tensor], Tensor]:
+def inside_chart(
+    rules: Rules, words: Tensor, span_scores: Tensor | None = None
+) -> tuple[dict[int, Tensor], dict[int, Tensor], dict[int, Tensor], Tensor]:
     """The inside pass: by width, every span's scores (B x starts x symbols), its projections l and r, and log Z."""
     batch, n = words.shape
     if n < 2:
@@ -312,8 +324,9 @@ def inside_chart(rules: Rules, words: Tensor, span_scores: Tensor | None = None
     left_nt, right_nt = rules.left[..., :nonterminals], rules.right[..., :nonterminals]
     for width in range(2, n + 1):
         starts = n - width + 1
-        pieces = torch.stack([left_from[k][:, :starts] + right_from[width - k][:, k : k + starts]
-                              for k in range(1, width)])  # split points x B x starts x N
+        pieces = torch.stack(
+            [left_from[k][:, :starts] + right_from[width - k][:, k : k + starts] for k in range(1, width)]
+        )  # split points x B x starts x N
         beta[width] = torch.logsumexp(pieces, 0)
         if span_scores is not None:
             first = torch.arange(starts)
@@ -355,9 +368,15 @@ def marginals(rules: Rules, words: Tensor) -> Tensor:
     for width in range(n, 1, -1):
         starts = n - width + 1
         if width < n:  # parents of width + q, siblings of width q, for q = 1 .. n - width
-            as_left = parents_by_start.rows(0, width + 1, starts, n - width).times(right_by_start.rows(width, 1, starts, n - width))
-            as_right = parents_by_end.rows(width, width + 1, starts, n - width).times(left_by_end.rows(0, 1, starts, n - width))
-            outside = torch.logaddexp(project(as_left, left_nt.transpose(-1, -2)), project(as_right, right_nt.transpose(-1, -2)))
+            as_left = parents_by_start.rows(0, width + 1, starts, n - width).times(
+                right_by_start.rows(width, 1, starts, n - width)
+            )
+            as_right = parents_by_end.rows(width, width + 1, starts, n - width).times(
+                left_by_end.rows(0, 1, starts, n - width)
+            )
+            outside = torch.logaddexp(
+                project(as_left, left_nt.transpose(-1, -2)), project(as_right, right_nt.transpose(-1, -2))
+            )
         parents_by_start.by_start(width, outside)
         parents_by_end.by_end(width, outside)
         first = torch.arange(starts)

@@ -1,4 +1,5 @@
-"""Training a grammar member (``onparse.families.pcfg_model``) on raw text: the sentences' marginal likelihood, nothing else; or,
+"""Training a grammar member (``onparse.families.pcfg_model``) on raw text: the sentences' marginal likelihood,
+nothing else; or,
 as a student (``onparse.distill``), the joint likelihood of each sentence and its teacher's tree.
 
 The objective is the mean negative log-likelihood per word of batches of
@@ -53,7 +54,8 @@ class GrammarObjective(WholeSentenceObjective):
     """Negative log-likelihood per word of a batch of sentences of one length: of each sentence, or where ``trees``
     are given (a student's teacher's spans over each sentence), of each sentence with its tree; where ``shares`` are
     (the teacher's span shares, soft targets), of each sentence with every tree, each weighed by its spans' shares;
-    with ``focus`` too, of each sentence with every tree, each weighed by exp(focus x its spans' shares) (parse-focusing),
+    with ``focus`` too, of each sentence with every tree, each weighed by exp(focus x its spans' shares)
+    (parse-focusing),
     the focus on a linear schedule (to 0: the plain likelihood at the end).
 
     Each epoch's batches are drawn from the seed and the epoch alone, so a
@@ -63,15 +65,26 @@ class GrammarObjective(WholeSentenceObjective):
     its loss so that the ranks' mean is the whole batch's loss per word.
     """
 
-    train_mode = True  # a compound grammar draws each sentence's vector while training (a plain one trains alike either way)
+    train_mode = (
+        True  # a compound grammar draws each sentence's vector while training (a plain one trains alike either way)
+    )
 
-    def __init__(self, sentences: list[list[int]], words_per_batch: int, seed: int,
-                 ranks: distributed.Ranks = distributed.Ranks(), trees: list[list[Span]] | None = None,
-                 shares: list[list[tuple[int, int, float]]] | None = None, focus: tuple[float, float, int] | None = None):
+    def __init__(
+        self,
+        sentences: list[list[int]],
+        words_per_batch: int,
+        seed: int,
+        ranks: distributed.Ranks = distributed.Ranks(),
+        trees: list[list[Span]] | None = None,
+        shares: list[list[tuple[int, int, float]]] | None = None,
+        focus: tuple[float, float, int] | None = None,
+    ):
         self.sentences, self.words_per_batch, self.seed, self.ranks = sentences, words_per_batch, seed, ranks
         # a student's targets, and the span scores that weigh its trees: by the teacher's span shares (soft targets),
         # or its one tree; focused, by the shares at the schedule's focus
-        self.targets, self.span_scores = (shares, share_span_scores) if shares is not None else (trees, tree_span_scores)
+        self.targets, self.span_scores = (
+            (shares, share_span_scores) if shares is not None else (trees, tree_span_scores)
+        )
         self.focus = focus  # (at the start, at the end, passes): the focus falls (or rises) linearly over the updates
         self._order: tuple[int, list[list[int]]] | None = None
         self.batches_per_epoch = len(self.batches(0))
@@ -79,7 +92,9 @@ class GrammarObjective(WholeSentenceObjective):
     def focus_at(self, epoch: int, batch: int) -> float:
         """The focus of update ``batch`` of pass ``epoch``: from its start to its end value, linearly."""
         start, end, passes = self.focus
-        return start + (end - start) * (epoch * self.batches_per_epoch + batch) / max(1, passes * self.batches_per_epoch)
+        return start + (end - start) * (epoch * self.batches_per_epoch + batch) / max(
+            1, passes * self.batches_per_epoch
+        )
 
     def batches(self, epoch: int) -> list[list[int]]:
         if self._order is None or self._order[0] != epoch:
@@ -87,17 +102,25 @@ class GrammarObjective(WholeSentenceObjective):
             self._order = (epoch, length_batches([len(s) for s in self.sentences], self.words_per_batch, rng))
         return self._order[1]
 
-    def loss(self, model: nn.Module, epoch: int, batch: int, dtype: torch.dtype) -> tuple[Tensor, int, dict[str, float]]:
+    def loss(
+        self, model: nn.Module, epoch: int, batch: int, dtype: torch.dtype
+    ) -> tuple[Tensor, int, dict[str, float]]:
         device = next(model.parameters()).device
         indices = self.batches(epoch)[batch]
         length = len(self.sentences[indices[0]])
         share = indices[self.ranks.rank :: self.ranks.world]
-        words = torch.tensor([self.sentences[k] for k in share], dtype=torch.long, device=device).view(len(share), length)
+        words = torch.tensor([self.sentences[k] for k in share], dtype=torch.long, device=device).view(
+            len(share), length
+        )
         if self.focus:
             focus = self.focus_at(epoch, batch)
-            span_scores = focus_span_scores([self.targets[k] for k in share], length, focus).to(device) if focus else None
+            span_scores = (
+                focus_span_scores([self.targets[k] for k in share], length, focus).to(device) if focus else None
+            )
         else:
-            span_scores = self.span_scores([self.targets[k] for k in share], length).to(device) if self.targets else None
+            span_scores = (
+                self.span_scores([self.targets[k] for k in share], length).to(device) if self.targets else None
+            )
         loss = -model(words, span_scores).sum() * self.ranks.world / (len(indices) * length)
         return loss, words.numel(), {}
 
@@ -112,14 +135,18 @@ def grammar_perplexity(sentences: list[list[int]], words_per_batch: int) -> DevF
     @torch.no_grad()
     def figures(model: nn.Module, dtype: torch.dtype) -> dict[str, float]:
         device = next(model.parameters()).device
-        total = sum(model.log_likelihood(torch.tensor([kept[k] for k in batch], device=device)).sum().item()
-                    for batch in batches)
+        total = sum(
+            model.log_likelihood(torch.tensor([kept[k] for k in batch], device=device)).sum().item()
+            for batch in batches
+        )
         return {"dev_ppl": math.exp(-total / sum(map(len, kept)))}
 
     return figures
 
 
-def grammar_setup(config: TrainConfig, checkpoint: dict | None = None, ranks: distributed.Ranks = distributed.Ranks()) -> Setup:
+def grammar_setup(
+    config: TrainConfig, checkpoint: dict | None = None, ranks: distributed.Ranks = distributed.Ranks()
+) -> Setup:
     """A grammar from random weights and its vocabulary from the corpus (the checkpoint's, resuming)."""
     device = torch.device(config.device)
     sentences = training_sentences(config)

@@ -37,6 +37,7 @@ class ONLSTMParser(ParserI):
 
     def parse_sents(self, sents: Iterable[Sequence[str]], *args: Any, **kwargs: Any) -> Iterator[Iterator[Tree]]:
         """One iterator per sentence, the sentences run in length-sorted batches (``Parser.parse_sents``)."""
+
         def token_lists() -> Iterator[Sequence[str]]:
             for position, sent in enumerate(sents, 1):
                 if sent is None or isinstance(sent, str):

@@ -1,4 +1,5 @@
-"""onparse as a spaCy pipeline component: a constituency tree on every sentence of a Doc, with benepar's span attributes.
+"""onparse as a spaCy pipeline component: a constituency tree on every sentence of a Doc, with benepar's span
+attributes.
 
 Installed with onparse (``pip install 'onparse[spacy]'``), it is registered
 through spaCy's ``spacy_factories`` entry point, so any pipeline adds it by
@@ -59,23 +60,37 @@ KEY = "onparse"  # doc.user_data[KEY]: {a sentence's first token: what was found
 LENGTH = "onparse_tokens"  # doc.user_data[LENGTH]: the Doc's tokens when it was parsed
 
 
-@Language.factory("onparse", default_config={"model": None, "batch_size": 64, "device": "cpu", "layer": None,
-                                             "max_words": ParseConfig.max_words})
-def make_onparse(nlp: Language, name: str, model: str | None, batch_size: int, device: str, layer: Any,
-                 max_words: int) -> "ConstituencyParser":
+@Language.factory(
+    "onparse",
+    default_config={
+        "model": None,
+        "batch_size": 64,
+        "device": "cpu",
+        "layer": None,
+        "max_words": ParseConfig.max_words,
+    },
+)
+def make_onparse(
+    nlp: Language, name: str, model: str | None, batch_size: int, device: str, layer: Any, max_words: int
+) -> "ConstituencyParser":
     """The component spaCy builds for ``nlp.add_pipe("onparse", config={...})``.
 
     ``spacy.blank("zh")`` splits Chinese into characters, and onparse's
     Chinese model reads words as jieba segments them: the pipeline's
     tokenizer is switched to spaCy's jieba segmenter, with a warning.
     """
-    component = ConstituencyParser(nlp.lang, model, batch_size=batch_size, device=device, layer=layer, max_words=max_words)
+    component = ConstituencyParser(
+        nlp.lang, model, batch_size=batch_size, device=device, layer=layer, max_words=max_words
+    )
     if component.parser.language == "zh" and getattr(nlp.tokenizer, "segmenter", None) == "char":
         from spacy.lang.zh import ChineseTokenizer, Segmenter
 
-        warnings.warn("onparse: spacy.blank('zh') splits characters, and the Chinese model reads jieba's words: this "
-                      "pipeline's tokenizer now segments with jieba (spacy.blank('zh', config={'nlp': {'tokenizer': "
-                      "{'segmenter': 'jieba'}}}) says so from the start)", stacklevel=2)
+        warnings.warn(
+            "onparse: spacy.blank('zh') splits characters, and the Chinese model reads jieba's words: this "
+            "pipeline's tokenizer now segments with jieba (spacy.blank('zh', config={'nlp': {'tokenizer': "
+            "{'segmenter': 'jieba'}}}) says so from the start)",
+            stacklevel=2,
+        )
         nlp.tokenizer = ChineseTokenizer(nlp.vocab, segmenter=Segmenter.jieba)
     return component
 
@@ -86,16 +101,20 @@ class ConstituencyParser:
 
     def __init__(self, lang: str, model: str | None = None, batch_size: int = 64, device: str = "cpu", **settings: Any):
         if model is None and lang not in SHIPPED_BY_LANGUAGE:
-            raise ValueError(f"onparse ships no model for language {lang!r} (it has {', '.join(sorted(SHIPPED_BY_LANGUAGE))}): "
-                             "train one with onparse fit and name it in the component's config as model")
+            raise ValueError(
+                f"onparse ships no model for language {lang!r} (it has {', '.join(sorted(SHIPPED_BY_LANGUAGE))}): "
+                "train one with onparse fit and name it in the component's config as model"
+            )
         if type(batch_size) is not int:
             raise ValueError(f"the onparse component's batch_size must be a whole number, not {batch_size!r}")
         if batch_size < 1:
             warnings.warn(f"onparse: batch_size {batch_size} is no batch: Docs are parsed one at a time", stacklevel=2)
         self.parser = Parser.load(model or SHIPPED_BY_LANGUAGE[lang], device=device, **settings)
         if self.parser.language != lang and lang != "xx":  # spaCy's multi-language pipeline takes any model
-            raise ValueError(f"onparse: the model {model} reads {self.parser.language!r} text and this pipeline is "
-                             f"{lang!r}: its tokens would not be the model's (use spacy.blank({self.parser.language!r}))")
+            raise ValueError(
+                f"onparse: the model {model} reads {self.parser.language!r} text and this pipeline is "
+                f"{lang!r}: its tokens would not be the model's (use spacy.blank({self.parser.language!r}))"
+            )
         self.batch_size = max(1, batch_size)  # Docs whose sentences are sorted into batches together
         self.sentencizer = Sentencizer()  # sentence boundaries where a Doc arrives without any
         for name, getter in GETTERS.items():
@@ -103,7 +122,9 @@ class ConstituencyParser:
                 Span.set_extension(name, getter=getter)
         for name in TOKEN_ATTRIBUTES:  # a token answers as the one-token span it is
             if not Token.has_extension(name):
-                Token.set_extension(name, getter=lambda token, of_span=GETTERS[name]: of_span(token.doc[token.i : token.i + 1]))
+                Token.set_extension(
+                    name, getter=lambda token, of_span=GETTERS[name]: of_span(token.doc[token.i : token.i + 1])
+                )
 
     def __call__(self, doc: Doc) -> Doc:
         return next(self.pipe([doc]))
@@ -117,15 +138,21 @@ class ConstituencyParser:
                 doc.user_data[LENGTH] = len(doc)  # parsed (what it can be), at this many tokens
             sentences = [sent for doc in group for sent in doc.sents]
             tokens = [[token.i for token in sent if not token.is_space] for sent in sentences]
-            parses = self.parser.parse_stream([[sent.doc[i].text for i in kept] or None for sent, kept in zip(sentences, tokens)],
-                                              window=len(tokens), invalid=lambda position, error: None)
+            parses = self.parser.parse_stream(
+                [[sent.doc[i].text for i in kept] or None for sent, kept in zip(sentences, tokens)],
+                window=len(tokens),
+                invalid=lambda position, error: None,
+            )
             for sent, kept, parse in zip(sentences, tokens, parses):
                 if parse is not None:
                     found = parse.constituent_spans()
                     sent.doc.user_data.setdefault(KEY, {})[sent.start] = {
-                        "end": sent.end, "tokens": kept, "chars": [sent.doc[i].idx for i in kept],
+                        "end": sent.end,
+                        "tokens": kept,
+                        "chars": [sent.doc[i].idx for i in kept],
                         "spans": [list(span) for span in found],
-                        "confidence": [round(parse.confidence(span), 4) for span in found]}
+                        "confidence": [round(parse.confidence(span), 4) for span in found],
+                    }
             yield from group
 
 
@@ -150,19 +177,25 @@ def _sentence(span: Span) -> tuple[dict, list[_Node]] | None:
     if LENGTH not in doc.user_data:  # as benepar says: no parser ran on this Doc
         raise ValueError('onparse: this Doc was never parsed: add the component with nlp.add_pipe("onparse")')
     if doc.user_data.get(LENGTH, len(doc)) != len(doc):
-        raise ValueError("onparse: this Doc's tokens changed after it was parsed (retokenized, or a span copied "
-                         "with as_doc): run the onparse component on it again")
+        raise ValueError(
+            "onparse: this Doc's tokens changed after it was parsed (retokenized, or a span copied "
+            "with as_doc): run the onparse component on it again"
+        )
     for start, found in doc.user_data.get(KEY, {}).items():
         if start <= span.start and span.end <= found["end"]:
             if not all(i < len(doc) and doc[i].idx == char for i, char in zip(found["tokens"], found.get("chars", []))):
-                raise ValueError("onparse: this Doc's tokens changed after it was parsed (retokenized, or a span copied "
-                                 "with as_doc): run the onparse component on it again")
+                raise ValueError(
+                    "onparse: this Doc's tokens changed after it was parsed (retokenized, or a span copied "
+                    "with as_doc): run the onparse component on it again"
+                )
             tree = from_spans(len(found["tokens"]), map(tuple, found["spans"]))
             nodes: list[_Node] = []
             pending: list[tuple[Tree | int, int | None]] = [(tree, None)]
             while pending:
                 node, parent = pending.pop()
-                nodes.append(_Node(node, node, node + 1, parent) if isinstance(node, int) else _Node(node, 0, 0, parent))
+                nodes.append(
+                    _Node(node, node, node + 1, parent) if isinstance(node, int) else _Node(node, 0, 0, parent)
+                )
                 if isinstance(node, Tree):
                     pending.extend((child, len(nodes) - 1) for child in reversed(node))
             for node in reversed(nodes):  # children come after their parent in pre-order: extents grow bottom-up
@@ -201,8 +234,9 @@ def _node(span: Span) -> tuple[dict, list[_Node], int] | None:
     for index, node in enumerate(nodes):
         if (tokens[node.start], tokens[node.end - 1] + 1) == wanted:
             return record, nodes, index
-    raise NonConstituentException(f"onparse: {span.text!r} (tokens {span.start} to {span.end - 1}) is no constituent "
-                                  "of its sentence's tree")
+    raise NonConstituentException(
+        f"onparse: {span.text!r} (tokens {span.start} to {span.end - 1}) is no constituent of its sentence's tree"
+    )
 
 
 def _tree(span: Span) -> Tree | str | None:
@@ -227,7 +261,8 @@ def _sentence_tree(span: Span) -> Tree | None:
 
 
 def _parse_string(span: Span) -> str | None:
-    """The bracketed tree of a constituent (a single token's: its text; of whole sentences: their trees under one root)."""
+    """The bracketed tree of a constituent (a single token's: its text; of whole sentences: their trees under one
+    root)."""
     tree = _tree(span)
     if tree is None:
         return None
@@ -286,8 +321,14 @@ def _confidence(span: Span) -> float | None:
     return 1.0
 
 
-GETTERS = {TREE: _sentence_tree, CONSTITUENTS: lambda span: _nodes_within(span, tokens_too=False),
-           "parse_string": _parse_string, "constituents": lambda span: _nodes_within(span, tokens_too=True),
-           "children": _children, "parent": _parent, "labels": _labels,
-           "confidence": _confidence}
+GETTERS = {
+    TREE: _sentence_tree,
+    CONSTITUENTS: lambda span: _nodes_within(span, tokens_too=False),
+    "parse_string": _parse_string,
+    "constituents": lambda span: _nodes_within(span, tokens_too=True),
+    "children": _children,
+    "parent": _parent,
+    "labels": _labels,
+    "confidence": _confidence,
+}
 TOKEN_ATTRIBUTES = ("labels", "parse_string", "parent")  # benepar's attributes of a token

@@ -11,8 +11,16 @@ from pathlib import Path
 
 import click
 
-from onparse.commandline import (check_device, fail, import_nltk_quickly, library_errors, refuse_given_options,
-                                 set_threads, show_messages, typed_command)
+from onparse.commandline import (
+    check_device,
+    fail,
+    import_nltk_quickly,
+    library_errors,
+    refuse_given_options,
+    set_threads,
+    show_messages,
+    typed_command,
+)
 
 
 @contextmanager
@@ -60,22 +68,44 @@ def signals_interrupt() -> Iterator[None]:
             signal.signal(number, handler)
 
 
-def run_training(out_dir: Path, resume: bool, overwrite: bool, epochs: int | None, max_minutes: float | None,
-                 threads: int | None, quiet: bool, new_config, command: str) -> None:
+def run_training(
+    out_dir: Path,
+    resume: bool,
+    overwrite: bool,
+    epochs: int | None,
+    max_minutes: float | None,
+    threads: int | None,
+    quiet: bool,
+    new_config,
+    command: str,
+) -> None:
     """What ``train`` and ``distill`` share: the run folder (lock, resume, overwrite), errors, the last line."""
     import_nltk_quickly()
     from onparse import distributed, runfolder
     from onparse.train import selection_rule
 
     if resume:  # given now, a setting other than how long and how far this call runs would be silently ignored
-        refuse_given_options({"out_dir", "resume", "epochs", "max_minutes", "threads", "quiet"},
-                             "--resume continues the run with the settings in its config.json", "start another run in another --out")
+        refuse_given_options(
+            {"out_dir", "resume", "epochs", "max_minutes", "threads", "quiet"},
+            "--resume continues the run with the settings in its config.json",
+            "start another run in another --out",
+        )
     set_threads(threads)
     ranks = distributed.from_environment()  # the launch's processes, decided here once and passed down
-    with training_errors(command, out_dir), runfolder.opened(out_dir, resume, overwrite, new_config, epochs, ranks) as config:
+    with (
+        training_errors(command, out_dir),
+        runfolder.opened(out_dir, resume, overwrite, new_config, epochs, ranks) as config,
+    ):
         check_device(config.device)
-        run = runfolder.train(config, out_dir, resume=resume, max_minutes=max_minutes, console=show_messages(quiet),
-                              command=typed_command(), ranks=ranks)
+        run = runfolder.train(
+            config,
+            out_dir,
+            resume=resume,
+            max_minutes=max_minutes,
+            console=show_messages(quiet),
+            command=typed_command(),
+            ranks=ranks,
+        )
         distributed.leave()  # on an error, the process's exit ends the launch: torchrun stops the other ranks
     if not ranks.main:
         return
@@ -83,8 +113,10 @@ def run_training(out_dir: Path, resume: bool, overwrite: bool, epochs: int | Non
     if run.history:
         click.echo(f"{done}; best model ({selection_rule(config)}) in {out_dir / 'model'}")
     else:
-        click.echo(f"{done}; stopped before the first evaluation, so no model yet: "
-                   f"continue with onparse {command} --out {out_dir} --resume")
+        click.echo(
+            f"{done}; stopped before the first evaluation, so no model yet: "
+            f"continue with onparse {command} --out {out_dir} --resume"
+        )
 
 
 def run_fit(plan, out_dir: Path, hours: float | None, threads: int | None, quiet: bool) -> None:
@@ -99,7 +131,14 @@ def run_fit(plan, out_dir: Path, hours: float | None, threads: int | None, quiet
     ranks = distributed.from_environment()  # the launch's processes, decided here once and passed down
     with training_errors("fit", out_dir), recipe.opened_fit(out_dir, plan, ranks) as device:
         check_device(device)
-        recipe.fit(plan, out_dir, resume=plan is None, hours=hours, console=show_messages(quiet), command=typed_command(),
-                   ranks=ranks)
+        recipe.fit(
+            plan,
+            out_dir,
+            resume=plan is None,
+            hours=hours,
+            console=show_messages(quiet),
+            command=typed_command(),
+            ranks=ranks,
+        )
     if ranks.main:
         click.echo(f"fit done: the parser is {out_dir / 'model'} (its card.md lists every stage)")

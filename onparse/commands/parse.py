@@ -13,9 +13,19 @@ from onparse.commandline import fail, import_nltk_quickly, load_parser, require_
 from onparse.settings import LINE_BYTES_PER_WORD
 
 
-def parse_to_output(sentences: tuple[str, ...], input_path: str | None, output_path: str | None, fmt: str,
-                    no_punct: bool, tokenized: bool, shard: tuple[int, int] | None, quiet: bool, model: str | None,
-                    layer, settings: dict) -> None:
+def parse_to_output(
+    sentences: tuple[str, ...],
+    input_path: str | None,
+    output_path: str | None,
+    fmt: str,
+    no_punct: bool,
+    tokenized: bool,
+    shard: tuple[int, int] | None,
+    quiet: bool,
+    model: str | None,
+    layer,
+    settings: dict,
+) -> None:
     """Parse the arguments, or the lines of a file or stdin (one output line an input line), into the output; exits 1
     where a line could not be parsed."""
     import_nltk_quickly()
@@ -24,21 +34,36 @@ def parse_to_output(sentences: tuple[str, ...], input_path: str | None, output_p
 
     from_arguments = bool(sentences) and sentences != ("-",)
     to_file = output_path not in (None, "-")
-    lines = opened_lines(sentences if from_arguments else (), input_path, output_path if to_file else None, shard,
-                         LINE_BYTES_PER_WORD * settings["max_words"])
+    lines = opened_lines(
+        sentences if from_arguments else (),
+        input_path,
+        output_path if to_file else None,
+        shard,
+        LINE_BYTES_PER_WORD * settings["max_words"],
+    )
     where = line_place(from_arguments, input_path, shard)
     parser = load_parser(model, layer, tokenizes=not tokenized, **settings)
     interactive = not from_arguments and input_path in (None, "-") and sys.stdin.isatty()
     # a progress bar where a person waits on a terminal while lines go to a file or a pipe
-    watched = not (interactive or from_arguments or quiet) and sys.stderr.isatty() and (to_file or not sys.stdout.isatty())
+    watched = (
+        not (interactive or from_arguments or quiet) and sys.stderr.isatty() and (to_file or not sys.stdout.isatty())
+    )
     try:
         errors = parse_lines_to(
-            output_path if to_file else None, parser, lines, fmt, not no_punct, tokenized, blank_lines=not from_arguments,
+            output_path if to_file else None,
+            parser,
+            lines,
+            fmt,
+            not no_punct,
+            tokenized,
+            blank_lines=not from_arguments,
             report=lambda position, reason: click.echo(f"onparse: {where}{position + 1}: {reason}", err=True),
-            interactive=interactive, progress=watched,
+            interactive=interactive,
+            progress=watched,
             total=count_lines(input_path) if watched and input_path not in (None, "-") and not shard else None,
             # an empty file is said to be one once, by its first part (the parts' messages add up to the whole's)
-            allow_empty=bool(shard) and (shard[0] > 1 or os.path.getsize(input_path) > 0))
+            allow_empty=bool(shard) and (shard[0] > 1 or os.path.getsize(input_path) > 0),
+        )
     except EOFError:  # nothing was read: the output file, if any, is left as it was
         fail("no input: give a sentence, --input FILE, or lines on stdin", 1)
     except OnePicture as err:  # the file is left as it was
@@ -52,8 +77,13 @@ def parse_to_output(sentences: tuple[str, ...], input_path: str | None, output_p
     sys.exit(1 if errors else 0)
 
 
-def opened_lines(arguments: tuple[str, ...], input_path: str | None, output_path: str | None,
-                 shard: tuple[int, int] | None, limit: int) -> Iterator:
+def opened_lines(
+    arguments: tuple[str, ...],
+    input_path: str | None,
+    output_path: str | None,
+    shard: tuple[int, int] | None,
+    limit: int,
+) -> Iterator:
     """The lines to parse (``lines.input_lines``), once the output file (None: stdout) is known to be writable
     without harm to the input or a model; each mistake a one-line failure, before any model loads."""
     from onparse.lines import input_lines
