@@ -986,3 +986,14 @@ def test_an_empty_gold_set_is_refused_in_one_line_before_any_work(tmp_path, comm
     )
     assert result.exit_code == 1 and "no gold trees to score" in result.stderr and "Traceback" not in result.output
     assert not (tmp_path / "run").exists()
+
+
+def test_the_climb_stops_at_its_agreement_or_more_and_not_below():
+    """``stop_agreement`` is "or more": a generation whose vote agrees with its teacher exactly that much ends the climb."""
+    from onparse.recipe import climb_ended
+
+    plan = tiny_plan(generations=3, stop_agreement=90.0)
+    record = lambda agreement: {"stages": [{"name": "generation-1", "teacher_agreement": agreement}]}  # noqa: E731
+    assert climb_ended(record(90.0), plan, 1) and climb_ended(record(95.0), plan, 1)
+    assert not climb_ended(record(89.99), plan, 1) and not climb_ended(record(90.0), plan, 2)
+    assert not climb_ended(None, plan, 1)
