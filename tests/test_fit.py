@@ -989,7 +989,8 @@ def test_an_empty_gold_set_is_refused_in_one_line_before_any_work(tmp_path, comm
 
 
 def test_the_climb_stops_at_its_agreement_or_more_and_not_below():
-    """``stop_agreement`` is "or more": a generation whose vote agrees with its teacher exactly that much ends the climb."""
+    """``stop_agreement`` is "or more": a generation whose vote agrees with its teacher exactly that much ends the
+    climb."""
     from onparse.recipe import climb_ended
 
     plan = tiny_plan(generations=3, stop_agreement=90.0)
