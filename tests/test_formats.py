@@ -137,3 +137,10 @@ def test_several_sentences_drawn_make_a_page_of_pictures_or_are_refused_for_one_
     for figure in figures:  # each a well-formed picture of its own
         assert ElementTree.fromstring(figure).tag == "{http://www.w3.org/2000/svg}svg"
     HTMLParser().feed(html)
+
+
+def test_the_command_line_offers_every_format_the_library_writes_and_no_other():
+    from onparse.cli import FORMAT_NAMES
+    from onparse.formats import FORMATS
+
+    assert FORMAT_NAMES == tuple(FORMATS)  # named once for the option (no torch import), kept equal here
