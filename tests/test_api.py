@@ -101,6 +101,7 @@ def test_a_doc_without_sentences_gets_them_before_it_is_parsed(tiny_model_dir):
     assert doc[:]._.get(TREE) == joined  # the Doc: its sentences' trees, joined, drawn in order as each is
 
 
+@pytest.mark.slow
 def test_the_component_is_registered_by_entry_point_and_refuses_languages_it_has_no_model_for():
     assert "onparse" in {point.name for point in entry_points(group="spacy_factories")}
     with pytest.raises(ValueError, match="no model for language 'fr'"):
@@ -234,6 +235,7 @@ def test_spacy_spans_answer_as_benepars_do(nlp, tiny_model_dir):
             outside._.get(attribute)
 
 
+@pytest.mark.slow
 def test_the_spacy_component_checks_its_config_and_reads_chinese_as_the_model_was_trained():
     pipeline = spacy.blank("en")
     with pytest.warns(UserWarning, match="one at a time"):

@@ -192,6 +192,7 @@ def test_an_ensemble_of_more_members_than_any_helps_is_refused(tmp_path, tiny_mo
 
 
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full here")
+@pytest.mark.slow
 def test_standard_output_on_a_full_device_is_one_line(tmp_path):
     import subprocess
     import sys

@@ -84,6 +84,7 @@ def test_too_few_hours_are_said(caplog):
     assert "hours are few" in caplog.text and record["scale"] == 0.05 and found.member_sample < CORPUS["tokens"]
 
 
+@pytest.mark.slow
 def test_a_fit_given_hours_measures_this_machine_and_records_its_plan(tmp_path):
     from onparse.recipe import fit
 

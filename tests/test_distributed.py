@@ -20,6 +20,8 @@ from onparse.families.pcfg import GRAMMAR_TRAINING
 from onparse.runfolder import read_checkpoint
 from onparse.runfolder import trainer as make_trainer
 
+pytestmark = pytest.mark.slow  # fits, subprocesses, wheels and docs builds: make test, not test-fast
+
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS, DEV = str(ROOT / "examples" / "corpus.txt"), str(ROOT / "examples" / "dev.txt")
 NO_DROPOUT = ModelConfig(

@@ -7,10 +7,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 from conftest import SLACK
 
 from onparse.cli import main
+
+pytestmark = pytest.mark.slow  # fits, subprocesses, wheels and docs builds: make test, not test-fast
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = ["README.md", "docs/guide.md", "docs/train.md", "docs/models.md"]  # where a user copies examples from

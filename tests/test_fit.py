@@ -19,6 +19,8 @@ from onparse.parse import Parser
 from onparse.recipe import TimeUp, fit, stages
 from onparse.runfolder import RunFolderError
 
+pytestmark = pytest.mark.slow  # fits, subprocesses, wheels and docs builds: make test, not test-fast
+
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 FIXTURES = Path(__file__).parent / "fixtures"
 STAGES = ["member-1", "member-2", "ensemble-1", "round-1-1", "round-1-2", "ensemble-2", "scratch", "model"]

@@ -292,6 +292,7 @@ def test_ensemble_choices_on_text_keep_a_grammar_at_its_span_marginals(corpus, t
     )
 
 
+@pytest.mark.slow
 def test_a_grammar_teaches_an_onlstm_and_learns_an_onlstms_trees(corpus, tmp_path, tiny_model_dir):
     trainer = make_trainer(grammar_config(corpus, epochs=1))
     modeldir.save(tmp_path / "grammar", trainer.model, trainer.vocab, SPANS)
@@ -391,6 +392,7 @@ def test_a_focused_students_loss_is_its_focused_likelihood_on_a_schedule_that_en
     assert plain.item() == pytest.approx(-grammar(ids).item() / 4, abs=1e-5)  # past its schedule: focus 0
 
 
+@pytest.mark.slow
 def test_a_focused_student_parses_toward_its_teachers_spans(corpus, tmp_path, tiny_model_dir):
     """Two students from the same start and seed, one focused on its teacher's spans and one all but unfocused:
     the focused one's trees agree more with the teacher's; an ON-LSTM student is refused a focus in one line."""
@@ -439,6 +441,7 @@ def test_a_focused_student_parses_toward_its_teachers_spans(corpus, tmp_path, ti
     assert refused.exit_code == 1 and "focus" in refused.stderr and "grammar student" in refused.stderr
 
 
+@pytest.mark.slow
 def test_a_grammar_student_learns_its_teachers_span_shares_where_asked(corpus, tmp_path, tiny_model_dir, monkeypatch):
     """Soft targets (here a grammar's posterior): the teacher's file keeps each sentence's span shares, and a student
     from scratch learns toward them; an ON-LSTM student, which learns trees, is refused before anything is written."""
@@ -506,6 +509,7 @@ def test_a_grammar_student_learns_its_teachers_span_shares_where_asked(corpus, t
     )
 
 
+@pytest.mark.slow
 def test_a_compound_grammar_trains_on_drawn_vectors_resumes_exactly_and_parses(corpus, tmp_path):
     config = grammar_config(
         corpus, model=GrammarConfig(nonterminals=3, preterminals=4, symbol_size=8, latent_size=4), evals_per_epoch=2

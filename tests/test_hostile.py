@@ -32,6 +32,7 @@ def test_output_that_is_the_input_is_refused_before_anything_is_written(tiny_mod
     assert source.read_text() == "the cat sat\n"
 
 
+@pytest.mark.slow
 def test_output_that_is_the_file_stdin_reads_is_refused_and_the_sentences_survive(tiny_model_dir, tmp_path):
     import subprocess
     import sys
@@ -105,6 +106,7 @@ def test_training_into_an_existing_run_needs_resume_or_overwrite(tmp_path):
 
 
 @pytest.mark.parametrize("number", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.slow
 def test_an_interrupted_training_run_leaves_a_checkpoint_to_resume(tmp_path, number):
     corpus = tmp_path / "corpus.txt"
     corpus.write_text(CORPUS * 400)

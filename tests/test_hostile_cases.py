@@ -68,6 +68,7 @@ def _umask() -> int:
     return mask
 
 
+@pytest.mark.slow
 def test_sigterm_while_writing_leaves_neither_a_part_file_nor_a_changed_target(tiny_model_dir, tmp_path):
     target = tmp_path / "trees.txt"
     target.write_text("old\n")
@@ -141,6 +142,7 @@ def test_a_second_train_into_the_same_folder_is_refused_while_the_first_runs(tmp
     assert run("train", "--train", corpus, "--out", tmp_path / "run", "--epochs", "1", *TINY).exit_code == 0
 
 
+@pytest.mark.slow
 def test_resume_after_a_crash_between_history_and_checkpoint_repeats_no_record(tmp_path):
     corpus = tmp_path / "corpus.txt"
     corpus.write_text(CORPUS * 40)
@@ -158,6 +160,7 @@ def test_resume_after_a_crash_between_history_and_checkpoint_repeats_no_record(t
     assert epochs == sorted(set(epochs)) and len(epochs) == 4
 
 
+@pytest.mark.slow
 def test_many_evaluations_an_epoch_get_folders_of_their_own(tmp_path):
     corpus = tmp_path / "corpus.txt"
     corpus.write_text(CORPUS * 200)
@@ -205,6 +208,7 @@ def test_a_run_stopped_before_its_first_evaluation_claims_no_model(tmp_path):
 
 
 @pytest.mark.parametrize("fmt", ["bracket", "mrg", "json", "pretty"])
+@pytest.mark.slow
 def test_sentences_deeper_than_the_recursion_limit(tiny_model_dir, tiny_ensemble_dir, fmt):
     sentence = " ".join(["the cat sat on the mat"] * 250)  # 1,500 words
     for model in (tiny_model_dir, tiny_ensemble_dir):
@@ -222,6 +226,7 @@ def test_a_flat_gold_tree_of_a_thousand_words(tmp_path):
     assert json.loads(result.stdout)["sentence_f1"] == 100.0
 
 
+@pytest.mark.slow
 def test_gold_from_devices_pipes_and_links(tmp_path):
     from conftest import FIXTURES
 
@@ -271,6 +276,7 @@ def _peak_rss_mb(command: list[str], seconds: float, **keywords) -> tuple[float,
     return peak, process
 
 
+@pytest.mark.slow
 def test_endless_lines_are_read_in_bounded_memory(tiny_model_dir):
     for command in (
         [*ONPARSE, "--model", str(tiny_model_dir), "--input", "/dev/zero"],
@@ -294,6 +300,7 @@ def test_a_huge_line_is_refused_as_it_is_read(tiny_model_dir, tmp_path):
     one_line_error(run("--model", tiny_model_dir, "--max-words", "100000000", "--input", huge), 2, "--max-words")
 
 
+@pytest.mark.slow
 def test_batches_stay_bounded_by_words_whatever_the_batch_size(tiny_model_dir, monkeypatch):
     from onparse.parse import BATCH_WORDS, Member, Parser
 
@@ -316,6 +323,7 @@ def test_pretty_prints_markup_tokens_as_typed(tiny_model_dir):
     assert "[/x]" in result.stdout and "[bold]" in result.stdout
 
 
+@pytest.mark.slow
 def test_closed_streams_and_a_device_that_holds_no_data(tiny_model_dir, tmp_path):
     for redirect, fragment in (
         ("<&-", "standard input is closed"),
@@ -431,6 +439,7 @@ def test_a_byte_order_mark_is_not_part_of_the_first_token(tiny_model_dir, tmp_pa
         assert json.loads(result.stdout)["model_input"] == ["the", "cat"]
 
 
+@pytest.mark.slow
 def test_terminal_controls_are_refused_and_invisible_marks_escaped_on_a_terminal_only(tiny_model_dir, tmp_path):
     """A control character (an escape sequence, a NUL) is no text: refused in one line. An invisible format mark (a
     right-to-left override) is text, shown escaped on a terminal and as typed in a file."""
@@ -487,6 +496,7 @@ def test_runnable_threads_are_read_from_the_system():
     assert 0 <= running_elsewhere() < 1000
 
 
+@pytest.mark.slow
 def test_a_stdout_that_cannot_encode_a_word_shows_it_escaped():
     done = subprocess.run(
         [*ONPARSE, "Grüße aus Köln"],

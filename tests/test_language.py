@@ -89,6 +89,7 @@ def test_training_text_is_tokenized_as_its_language(tmp_path):
     assert words([str(text)], "en") == words([str(text)], "de")  # typographic quotes split by the Penn rules too
 
 
+@pytest.mark.slow
 def test_a_run_records_its_language_in_every_model_directory(tmp_path):
     from pathlib import Path
 

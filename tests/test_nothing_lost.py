@@ -71,6 +71,7 @@ def test_overwrite_never_empties_a_folder_that_is_not_a_run(tmp_path):
     assert snapshot(folder) == before and not (folder / ".lock").exists()
 
 
+@pytest.mark.slow
 def test_overwrite_checks_the_new_runs_inputs_before_deleting_the_old_run(tmp_path):
     assert train(tmp_path / "run").exit_code == 0
     before = snapshot(tmp_path / "run")
@@ -90,6 +91,7 @@ def test_overwrite_checks_the_new_runs_inputs_before_deleting_the_old_run(tmp_pa
     assert train(tmp_path / "run", "--overwrite").exit_code == 0  # a run folder with its inputs found is replaced
 
 
+@pytest.mark.slow
 def test_a_distillation_never_deletes_its_own_teacher_or_a_mistyped_ones_run(tmp_path):
     assert train(tmp_path / "run").exit_code == 0
     before = snapshot(tmp_path / "run")

@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 
+import pytest
 from click.testing import CliRunner
 from conftest import SLACK
 from rich.cells import cell_len
@@ -33,6 +34,7 @@ def test_a_drawing_aligns_its_bars_by_display_width(tiny_model_dir):
     assert len(labels) == 4 and {cell_len(label[: label.index("█")]) for label in labels} == {15}
 
 
+@pytest.mark.slow
 def test_parsing_a_file_shows_its_progress_on_a_terminal_and_nowhere_else(tiny_model_dir, tmp_path):
     import pty
 
@@ -128,6 +130,7 @@ def test_a_fits_stages_say_in_a_line_what_they_took_and_kept():
     assert fit_clock(record) == "4 of about 34 min" and fit_clock({"stages": [entry]}) == "3 min so far"
 
 
+@pytest.mark.slow
 def test_training_logs_a_clean_line_per_evaluation_and_quiet_keeps_still(tmp_path):
     from pathlib import Path
 
@@ -171,6 +174,7 @@ def test_training_logs_a_clean_line_per_evaluation_and_quiet_keeps_still(tmp_pat
     assert quiet.exit_code == 0 and quiet.stderr == ""
 
 
+@pytest.mark.slow
 def test_a_library_user_routes_the_runs_messages_through_logging(tmp_path, caplog):
     import logging
     from pathlib import Path

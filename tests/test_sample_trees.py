@@ -4,6 +4,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import FIXTURES, SLACK
 
 from onparse.treebank import read_gold
@@ -25,6 +26,7 @@ def test_a_sample_reads_back_as_the_same_sentences_and_trees(tmp_path):
     assert len(kept) == 1 and kept[0] in originals
 
 
+@pytest.mark.slow
 def test_an_existing_output_is_left_alone_and_too_large_a_sample_refused(tmp_path):
     out = tmp_path / "mine.mrg"
     out.write_text("my own notes\n")

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from conftest import SLACK
 
+pytestmark = pytest.mark.slow  # fits, subprocesses, wheels and docs builds: make test, not test-fast
+
 ROOT = Path(__file__).resolve().parents[1]
 WHEEL_LIMIT = 100 * 10**6  # the common package-index limit on one file
 
