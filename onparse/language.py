@@ -137,10 +137,10 @@ def tokenizer(language: str = ENGLISH) -> Callable[[str], list[str]]:
     """The function that splits one sentence of ``language`` (an ISO 639-1 code such as en, de, zh) into tokens, the
     text's characters composed first (NFC), so text typed in decomposed form splits and reads as composed text does."""
     split = _splitter(language)
-    return lambda text: [kept for token in split(unicodedata.normalize("NFC", text)) if (kept := _visible(token))]
+    return lambda text: [kept for token in split(unicodedata.normalize("NFC", text)) if (kept := visible(token))]
 
 
-def _visible(token: str) -> str:
+def visible(token: str) -> str:
     """A token without the invisible format marks at its edges (zero-width space, soft hyphen, direction marks): a
     mark alone is no token."""
     start, end = 0, len(token)

@@ -353,3 +353,14 @@ def test_trees_are_binary_over_the_words_and_punctuation_joins_the_smallest_cons
         else:
             spans_both = [node for node in parse.tree.subtrees() if {before, after} <= set(node.leaves())]
             assert parent is min(spans_both, key=lambda node: len(node.leaves()))
+
+
+def test_a_zero_width_space_is_no_word_of_the_spacy_tree(nlp):
+    """A token of invisible marks alone (a zero-width space) is left out of the tree, as a space is and as onparse's
+    own tokenizer leaves it out."""
+    doc = nlp("The cat \u200b sat on the mat.")
+    sent = next(doc.sents)
+    assert (
+        "\u200b" not in sent._.onparse_tree.leaves()
+        and sent._.onparse_tree.leaves() == "The cat sat on the mat .".split()
+    )

@@ -201,7 +201,9 @@ def test_the_command_fits_and_resumes_with_one_line_errors(tmp_path, monkeypatch
             "forward",
         ],
     )
-    assert twice.exit_code == 1 and "each once" in twice.stderr and len(twice.stderr.splitlines()) == 1
+    assert (
+        twice.exit_code == 2 and "each once" in twice.stderr
+    )  # a plan the options make that cannot run: exit 2 and len(twice.stderr.splitlines()) == 1
     assert not out.exists()  # refused before the folder was made
     base = [
         "fit",

@@ -126,8 +126,10 @@ def run_fit(plan, out_dir: Path, hours: float | None, threads: int | None, quiet
 
     set_threads(threads)
     if plan is not None:
-        with training_errors("fit", out_dir):
+        try:  # a plan the options make that cannot run is a problem with the command: exit 2, as a bad option's
             plan.check()
+        except ValueError as err:
+            fail(str(err))
     ranks = distributed.from_environment()  # the launch's processes, decided here once and passed down
     with training_errors("fit", out_dir), recipe.opened_fit(out_dir, plan, ranks) as device:
         check_device(device)

@@ -51,6 +51,7 @@ from spacy.pipeline import Sentencizer
 from spacy.tokens import Doc, Span, Token
 
 from onparse.config import ParseConfig
+from onparse.language import visible
 from onparse.modeldir import SHIPPED_BY_LANGUAGE
 from onparse.parse import Parser
 from onparse.trees import LABEL, TokenTree, bracketed, escape, from_spans, map_leaves
@@ -137,7 +138,7 @@ class ConstituencyParser:
                     self.sentencizer(doc)
                 doc.user_data[LENGTH] = len(doc)  # parsed (what it can be), at this many tokens
             sentences = [sent for doc in group for sent in doc.sents]
-            tokens = [[token.i for token in sent if not token.is_space] for sent in sentences]
+            tokens = [[token.i for token in sent if not _blank(token)] for sent in sentences]
             parses = self.parser.parse_stream(
                 [[sent.doc[i].text for i in kept] or None for sent, kept in zip(sentences, tokens)],
                 window=len(tokens),
@@ -211,12 +212,18 @@ def _as_span(doc: Doc, tokens: list[int], node: _Node) -> Span:
     return doc[tokens[node.start] : tokens[node.end - 1] + 1]
 
 
+def _blank(token: Token) -> bool:
+    """A token the parser leaves out: whitespace, or invisible marks alone (a zero-width space), as onparse's own
+    tokenizers drop them (``language.tokenizer``)."""
+    return token.is_space or not visible(token.text)
+
+
 def _edges(span: Span) -> tuple[int, int]:
     """Where ``span`` starts and ends once spaces at its edges are left out (as the parser leaves them out)."""
     start, end = span.start, span.end
-    while start < end and span.doc[start].is_space:
+    while start < end and _blank(span.doc[start]):
         start += 1
-    while end > start and span.doc[end - 1].is_space:
+    while end > start and _blank(span.doc[end - 1]):
         end -= 1
     return start, end
 
