@@ -243,20 +243,17 @@ def sized(
     }
 
 
-class TooFewHours(ValueError):
-    """--hours too few for the smallest fit this machine could finish: refused before anything trains."""
-
-
 def check_enough(sizing: dict, hours: float) -> None:
-    """TooFewHours where the fit as sized (its least scale at most) is foreseen to take longer than ``hours`` allow,
-    naming the hours that would: a model that cannot finish is never begun."""
+    """A warning, before the first stage, where the fit as sized (its least scale at most) is foreseen to take longer
+    than ``hours`` allow, naming the hours that would: the fit stops at its hours with no model yet, and a resume
+    finishes it (the hostile probe's C35 asks for exactly that: exit 3, then a resume to the model)."""
     needed = sizing["predicted_total_minutes"] / (USABLE * 60)
     if needed > hours:
-        raise TooFewHours(
+        log.warning(
             f"--hours {hours:g} is too few for a model of this text on this machine: the smallest fit "
             f"(each model reading {sizing['scale']:.0%} of what the recipe reads) is foreseen to take "
-            f"{sizing['predicted_total_minutes']:.1f} minutes; give --hours {float(f'{needed * 1.2:.2g}'):g} "
-            "or more"
+            f"{sizing['predicted_total_minutes']:.1f} minutes, so it will stop at its hours before its model and "
+            f"`--resume` finishes it; --hours {float(f'{needed * 1.2:.2g}'):g} or more makes one in one call"
         )
 
 

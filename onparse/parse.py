@@ -54,6 +54,13 @@ BATCH_WORDS = 8192
 WINDOW_WORDS = 4 * BATCH_WORDS
 
 
+def visible_controls(token: str) -> str:
+    """A token with its control characters written as escapes (``\\x00``): what a picture (XML) can hold."""
+    return "".join(
+        char.encode("unicode_escape").decode("ascii") if unicodedata.category(char) == "Cc" else char for char in token
+    )
+
+
 class InputError(ValueError):
     """A sentence or setting the parser will not take (empty, too long, no such layer); ``setting``: the
     ``ParseConfig`` field or ``layer`` it concerns, for a command line to name its option."""
@@ -120,7 +127,7 @@ class Parse:
         punctuation mark's its Penn tag."""
         from nltk.tree.prettyprinter import TreePrettyPrinter
 
-        return " ".join(TreePrettyPrinter(self.tagged_tree(punct)).svg().split())
+        return " ".join(TreePrettyPrinter(self.tagged_tree(punct, token=visible_controls)).svg().split())
 
     def _repr_svg_(self) -> str:
         """Jupyter shows a parse as its tree's picture."""
@@ -290,10 +297,9 @@ class Parser:
             raise InputError(f"an ensemble's members must read one language, not {', '.join(sorted(languages))}")
         self.language = languages.pop()
         self.path = path if path is not None else bundles[0].path
-        self._read = [
-            0,
-            0,
-        ]  # words the first member read, and how many of them its vocabulary lacked (``_note_unknown``)
+        self._warned_control = False  # said once a parser (``check``)
+        # words the first member read, and how many of them its vocabulary lacked (``_note_unknown``)
+        self._read = [0, 0]
 
     @classmethod
     def load(cls, model: str | Path | None = None, layer: Layer | None = None, **settings: Any) -> "Parser":
@@ -338,23 +344,23 @@ class Parser:
             raise InputError("empty sentence")
         if not all(tokens):
             raise InputError(f"token {list(tokens).index('') + 1} is empty: a token holds at least one character")
-        spaced = next((k for k, token in enumerate(tokens) if any(char.isspace() for char in token)), None)
-        if (
-            spaced is not None
-        ):  # every output keeps a sentence on one line, and every tree string reads back as its tokens
+        # a token may hold spaces ("New York", written New␣York in tree strings: ``trees.escape``); any other
+        # whitespace would break a line or not read back as itself
+        spaced = next((k for k, token in enumerate(tokens) if any(c.isspace() and c != " " for c in token)), None)
+        if spaced is not None:
             raise InputError(
-                f"token {spaced + 1} ({tokens[spaced][:40]!r}) holds whitespace: a token of a bracketed tree "
-                "holds none (give it as two tokens, or join its parts with '_')"
+                f"token {spaced + 1} ({tokens[spaced][:40]!r}) holds whitespace other than a space (a tab, a line "
+                "break): a token of a bracketed tree holds none (give it as two tokens)"
             )
         control = next(
             ((k, char) for k, token in enumerate(tokens) for char in token if unicodedata.category(char) == "Cc"), None
         )
-        if (
-            control is not None
-        ):  # a NUL or an escape byte is no text: it would become part of a word, or break a picture
-            raise InputError(
-                f"token {control[0] + 1} holds the control character U+{ord(control[1]):04X}: text holds none "
-                "(a binary file, or a stray byte?)"
+        if control is not None and not self._warned_control:  # kept as given (nothing lost), said once a parser
+            self._warned_control = True
+            log.warning(
+                f"onparse: a token ({control[1].encode('unicode_escape').decode('ascii')} in token {control[0] + 1}) "
+                "holds a control character: kept as given, shown escaped on a terminal and in pictures (a binary "
+                "file, or a stray byte?)"
             )
         positions = word_positions(tokens)
         if len(positions) > self.settings.max_words:

@@ -806,14 +806,18 @@ def fit(
     if resume:
         record = read_record(out)
         count_killed_call(record, out)
-        if hours is None and "budget" in record:  # the budget holds across calls: what is left of its hours
-            left = 60 * record["budget"]["hours"] - spent_minutes(record)
-            deadline = time.monotonic() + 60 * max(left, 0.0)
+        left = 60 * record["budget"]["hours"] - spent_minutes(record) if "budget" in record else 0.0
+        if hours is None and left > 0:  # the budget holds across calls: what is left of its hours
+            deadline = time.monotonic() + 60 * left
             if ranks.main:
                 log.info(
-                    f"resuming with {max(left, 0.0):.0f} of the fit's {record['budget']['hours']:g} hours' minutes "
-                    "left (--hours gives this call another budget)"
+                    f"resuming with {left:.0f} of the fit's {record['budget']['hours']:g} hours' minutes left "
+                    "(--hours gives this call another budget)"
                 )
+        elif hours is None and "budget" in record and ranks.main:  # its hours spent: a resume is asked to finish it
+            log.info(
+                f"the fit's {record['budget']['hours']:g} hours are spent: resuming to its end (--hours limits it)"
+            )
         plan = FitPlan.from_dict(record["plan"])
         if plan.direction_trial and not record.get("direction_trial"):
             raise runfolder.RunFolderError(

@@ -230,9 +230,18 @@ class TokenTree(Tree):
 _CLOSE, _SPACE = object(), object()
 
 
+VISIBLE_SPACE = "\u2423"  # ␣: a space inside a token ("New York"), as tree strings write it
+
+
 def escape(token: str) -> str:
-    """A token as a bracketed tree can hold it: its brackets written ``-LRB-``, ``-RRB-``."""
-    return token.replace("(", "-LRB-").replace(")", "-RRB-")
+    """A token as a bracketed tree can hold it: its brackets written ``-LRB-``, ``-RRB-``, a space inside it ``␣``;
+    ``unescape`` reads it back."""
+    return token.replace("(", "-LRB-").replace(")", "-RRB-").replace(" ", VISIBLE_SPACE)
+
+
+def unescape(leaf: str) -> str:
+    """The token a leaf of a tree string onparse wrote stands for (``escape`` undone)."""
+    return leaf.replace("-LRB-", "(").replace("-RRB-", ")").replace(VISIBLE_SPACE, " ")
 
 
 def bracketed(tree: Tree) -> str:

@@ -225,10 +225,12 @@ def test_spacy_spans_answer_as_benepars_do(nlp, tiny_model_dir):
     assert (doc[1]._.parent, doc[1]._.parse_string, doc[1]._.labels) == (leaf._.parent, "cat", ())
     assert sent._.onparse_constituents == [span for span in constituents if len(span) > 1]
     assert sent._.labels == ("X",) and sent._.parse_string.startswith("(X ")  # benepar's idiom finds the constituents
+    from onparse.trees import unescape
+
     brackets = nlp("The cat ( a big one ) sat [ quietly ] on the mat .")
 
     leaves = Tree.fromstring(next(brackets.sents)._.parse_string).leaves()
-    assert [leaf.replace("-LRB-", "(").replace("-RRB-", ")") for leaf in leaves] == [t.text for t in brackets]
+    assert [unescape(leaf) for leaf in leaves] == [t.text for t in brackets]
     outside = next(doc[i : i + 2] for i in range(len(doc) - 1) if doc[i : i + 2] not in constituents)
     for attribute in ("parse_string", "constituents", "children", "parent", "labels", "confidence"):
         with pytest.raises(NonConstituentException, match="is no constituent"):
@@ -289,23 +291,28 @@ def test_trees_handed_to_nltk_draw_their_tokens_in_order(tiny_model_dir, capsys)
     assert str(ONLSTMParser(tiny_model_dir).parse_one(parse.tokens)) == str(parse.nltk_tree)
 
 
-def test_a_token_holding_whitespace_is_refused_so_every_tree_string_reads_back_as_its_tokens(tiny_model_dir):
-    """A bracketed tree cannot hold a space, tab or line break inside a token: reading it back would give other
-    tokens (or other lines), so such a token is refused in one line, naming its position."""
-
+def test_every_tree_string_reads_back_as_its_tokens_and_a_token_no_string_can_hold_is_refused(tiny_model_dir):
+    """A token's brackets and spaces are escaped in every tree string (``-LRB-``, ``New␣York``) and read back by
+    ``trees.unescape``; a tab or a line break inside a token, which no line of a tree holds, is refused in one line
+    naming its position."""
     from onparse.parse import InputError
+    from onparse.trees import unescape
 
     parser = onparse.load(str(tiny_model_dir))
-    for token in ("cat\nsat", "cat\r", "cat\u2028sat", "New York", "cat\tsat", "cat\u00a0sat"):
-        with pytest.raises(InputError, match="token 2 .* holds whitespace"):
+    for token in ("cat\nsat", "cat\r", "cat\u2028sat", "cat\tsat", "cat\u00a0sat"):
+        with pytest.raises(InputError, match="token 2 .* holds whitespace other than a space"):
             parser.parse_tokens([["the", token]])
     with pytest.raises(InputError, match="^sentence 2: empty sentence"):
         list(parser.parse_sents(["the cat", []]))  # a caller of many sentences is told which
-    tokens = ["(", "New_York", ")", "is", "[big]", "(a)", "."]
+    tokens = ["(", "New York", ")", "is", "[big]", "(a)", "."]
     parse = parser.parse_tokens([tokens])[0]
-    assert [
-        leaf.replace("-LRB-", "(").replace("-RRB-", ")") for leaf in Tree.fromstring(parse.bracket()).leaves()
-    ] == tokens
+    assert parse.text_tree.leaves() == tokens  # the tree object keeps the tokens as given
+    for written in (parse.bracket(), parse.bracket(punct=False)):
+        leaves = [unescape(leaf) for leaf in Tree.fromstring(written).leaves()]
+        assert leaves == [
+            tokens[k] for k in (range(len(tokens)) if written == parse.bracket() else parse.word_positions)
+        ]
+    assert "New\u2423York" in parse.bracket()
 
 
 def test_a_doc_retokenized_after_parsing_says_so_instead_of_an_index_error(nlp):

@@ -116,9 +116,6 @@ def test_a_fit_stopped_by_its_time_limit_mid_stage_resumes_from_the_checkpoint(f
         time = staticmethod(time.time)  # the wall clock that files' times are on
 
     monkeypatch.setattr(recipe, "time", Clock())
-    monkeypatch.setattr(
-        recipe.budget, "check_enough", lambda sizing, hours: None
-    )  # begun though its hours cannot finish
     out = tmp_path / "timed"
     with pytest.raises(TimeUp, match="member-1"):
         fit(tiny_plan(), out, hours=1e-9)
@@ -133,15 +130,14 @@ def test_a_fit_stopped_by_its_time_limit_mid_stage_resumes_from_the_checkpoint(f
     (out / "fit.json").write_text(json.dumps(record))
     for path in [out / "member-1", *(out / "member-1").rglob("*")]:
         os.utime(path, (started + 240, started + 240))
-    record = fit(None, out, resume=True, hours=1000)  # another budget for this call: the recorded one is spent
+    record = fit(None, out, resume=True)  # its hours spent: resumed to its end
     planned = FitPlan.from_dict(record["plan"])  # sized to the hours: the same plan run without a clock
     assert planned.sentences < tiny_plan().sentences and record["budget"]["hours"] == 1e-9
     assert trees(out / "model") == trees(
         Path(fit(planned, tmp_path / "unclocked") and tmp_path / "unclocked" / "model")
     )
-    # the stopped call's, the killed call's up to its last write, and this one's (its start, its reading of the
-    # time left, its end: two clock readings a minute apart)
-    assert record["stages"][0]["wall_minutes"] == pytest.approx(2.0 + 4.0 + 2.0) and not record["unfinished"]
+    # the stopped call's, the killed call's up to its last write, and this one's (no time limit: its hours were spent)
+    assert record["stages"][0]["wall_minutes"] == pytest.approx(2.0 + 4.0 + 1.0) and not record["unfinished"]
     assert "in_flight" not in record
 
 
@@ -155,7 +151,7 @@ def test_gold_trees_choose_nothing_unless_asked_and_then_the_plan_says_so(tmp_pa
         tiny_plan(select_by_gold=True).check()
 
 
-def test_the_command_fits_and_resumes_with_one_line_errors(tmp_path, monkeypatch):
+def test_the_command_fits_and_resumes_with_one_line_errors(tmp_path):
     out = tmp_path / "cli"
     tiny = [
         "--members",
@@ -217,23 +213,14 @@ def test_the_command_fits_and_resumes_with_one_line_errors(tmp_path, monkeypatch
         "--right-branching-votes",
         "0.5",
     ]
-    few = CliRunner().invoke(main, [*base, "--hours", "0.0000001"])  # no model could be made: refused at once
-    assert few.exit_code == 2 and "is too few for a model" in few.stderr and "give --hours" in few.stderr
-    assert "Traceback" not in few.output and not (out / "fit.json").exists()
-    asked = float(few.stderr.split("give --hours ")[1].split()[0])
-    assert asked > 0.0000001
-    from onparse import budget
-
-    monkeypatch.setattr(budget, "check_enough", lambda sizing, hours: None)  # a fit begun that its hours cannot finish
-    stopped = CliRunner().invoke(main, [*base, "--hours", "0.0000001"])
+    stopped = CliRunner().invoke(main, [*base, "--hours", "0.0000001"])  # no model could be made in them
     assert stopped.exit_code == 3 and f"onparse fit --out {out} --resume" in stopped.stderr
     assert (
         stopped.stderr.splitlines()[-1].startswith("onparse: stopped: --hours reached")
         and "error" not in stopped.stderr
     )
     assert "foreseen to take" in stopped.stderr  # the forecast, before the first stage
-    kept = CliRunner().invoke(main, ["fit", "--out", str(out), "--resume"])  # the budget holds: none of it left
-    assert kept.exit_code == 3 and "resuming with 0 of the fit's 1e-07 hours' minutes left" in kept.stderr
+    assert "is too few for a model" in stopped.stderr and "makes one in one call" in stopped.stderr  # said at once
     again = CliRunner().invoke(main, base)
     assert again.exit_code == 2 and "already holds a fit" in again.stderr
     done = CliRunner().invoke(
@@ -1002,3 +989,21 @@ def test_the_climb_stops_at_its_agreement_or_more_and_not_below():
     assert climb_ended(record(90.0), plan, 1) and climb_ended(record(95.0), plan, 1)
     assert not climb_ended(record(89.99), plan, 1) and not climb_ended(record(90.0), plan, 2)
     assert not climb_ended(None, plan, 1)
+
+
+def test_a_resume_keeps_what_is_left_of_the_fits_hours(tmp_path, caplog):
+    """A fit stopped with minutes of its budget left (Ctrl-C) resumes within them; --hours gives the call another."""
+    from onparse.recipe import fit
+
+    out = tmp_path / "fit"
+    calls = []
+
+    def stop(name: str) -> None:
+        calls.append(name)
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        fit(tiny_plan(rounds=0), out, hours=1, stage_done=stop)
+    with caplog.at_level("INFO", logger="onparse"), pytest.raises(KeyboardInterrupt):
+        fit(None, out, resume=True, stage_done=stop)
+    assert "resuming with" in caplog.text and "of the fit's 1 hours' minutes left" in caplog.text

@@ -1,7 +1,5 @@
 """Property-based fuzzing: any text, token list or bracketed string parses or fails with the documented error."""
 
-import unicodedata
-
 import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
@@ -34,8 +32,8 @@ def test_any_text_parses_or_is_refused_cleanly(parser, text):
 def test_any_token_list_parses_or_is_refused_cleanly(parser, tokens):
     try:
         (parse,) = parser.parse_tokens([tokens])
-    except InputError:  # no token, too many, or a control character (no text holds one)
-        assert not tokens or len(tokens) > 50 or any(unicodedata.category(c) == "Cc" for token in tokens for c in token)
+    except InputError:
+        assert not tokens or len(tokens) > 50
         return
     assert parse.tokens == tokens and sorted(parse.tree.leaves()) == list(range(len(tokens)))
 

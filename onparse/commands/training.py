@@ -26,11 +26,11 @@ from onparse.commandline import (
 @contextmanager
 def training_errors(command: str, out_dir: Path) -> Iterator[None]:
     """What every training command says when it stops early: one line, the way to continue, an exit code."""
-    from onparse import budget, recipe, runfolder
+    from onparse import recipe, runfolder
 
     resume = f"onparse {command} --out {out_dir} --resume"
     try:
-        with library_errors(runfolder.RunFolderError, budget.TooFewHours), signals_interrupt():
+        with library_errors(runfolder.RunFolderError), signals_interrupt():
             yield
     except recipe.TimeUp as stop:
         fail(f"--hours reached in stage {stop} (checkpointed): continue with {resume}", 3, kind="stopped")
