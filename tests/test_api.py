@@ -336,10 +336,13 @@ def test_the_spacy_component_takes_max_words_from_its_config(tiny_model_dir):
     assert short._.parse_string is not None and long._.parse_string is None  # over the limit: no tree, as documented
 
 
-def test_a_doc_no_onparse_component_parsed_says_what_to_add(nlp):
+def test_a_doc_no_onparse_component_parsed_says_what_to_add(nlp):  # nlp: the component registered
     unparsed = spacy.blank("en")("The cat sat.")
-    with pytest.raises(ValueError, match='never parsed: add the component with nlp.add_pipe\\("onparse"\\)'):
+    with pytest.raises(ValueError, match='never parsed \\(add the component with nlp.add_pipe\\("onparse"\\)\\)'):
         unparsed[:]._.parse_string
+    merged = spacy.tokens.Doc.from_docs([nlp("The cat sat."), nlp("Dogs bark.")])  # parsed Docs, joined
+    with pytest.raises(ValueError, match="or was made by Doc.from_docs, which keeps none"):
+        merged[:]._.parse_string
 
 
 def test_trees_are_binary_over_the_words_and_punctuation_joins_the_smallest_constituent_around_it(tiny_model_dir):

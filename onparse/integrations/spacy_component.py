@@ -176,7 +176,10 @@ def _sentence(span: Span) -> tuple[dict, list[_Node]] | None:
     a right-branching tree of thousands of words is as easy as a short one)."""
     doc = span.doc
     if LENGTH not in doc.user_data:  # as benepar says: no parser ran on this Doc
-        raise ValueError('onparse: this Doc was never parsed: add the component with nlp.add_pipe("onparse")')
+        raise ValueError(
+            "onparse: no parse is kept in this Doc: it was never parsed (add the component with "
+            'nlp.add_pipe("onparse")), or was made by Doc.from_docs, which keeps none: run the component on it'
+        )
     if doc.user_data.get(LENGTH, len(doc)) != len(doc):
         raise ValueError(
             "onparse: this Doc's tokens changed after it was parsed (retokenized, or a span copied "
