@@ -78,15 +78,32 @@ TYPOGRAPHIC = str.maketrans(
 def tokenize(text: str) -> list[str]:
     """Split one sentence into Penn Treebank tokens, each the user's own text; typographic quotes, dashes and
     ellipses split as their ASCII counterparts do (``TYPOGRAPHIC``)."""
-    folded = text.translate(TYPOGRAPHIC)
+    folded = "".join(";" if _pictographic(char) else char for char in text.translate(TYPOGRAPHIC))
     try:
         pieces = [[start, end] for start, end in _tokenizer.span_tokenize(folded)]
     except ValueError:  # nltk could not align its tokens with the text: take them as nltk spells them
         return _tokenizer.tokenize(text)
     pieces = _split_opening_quotes(folded, pieces)
-    pieces = _mend(folded, pieces)
+    pieces = _join_pictographs(text, _mend(folded, pieces))
     split = _split_periods([folded[start:end] for start, end in pieces])
     return _cut_as(split, [text[start:end] for start, end in pieces])
+
+
+def _pictographic(char: str) -> bool:
+    """An emoji or pictograph (or what joins and restyles one): split off a word as punctuation is, so that
+    ``it😀`` reads as ``it 😀`` does; symbols below U+2600 (``°``, ``©``, ``€``) stay as the treebank has them."""
+    return (ord(char) >= 0x2600 and unicodedata.category(char) in ("So", "Sk")) or bool(_EMOJI_JOINERS.fullmatch(char))
+
+
+def _join_pictographs(text: str, pieces: list[list[int]]) -> list[list[int]]:
+    """Pieces of one emoji sequence (a skin tone, a joiner, a flag's two letters) back into one token."""
+    joined: list[list[int]] = []
+    for start, end in pieces:
+        if joined and joined[-1][1] == start and all(map(_pictographic, text[joined[-1][0] : end])):
+            joined[-1][1] = end
+        else:
+            joined.append([start, end])
+    return joined
 
 
 def _cut_as(pieces: list[str], tokens: list[str]) -> list[str]:

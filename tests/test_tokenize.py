@@ -163,3 +163,12 @@ def test_web_text_parses_to_the_trees_of_its_ascii_twins_with_the_shipped_defaul
 def test_a_percent_sign_is_a_word_in_every_script_it_is_written_in():
     assert [is_punct(sign) for sign in ("%", "\uff05", "\ufe6a", "\u066a", "&", "\uff06")] == [False] * 6
     assert is_punct("\u2030") and is_punct("#")  # per mille and the number sign stay symbols, as the treebank tags them
+
+
+def test_an_emoji_is_split_off_a_word_as_punctuation_is_and_its_sequence_stays_one_token():
+    """``it😀`` reads as ``it 😀`` does (the emoji a mark beside the word, never part of an unknown word); a skin tone,
+    a joined family or a flag stays one token; symbols the treebank keeps in words (``25°C``) stay."""
+    assert tokenize("I love it😀!") == tokenize("I love it 😀 !") == ["I", "love", "it", "😀", "!"]
+    assert tokenize("Great👍🏽 job") == ["Great", "👍🏽", "job"] and is_punct("👍🏽")
+    assert tokenize("family 👨\u200d👩\u200d👧 time")[1] == "👨\u200d👩\u200d👧" and tokenize("flag 🇩🇪 here")[1] == "🇩🇪"
+    assert "25°C" in tokenize("It is 25°C today.")
