@@ -230,3 +230,13 @@ def test_eval_raw_scores_the_raw_text_path(run):
     model = json.loads(run("eval", "--gold", str(FIXTURES / "ldc_style.mrg"), "--no-untrained", "--json").stdout)
     assert raw["same_tokens"] == 2 and raw["sentences"] == 2
     assert raw["sentence_f1"] == pytest.approx(model["sentence_f1"])  # same tokens, same words, same trees
+
+
+def test_a_number_option_refuses_nan_and_infinity():
+    """nan passes every range check (it compares false with any bound): refused as no number, before any work."""
+    for option, value in (("--hours", "nan"), ("--hours", "inf"), ("--lr", "nan"), ("--focus", "-inf")):
+        command = ["fit", "--train", "x.txt", "--dev", "y.txt", "--out", "o"] if option == "--hours" else ["distill"]
+        result = CliRunner().invoke(main, [*command, option, value])
+        assert result.exit_code == 2 and (
+            "is not a finite number" in result.stderr or "not in the range" in result.stderr
+        ), result.stderr
