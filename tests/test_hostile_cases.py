@@ -440,7 +440,7 @@ def test_a_byte_order_mark_is_not_part_of_the_first_token(tiny_model_dir, tmp_pa
 
 
 @pytest.mark.slow
-def test_terminal_controls_are_refused_and_invisible_marks_escaped_on_a_terminal_only(tiny_model_dir, tmp_path):
+def test_terminal_controls_and_invisible_marks_are_kept_and_escaped_on_a_terminal_only(tiny_model_dir, tmp_path):
     """A control character (an escape sequence) or an invisible format mark (a right-to-left override) is kept as
     given: shown escaped on a terminal, as typed in a file, with one warning that says so."""
     token = "evil\x1b[2J\u202e"
