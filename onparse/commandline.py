@@ -490,15 +490,16 @@ def run_options(command):
 @contextmanager
 def library_errors(*refused_folders: type[Exception]) -> Iterator[None]:
     """A library's error as one line and an exit code: a folder that is not what it should be (a model's, or one of
-    ``refused_folders``) 2, like a bad option; text, trees or files that cannot be read or written 1."""
+    ``refused_folders``), a path that names nothing or a language no tokenizer here has 2, like a bad option; text,
+    trees or files that cannot be read or written 1."""
     from onparse.atomic import OutputTaken
     from onparse.language import LanguageError
     from onparse.modeldir import ModelDirError
-    from onparse.treebank import TreebankError
+    from onparse.treebank import MissingPath, TreebankError
 
     try:
         yield
-    except (ModelDirError, OutputTaken, LanguageError, *refused_folders) as err:
+    except (ModelDirError, OutputTaken, LanguageError, MissingPath, *refused_folders) as err:
         fail(str(err))
     except (TreebankError, ValueError, OSError) as err:
         fail(str(err), 1)

@@ -141,6 +141,10 @@ class TreebankError(ValueError):
     """A gold file that cannot be read, with the file and line it concerns."""
 
 
+class MissingPath(TreebankError):
+    """A path a user gave that names nothing: a problem with the command (exit 2, as a missing input file)."""
+
+
 @dataclass(frozen=True)
 class GoldSentence:
     """The words of a gold tree and its constituents over those words, and its tokens (punctuation too) for reading."""
@@ -168,10 +172,10 @@ def tree_files(path: str) -> list[Path]:
     if candidate.exists():  # a regular file, a pipe such as <(cat f.mrg), /dev/null: read as it is
         return [candidate]
     if candidate.is_symlink():
-        raise TreebankError(f"{path}: a symbolic link to nothing (its target is missing)")
+        raise MissingPath(f"{path}: a symbolic link to nothing (its target is missing)")
     matches = sorted(Path(p) for p in glob.glob(path, recursive=True) if Path(p).exists())
     if not matches:
-        raise TreebankError(f"{path}: no such file, folder or glob match")
+        raise MissingPath(f"{path}: no such file, folder or glob match")
     found = [file for match in matches for file in (_folder_files(match, str(match)) if match.is_dir() else [match])]
     once: dict[
         Path, Path

@@ -240,3 +240,18 @@ def test_a_number_option_refuses_nan_and_infinity():
         assert result.exit_code == 2 and (
             "is not a finite number" in result.stderr or "not in the range" in result.stderr
         ), result.stderr
+
+
+def test_a_path_that_names_nothing_exits_2_in_every_command(tmp_path):
+    """One exit code per kind of error (docs/guide.md): a missing input is a problem with the command, exit 2, whether
+    it is a sentence file, gold trees or training text."""
+    missing = str(tmp_path / "missing.txt")
+    for command in (
+        ["-i", missing],
+        ["eval", "--gold", missing],
+        ["train", "--train", missing, "--out", str(tmp_path / "r")],
+    ):
+        result = CliRunner().invoke(main, command)
+        assert result.exit_code == 2 and "missing.txt" in result.stderr and len(result.stderr.splitlines()) == 1, (
+            command
+        )

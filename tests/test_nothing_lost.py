@@ -86,7 +86,7 @@ def test_overwrite_checks_the_new_runs_inputs_before_deleting_the_old_run(tmp_pa
         "--overwrite",
         *TINY,
     )
-    assert refused.exit_code == 1 and "typo.txt" in refused.stderr
+    assert refused.exit_code == 2 and "typo.txt" in refused.stderr  # a path that names nothing: exit 2
     assert snapshot(tmp_path / "run") == before
     assert train(tmp_path / "run", "--overwrite").exit_code == 0  # a run folder with its inputs found is replaced
 
