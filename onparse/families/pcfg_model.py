@@ -223,11 +223,7 @@ def share_span_scores(shares: Sequence[Iterable[tuple[int, int, float]]], n: int
     the log of each span's share of the teacher's votes (or its posterior), ``OFF_TREE`` on spans no voter holds,
     0 on the sentence, so that ``inside`` under them sums ``p(sentence, t) * prod_{s in t} share(s)`` over trees t.
     One tree's spans at share 1 give ``tree_span_scores``."""
-    scores = torch.full((len(shares), n + 1, n + 1), OFF_TREE)
-    held = [(row, start, end, share) for row, found in enumerate(shares) for start, end, share in found]
-    if held:  # one indexed assignment for the batch: this runs at every update
-        rows, starts, ends, values = zip(*held)
-        scores[rows, starts, ends] = torch.tensor(values, dtype=torch.float64).clamp_min(MIN_SHARE).log().float()
+    scores = _with_shares(shares, n, OFF_TREE, lambda values: values.clamp_min(MIN_SHARE).log())
     scores[:, 0, n] = 0.0
     return scores
 
@@ -242,11 +238,17 @@ def focus_span_scores(shares: Sequence[Iterable[tuple[int, int, float]]], n: int
     the counts remain: ``focus`` is the number of teachers over the softmax's temperature. Where every span
     weighs the same, every tree does, and the focused likelihood is the plain one times a constant.
     """
-    scores = torch.zeros(len(shares), n + 1, n + 1)
+    return _with_shares(shares, n, 0.0, lambda values: focus * values)
+
+
+def _with_shares(shares: Sequence[Iterable[tuple[int, int, float]]], n: int, elsewhere: float, score) -> Tensor:
+    """B x (n+1) x (n+1) span scores: ``score`` of the shares on the spans they are given for, ``elsewhere`` on the
+    rest, set in one indexed assignment for the batch (this runs at every update)."""
+    scores = torch.full((len(shares), n + 1, n + 1), elsewhere)
     held = [(row, start, end, share) for row, found in enumerate(shares) for start, end, share in found]
     if held:
         rows, starts, ends, values = zip(*held)
-        scores[rows, starts, ends] = focus * torch.tensor(values, dtype=torch.float32)
+        scores[rows, starts, ends] = score(torch.tensor(values, dtype=torch.float64)).float()
     return scores
 
 
