@@ -36,6 +36,16 @@ for name in "$@"; do
         sc-f10-8p) student sc-f10-8p --student models/pcfg-wsj --from-scratch --seed 1211 --passes 8 --focus 10 ;;
         sc-f3-8p) student sc-f3-8p --student models/pcfg-wsj --from-scratch --seed 1211 --passes 8 --focus 3 \
                       --evals-per-pass 2 ;;
+        # the curve of sc-f3 still rose at 4 passes: 20, one evaluation a pass, kept by dev perplexity
+        sc-f3-20p) student sc-f3-20p --student models/pcfg-wsj --from-scratch --seed 1211 --passes 20 --focus 3 \
+                       --evals-per-pass 1 --select-by-perplexity ;;
+        sc-f9) student sc-f9 --student models/pcfg-wsj --from-scratch --seed 1211 --passes 4 --focus 9 \
+                   --select-by-perplexity ;;
+        # a wider grammar, 60 x 120, focused from scratch (distill has no shape flag: wide.py widens its config)
+        sc-f3-w60) [ -d $R/sc-f3-w60/model ] && [ ! -f $R/sc-f3-w60/checkpoint.pt ] || python3 \
+                       experiments/focus/wide.py $R/sc-f3-w60 60 120 -- --teacher $R/teacher --student models/pcfg-wsj \
+                       --train "$WSJ/[01][0-9],$WSJ/20" --dev $WSJ/22 --dev-gold $WSJ/22 --sample-seed 1111 \
+                       --trees $R/teacher.jsonl --focus 3 --passes 6 --seed 1211 --evals-per-pass 2 ;;
         # from sc-f3's point of lowest dev perplexity (pass 4.0: the gold-free rule that predicted better there)
         sc-f3-anneal) student sc-f3-anneal --student $R/sc-f3/epoch-04.00 --lr 5e-4 --passes 2 --focus 3 --focus-end 0 \
                           --keep-evaluations ;;
