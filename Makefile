@@ -2,11 +2,14 @@ PYTHON ?= python3
 PTB ?= ../shared/data/ptb/wsj
 RUN ?= runs/wsj-paper
 
-.PHONY: install lint test test-fast docs bench train eval-dev clean
+.PHONY: install models lint test test-fast docs bench train eval-dev clean
 
 install:  ## CPU build of torch (a wheel on disk here), then onparse and pytest
 	$(PYTHON) -m pip install -q torch==2.13.0
 	$(PYTHON) -m pip install -q -e '.[test]'
+
+models:  ## every shipped model but the default as its own pip package, into dist/models (pip install one to load it)
+	$(PYTHON) -c "from onparse.shipped import build_catalogue; print(*build_catalogue(), sep='\n')"
 
 lint:  ## ruff: the style (120 columns) and the lint rules in pyproject.toml
 	$(PYTHON) -m ruff check .
@@ -32,4 +35,4 @@ eval-dev:  ## section 22 and WSJ10 (sections 00-22) with the shipped model
 	onparse eval --gold '$(PTB)/[0-2][0-9]' --max-length 10
 
 clean:
-	rm -rf build site *.egg-info .pytest_cache
+	rm -rf build site dist *.egg-info .pytest_cache

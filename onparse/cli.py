@@ -141,11 +141,11 @@ def models(as_json) -> None:
       onparse models
       onparse --model onlstm-negra "Die Katze schläft."
     """
-    from onparse.modeldir import DEFAULT_MODEL, available_models
+    from onparse.modeldir import DEFAULT_MODEL, available_models, missing_models
     from onparse.report import model_table
 
     with library_errors():  # a damaged model: named after the table of the others
-        model_table(available_models(), DEFAULT_MODEL.name, as_json=as_json)
+        model_table(available_models() + missing_models(), DEFAULT_MODEL.name, as_json=as_json)
 
 
 @main.command("eval")

@@ -36,6 +36,7 @@ from onparse.families import MEAN, ModelConfig, Settings, checked_layer, named, 
 from onparse.hardware import free_memory, one_line
 from onparse.language import ENGLISH
 from onparse.settings import Layer, Reading
+from onparse.shipped import CATALOGUE, install_hint, packaged
 from onparse.vocabulary import Vocabulary
 
 Model = torch.nn.Module  # a member of any family: its family's model class (``Family.part("model")``)
@@ -315,13 +316,20 @@ def is_ensemble_folder(path: Path) -> bool:
     )
 
 
+def _shipped_places(models: Path) -> list[Path]:
+    """Where shipped models lie: ``models`` and each model package's folder, never written into."""
+    return [models.resolve(), *(folder.parent.resolve() for folder in packaged().values())]
+
+
 def refuse_to_replace(target: Path, is_own_kind, kind: str, models: Path = MODELS) -> None:
     """ModelDirError unless replacing ``target`` loses nothing: a folder of ``kind`` (``is_own_kind``) or nothing at
     all, outside the shipped ``models``, that no shipped ensemble points into. Called before anything is deleted."""
     target = Path(target)
     resolved = target.resolve()
-    shipped = models.resolve()
-    if resolved == shipped or shipped in resolved.parents or resolved in shipped.parents:
+    if any(
+        resolved == shipped or shipped in resolved.parents or resolved in shipped.parents
+        for shipped in _shipped_places(models)
+    ):
         raise ModelDirError(f"{target} is or holds a shipped model: it is never replaced; choose another --out")
     holder = pointing_at(target, models)
     if holder:
@@ -340,8 +348,9 @@ def refuse_output_file(path: Path | str, models: Path = MODELS) -> None:
     """ModelDirError for an output file that would replace a model's own file: one inside the shipped models, inside a
     folder a shipped ensemble names, or in a model or ensemble directory. Called before anything is written."""
     folder = Path(path).resolve().parent
-    shipped = models.resolve()
-    if folder == shipped or shipped in folder.parents or pointing_at(folder, models):
+    if any(folder == shipped or shipped in folder.parents for shipped in _shipped_places(models)) or pointing_at(
+        folder, models
+    ):
         raise ModelDirError(f"{path} lies inside a shipped model: it is never written; choose another output file")
     if is_model_folder(folder) or is_ensemble_folder(folder):
         raise ModelDirError(
@@ -392,22 +401,20 @@ def locate(model: Path | str | None = None) -> Path:
         raise ModelDirError("no model named '': give a shipped model's name or a model directory's path")
     path = Path(model)
     named = isinstance(model, str) and "/" not in text and os.sep not in text and text not in (".", "..")
-    if named and (MODELS / text / "config.json").is_file():
+    shipped = installed().get(text) if named else None
+    if shipped:
         if path.is_dir():
             log.warning(
                 f"{text} is a shipped model's name: loading it, not the folder {text} here (give ./{text} for that)"
             )
-        return MODELS / text
+        return shipped
     bare = text.rstrip("/" + os.sep)
     if not path.exists() and not named and bare != text and "/" not in bare and bare in installed_names():
         raise ModelDirError(f"{text}: no such folder (the slash makes it a path): the shipped model is named {bare}")
     if path.exists() or not named:
         return path
-    if (MODELS / path).is_dir():  # a model the repository holds that this installation does not
-        raise ModelDirError(
-            f"{model}: not installed with this package (a checkout of onparse holds it under models/; "
-            f"installed here: {', '.join(installed_names())})"
-        )
+    if text in CATALOGUE:  # a shipped model of its own package, which is not installed here
+        raise ModelDirError(f"{text} is a shipped model not installed here: {install_hint(text)}")
     close = difflib.get_close_matches(text, installed_names(), n=3, cutoff=0.6)
     if close:
         raise ModelDirError(
@@ -420,27 +427,42 @@ def locate(model: Path | str | None = None) -> Path:
     )
 
 
-def installed_names(models: Path = MODELS) -> list[str]:
-    """The shipped models that load by name here (a folder of ``models`` holding its config)."""
-    return (
-        sorted(folder.name for folder in models.iterdir() if (folder / "config.json").is_file())
-        if models.is_dir()
-        else []
-    )
+def installed(models: Path | None = None) -> dict[str, Path]:
+    """The shipped models that load by name here, each its directory: a folder of ``models`` (default ``MODELS``)
+    holding its config (the default model; every shipped model in a checkout), then those installed as their own
+    packages (``shipped``)."""
+    models = models or MODELS
+    inside = sorted(folder for folder in models.iterdir() if (folder / "config.json").is_file()) if models.is_dir() else []
+    return {**packaged(), **{folder.name: folder for folder in inside}}
 
 
-def available_models(models: Path = MODELS) -> list[dict]:
+def installed_names(models: Path | None = None) -> list[str]:
+    """The names of the shipped models that load by name here (``installed``)."""
+    return sorted(installed(models))
+
+
+def available_models(models: Path | None = None) -> list[dict]:
     """Every model that loads by name here: its name, language, what it is (a model, or an ensemble of N), its size on
     disk, the dev figure its card records, and where it lives; a damaged one by its name, its place and what is wrong
     (``broken``), so that one bad file hides none of the others."""
     found = []
-    for name in installed_names(models):
-        path = models / name
+    for name, path in sorted(installed(models).items()):
         try:
             found.append(_described(name, path))
         except (ModelDirError, OSError) as err:
             found.append({"name": name, "path": str(path), "broken": one_line(err, 200)})
     return found
+
+
+def missing_models(models: Path | None = None) -> list[dict]:
+    """The shipped models not installed here (``shipped.CATALOGUE``): each its name, language and the commands that
+    install it."""
+    here = installed(models)
+    return [
+        {"name": name, "language": language, "install": install_hint(name)}
+        for name, language in sorted(CATALOGUE.items())
+        if name not in here
+    ]
 
 
 def _described(name: str, path: Path) -> dict:

@@ -53,13 +53,15 @@ def progress_bar(description: str, total: int) -> Iterator[Callable[[int], None]
 
 def model_table(models: list[dict], default: str, console: Console | None = None, as_json: bool = False) -> None:
     """``onparse models``: each model that loads by name, its language, kind, size, dev figure and place. Names and
-    figures are never cut; where the folders do not fit beside them (80 columns), --json gives them. ValueError
-    after the table for models that do not load (``broken``), naming each."""
+    figures are never cut; where the folders do not fit beside them (80 columns), --json gives them. Shipped models
+    not installed here (``install``) follow, each with the commands that install it. ValueError after the table
+    for models that do not load (``broken``), naming each."""
     if as_json:
         sys.stdout.write(json.dumps(models, indent=2) + "\n")
         return
     broken = [model for model in models if "broken" in model]
-    models = [model for model in models if "broken" not in model]
+    missing = [model for model in models if "install" in model]
+    models = [model for model in models if "broken" not in model and "install" not in model]
     console = console or wide_console()
     with_paths = console.width >= 120
     table = Table(
@@ -91,6 +93,8 @@ def model_table(models: list[dict], default: str, console: Console | None = None
             *([model["path"]] if with_paths else []),
         )
     console.print(table)
+    for model in missing:
+        console.print(f"not installed: {model['name']} ({model['language']}): {model['install']}", highlight=False)
     if broken:  # listed after the rest, which one bad file never hides
         raise ValueError("; ".join(f"{model['name']} does not load: {model['broken']}" for model in broken))
 

@@ -90,19 +90,32 @@ def test_models_lists_what_loads_by_name_and_an_unknown_name_lists_them(tiny_mod
     assert close.exit_code == 2 and "did you mean onlstm-negra" in close.stderr and "pcfg-wsj" not in close.stderr
 
 
-def test_a_model_the_repository_holds_but_the_installation_lacks_is_not_installed(tmp_path, monkeypatch):
-    from onparse import modeldir
+def test_a_shipped_model_not_installed_here_is_named_with_the_commands_that_install_it(tmp_path, monkeypatch):
+    from onparse import modeldir, shipped
 
-    (tmp_path / "onlstm-big" / "members").mkdir(
-        parents=True
-    )  # as a wheel leaves a folder whose config it does not carry
-    monkeypatch.setattr(modeldir, "MODELS", tmp_path)
-    try:
+    (tmp_path / "onlstm-big" / "members").mkdir(parents=True)  # a folder without a config loads by no name
+    monkeypatch.setattr(modeldir, "MODELS", tmp_path)  # an installation that holds no shipped model
+    monkeypatch.setattr(modeldir, "packaged", dict)  # and no model package
+    install = "make models && pip install dist/models/onparse_model_onlstm_ctb-"
+    with pytest.raises(modeldir.ModelDirError, match="onlstm-ctb is a shipped model not installed here") as err:
+        modeldir.locate("onlstm-ctb")
+    assert install in str(err.value)
+    assert [model["name"] for model in modeldir.missing_models()] == sorted(shipped.CATALOGUE)
+    listed = run("models")
+    assert listed.exit_code == 0 and f"not installed: onlstm-ctb (zh): in a checkout of onparse: {install}" in (
+        " ".join(listed.stdout.split())
+    )
+    with pytest.raises(modeldir.ModelDirError, match="no model named 'onlstm-big'"):
         modeldir.locate("onlstm-big")
-    except modeldir.ModelDirError as err:
-        assert "not installed with this package" in str(err)
-    else:
-        raise AssertionError("an absent model was located")
+
+
+def test_the_catalogue_names_every_shipped_model_but_the_default_with_its_language():
+    from onparse import modeldir, shipped
+
+    inside = {path.name: path for path in modeldir.MODELS.iterdir() if (path / "config.json").is_file()}
+    assert set(shipped.CATALOGUE) == set(inside) - {modeldir.DEFAULT_MODEL.name}
+    for name, language in shipped.CATALOGUE.items():
+        assert modeldir.available_models()[sorted(inside).index(name)]["language"] == language
 
 
 def test_a_mistyped_command_is_named_and_parse_may_follow_options(tiny_model_dir):
