@@ -432,7 +432,9 @@ def installed(models: Path | None = None) -> dict[str, Path]:
     holding its config (the default model; every shipped model in a checkout), then those installed as their own
     packages (``shipped``)."""
     models = models or MODELS
-    inside = sorted(folder for folder in models.iterdir() if (folder / "config.json").is_file()) if models.is_dir() else []
+    inside = (
+        [folder for folder in sorted(models.iterdir()) if (folder / "config.json").is_file()] if models.is_dir() else []
+    )
     return {**packaged(), **{folder.name: folder for folder in inside}}
 
 
