@@ -39,23 +39,30 @@ def wheel(tmp_path_factory) -> Path:
     return next(out.glob("onparse-*.whl"))
 
 
+MAIN_WHEEL_LIMIT = 10 * 10**6  # the default model inside, every other one its own package: a quick install
+
+
 @pytest.mark.slow
-def test_the_wheel_holds_the_default_and_language_models_within_the_limit(wheel):
-    assert wheel.stat().st_size < WHEEL_LIMIT
+def test_the_wheel_holds_the_default_model_alone(wheel):
+    assert wheel.stat().st_size < MAIN_WHEEL_LIMIT
     names = set(zipfile.ZipFile(wheel).namelist())
-    for model in ("onlstm-wsj-mixed", "onlstm-negra", "onlstm-ctb", "pcfg-wsj", "pcfg-negra"):
-        assert f"onparse/models/{model}/config.json" in names
-    assert (
-        "onparse/models/onlstm-wsj-distilled-r3/members/distill-scratch/weights.pt" in names
-    )  # a member of onlstm-wsj-mixed
-    assert not any(
-        name.startswith(("onparse/models/onlstm-wsj/", "onparse/models/onlstm-wsj-gpu-r4/config.json"))
-        for name in names
-    )  # larger extras stay in the repo
+    assert "onparse/models/pcfg-wsj/weights.pt" in names
+    assert {name.split("/")[2] for name in names if name.startswith("onparse/models/") and name.count("/") > 2} == {
+        "pcfg-wsj"
+    }
 
 
 @pytest.mark.slow
-def test_the_installed_wheel_parses_from_outside_the_repository(wheel, tmp_path):
+def test_the_installed_wheel_parses_from_outside_the_repository_and_each_model_package_by_name(wheel, tmp_path):
+    from onparse.shipped import build_package
+
+    readme = (ROOT / "README.md").read_text()
+    named = set(
+        re.findall(r"--model ((?:onlstm|pcfg)-[\w-]+)", readme)
+    )  # every model the README tells a user to load by name
+    assert {"onlstm-ctb", "pcfg-negra", "onlstm-wsj-mixed"} <= named
+    packages = [build_package(name, tmp_path / "models") for name in sorted(named)]
+    assert all(package.stat().st_size < WHEEL_LIMIT for package in packages)
     target = tmp_path / "site"
     done = subprocess.run(
         [sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target), str(wheel)],
@@ -79,16 +86,21 @@ def test_the_installed_wheel_parses_from_outside_the_repository(wheel, tmp_path)
     assert english.returncode == 0 and english.stdout.startswith("(X ") and english.stdout.rstrip().endswith(" .)"), (
         english.stderr
     )
+    absent = run("-m", "onparse", "--model", "pcfg-negra", "Die Katze schläft.")
+    assert absent.returncode == 2 and "pcfg-negra is a shipped model not installed here" in absent.stderr
+    assert "not installed: pcfg-negra (de)" in " ".join(run("-m", "onparse", "models").stdout.split())
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target), *map(str, packages)],
+        capture_output=True,
+        text=True,
+        timeout=SLACK * 120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
     german = run("-m", "onparse", "--model", "pcfg-negra", "Die Katze schläft.")
     assert german.returncode == 0 and "Katze" in german.stdout, german.stderr
-    readme = (ROOT / "README.md").read_text()
-    named = set(
-        re.findall(r"--model ((?:onlstm|pcfg)-[\w-]+)", readme)
-    )  # every model the README tells a user to load by name
-    assert {"onlstm-ctb", "pcfg-negra", "onlstm-wsj-mixed"} <= named
     listed = run("-m", "onparse", "models")
     for name in named:
-        assert name in listed.stdout, listed.stdout
+        assert name in listed.stdout and f"not installed: {name}" not in listed.stdout, listed.stdout
         loaded = run("-m", "onparse", "--model", name, "a b")
         assert loaded.returncode == 0 and loaded.stdout.startswith("(X "), (name, loaded.stderr)
 
