@@ -13,6 +13,7 @@ import click
 
 from onparse import __version__
 from onparse.commandline import (
+    FIT_SECTIONS,
     QUIET,
     THREADS_HELP,
     Encoding,
@@ -20,6 +21,7 @@ from onparse.commandline import (
     ParseByDefault,
     Positive,
     PositiveNumber,
+    Sections,
     ShardType,
     Threads,
     check_device,
@@ -602,7 +604,7 @@ def quantize(model, out_dir, precision, gold, encoding, device, threads) -> None
     )
 
 
-@main.command()
+@main.command(cls=Sections, sections=FIT_SECTIONS)
 @click.option("--train", "train_paths", multiple=True, help="Training text (.mrg, or one sentence a line); repeatable.")
 @click.option("--dev", help="Dev text: perplexity and agreement with each teacher choose every checkpoint.")
 @click.option(
@@ -680,7 +682,7 @@ def fit(
       onparse fit --train corpus.txt --dev dev.txt --language de --out runs/fit --hours 3
       onparse fit --out runs/fit --resume
       onparse fit --train corpus.txt --dev dev.txt --out runs/mixed --members 6 \\
-          --hidden-size 600 --hidden-size 1150 --embedding-size 200 --embedding-size 400 --chunk-size 5
+          --hidden-size 600 --hidden-size 1150 --embedding-size 200 --embedding-size 400 --chunk-size 5 \\
           --chunk-size 10 --chunk-size 20
       onparse fit --train '../shared/data/ptb/wsj/[01]?' --train ../shared/data/ptb/wsj/20 \\
           --dev ../shared/data/ptb/wsj/22 --dev-gold ../shared/data/ptb/wsj/22 --out runs/fit-wsj

@@ -115,6 +115,72 @@ class ParseByDefault(click.Group):
             sys.exit(0)
 
 
+class Sections(click.Command):
+    """A command whose --help lists its options in sections, the ones a user needs first (``sections``: a title and
+    the parameter names under it); an option no section names is listed last, under "Other options"."""
+
+    def __init__(self, *args, sections: dict[str, tuple[str, ...]], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.sections = sections
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = {param.name: param.get_help_record(ctx) for param in self.get_params(ctx)}
+        rows = {name: row for name, row in rows.items() if row}
+        placed = {name for names in self.sections.values() for name in names}
+        for title, names in [*self.sections.items(), ("Other options", tuple(n for n in rows if n not in placed))]:
+            found = [rows[name] for name in names if name in rows]
+            if found:
+                with formatter.section(title):
+                    formatter.write_dl(found)
+
+
+FIT_SECTIONS = {  # fit --help: what every fit names first, then the rest by family and stage
+    "What to fit": ("train_paths", "dev", "out_dir", "language", "hours", "resume", "dev_gold"),
+    "The text": ("encoding", "tokenized"),
+    "Members": ("families", "members", "more_members", "rounds", "member_epochs", "evals_per_epoch", "seed"),
+    "ON-LSTM members": (
+        "embedding_size",
+        "hidden_size",
+        "chunk_size",
+        "n_layers",
+        "vocab_size",
+        "directions",
+        "punctuation",
+        "probe_tokens",
+    ),
+    "Grammar members": (
+        "nonterminals",
+        "preterminals",
+        "symbol_size",
+        "productions",
+        "latent_size",
+        "grammar_epochs",
+        "grammar_batch_size",
+        "larger_grammars",
+    ),
+    "The vote": (
+        "right_branching_voter",
+        "right_branching_votes",
+        "teacher_prior",
+        "layer_rule",
+        "layer",
+        "vote_layer",
+    ),
+    "Students": (
+        "sentences",
+        "scratch_passes",
+        "student_directions",
+        "grammar_students",
+        "student_nonterminals",
+        "student_preterminals",
+        "generations",
+        "stop_agreement",
+    ),
+    "Checkpoints": ("keep_evaluations", "select_by_gold"),
+    "This machine": ("dtype", "device", "threads", "quiet", "help"),
+}
+
+
 Positive = click.IntRange(min=1)
 
 

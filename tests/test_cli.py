@@ -124,6 +124,24 @@ def test_help_and_version_do_not_import_torch():
         assert "Examples" in CliRunner().invoke(main, [command, "--help"]).stdout
 
 
+def test_fit_help_names_what_every_fit_needs_first_and_the_rest_by_family_and_stage():
+    from onparse.commandline import FIT_SECTIONS
+
+    text = CliRunner().invoke(main, ["fit", "--help"]).stdout
+    titles = [line[:-1] for line in text.splitlines() if line.endswith(":") and not line.startswith(" ")]
+    assert titles == list(FIT_SECTIONS)  # each section in its place, and no option left to "Other options"
+    first = text.split("What to fit:", 1)[1].split("\n\n", 1)[0]
+    assert [option for option in ("--train", "--dev", "--out", "--language", "--hours") if option in first] == [
+        "--train",
+        "--dev",
+        "--out",
+        "--language",
+        "--hours",
+    ] and first.index("--language") < first.index("--hours")
+    grammar = text.split("Grammar members:", 1)[1].split("\n\n", 1)[0]
+    assert "--nonterminals" in grammar and "--hidden-size" not in grammar
+
+
 def test_eval_scores_the_model_and_baselines(run):
     result = run("eval", "--gold", str(FIXTURES / "one_per_line.txt"), "--json")
     assert result.exit_code == 0, result.output
