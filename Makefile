@@ -9,7 +9,7 @@ install:  ## CPU build of torch (a wheel on disk here), then onparse and pytest
 	$(PYTHON) -m pip install -q -e '.[test]'
 
 models:  ## every shipped model but the default as its own pip package, into dist/models (pip install one to load it)
-	$(PYTHON) -c "from onparse.shipped import build_catalogue; print(*build_catalogue(), sep='\n')"
+	$(PYTHON) -c "from onparse.packaging import build_catalogue; print(*build_catalogue(), sep='\n')"
 
 lint:  ## ruff: the style (120 columns) and the lint rules in pyproject.toml
 	$(PYTHON) -m ruff check .

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import torch
 
-from onparse import modeldir
+from onparse import modeldir, shipped
 from onparse.corpus import read_sentences
 from onparse.families import GrammarConfig
 from onparse.families.pcfg_model import NeuralPCFG
@@ -103,7 +103,7 @@ def main() -> None:
     if args.threads:
         torch.set_num_threads(args.threads)
     device = torch.device(args.device)
-    onlstm = modeldir.load(modeldir.read_ensemble(modeldir.DEFAULT_MODEL).members[0])
+    onlstm = modeldir.load(modeldir.read_ensemble(shipped.DEFAULT_MODEL).members[0])
     if args.synthetic:
         vocab, draw = onlstm.vocab, random.Random(0)
         words = [

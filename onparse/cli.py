@@ -143,8 +143,9 @@ def models(as_json) -> None:
       onparse models
       onparse --model onlstm-negra "Die Katze schläft."
     """
-    from onparse.modeldir import DEFAULT_MODEL, available_models, missing_models
+    from onparse.modeldir import available_models
     from onparse.report import model_table
+    from onparse.shipped import DEFAULT_MODEL, missing_models
 
     with library_errors():  # a damaged model: named after the table of the others
         model_table(available_models() + missing_models(), DEFAULT_MODEL.name, as_json=as_json)

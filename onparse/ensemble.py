@@ -19,7 +19,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
-from onparse import modeldir
+from onparse import modeldir, shipped
 from onparse.atomic import replacing_folder
 from onparse.builder import TreeBuilder
 from onparse.config import LAYER_RULES
@@ -347,8 +347,8 @@ def written_around(out: Path, sources: list[MemberSource], copy: bool) -> bool:
         or any((out / name).exists() for name in modeldir.ENSEMBLE_FILES - {"members"})
     ):
         return False
-    shipped, resolved = modeldir.MODELS.resolve(), out.resolve()
-    if resolved == shipped or shipped in resolved.parents or resolved in shipped.parents:
+    models, resolved = shipped.MODELS.resolve(), out.resolve()
+    if resolved == models or models in resolved.parents or resolved in models.parents:
         return False
     return all(resolved in source.model.resolve().parents for source in sources)
 

@@ -18,7 +18,6 @@ number of votes.
 
 from __future__ import annotations
 
-import difflib
 import json
 import logging
 import math
@@ -26,7 +25,6 @@ import os
 import shutil
 import sys
 from dataclasses import asdict, dataclass, field
-from importlib.resources import files
 from pathlib import Path
 
 import torch
@@ -36,29 +34,22 @@ from onparse.families import MEAN, ModelConfig, Settings, checked_layer, named, 
 from onparse.hardware import free_memory, one_line
 from onparse.language import ENGLISH
 from onparse.settings import Layer, Reading
-from onparse.shipped import CATALOGUE, install_hint, packaged
+from onparse.shipped import (  # where models are found by name: modeldir.locate and the rest read on
+    MODELS,
+    ModelDirError,
+    installed,
+    locate,
+    packaged,
+)
 from onparse.vocabulary import Vocabulary
 
 Model = torch.nn.Module  # a member of any family: its family's model class (``Family.part("model")``)
 
 log = logging.getLogger("onparse")
-MODELS = Path(
-    str(files("onparse.models"))
-)  # the shipped models (installed with the package), each findable by its name
-DEFAULT_MODEL = MODELS / "pcfg-wsj"  # the best on section 22, and a single model (models/*/card.md)
-SHIPPED_BY_LANGUAGE = {
-    "en": DEFAULT_MODEL.name,
-    "de": "onlstm-negra",
-    "zh": "onlstm-ctb",
-}  # a language's model by default
 FILES = ("config.json", "vocab.txt", "weights.pt")
 PRECISIONS = ("bf16", "int8", "int4-words")  # how weights.pt stores the weights
 SCALE = ".scale"  # suffix of a quantized matrix's per-row scales
 MOST_MEMBERS = 64  # each member is a model in memory: far more than any ensemble that helps (vote gains end near ten)
-
-
-class ModelDirError(RuntimeError):
-    """A model directory that is missing, incomplete or corrupted."""
 
 
 @dataclass
@@ -389,60 +380,6 @@ def copy_model(source: Path, target: Path) -> None:
             shutil.copyfile(found, target / name)
 
 
-def locate(model: Path | str | None = None) -> Path:
-    """A model's directory: a path, the name of a shipped model (a folder of models/), or the default.
-
-    A bare name (no ``/``) is a shipped model's before a folder of that name here, which a user means by a path
-    (``./onlstm-ctb``); a path is a path, never a shipped model, so a missing folder is an error, not a stand-in."""
-    if model is None:
-        return DEFAULT_MODEL
-    text = str(model)
-    if not text:
-        raise ModelDirError("no model named '': give a shipped model's name or a model directory's path")
-    path = Path(model)
-    named = isinstance(model, str) and "/" not in text and os.sep not in text and text not in (".", "..")
-    shipped = installed().get(text) if named else None
-    if shipped:
-        if path.is_dir():
-            log.warning(
-                f"{text} is a shipped model's name: loading it, not the folder {text} here (give ./{text} for that)"
-            )
-        return shipped
-    bare = text.rstrip("/" + os.sep)
-    if not path.exists() and not named and bare != text and "/" not in bare and bare in installed_names():
-        raise ModelDirError(f"{text}: no such folder (the slash makes it a path): the shipped model is named {bare}")
-    if path.exists() or not named:
-        return path
-    if text in CATALOGUE:  # a shipped model of its own package, which is not installed here
-        raise ModelDirError(f"{text} is a shipped model not installed here: {install_hint(text)}")
-    close = difflib.get_close_matches(text, installed_names(), n=3, cutoff=0.6)
-    if close:
-        raise ModelDirError(
-            f"no model named {text!r}, and no such folder: did you mean {' or '.join(close)}? "
-            "(onparse models lists them)"
-        )
-    raise ModelDirError(
-        f"no model named {str(model)!r}, and no such folder: the models here are "
-        f"{', '.join(installed_names())} (onparse models lists them), or give a model directory's path"
-    )
-
-
-def installed(models: Path | None = None) -> dict[str, Path]:
-    """The shipped models that load by name here, each its directory: a folder of ``models`` (default ``MODELS``)
-    holding its config (the default model; every shipped model in a checkout), then those installed as their own
-    packages (``shipped``)."""
-    models = models or MODELS
-    inside = (
-        [folder for folder in sorted(models.iterdir()) if (folder / "config.json").is_file()] if models.is_dir() else []
-    )
-    return {**packaged(), **{folder.name: folder for folder in inside}}
-
-
-def installed_names(models: Path | None = None) -> list[str]:
-    """The names of the shipped models that load by name here (``installed``)."""
-    return sorted(installed(models))
-
-
 def available_models(models: Path | None = None) -> list[dict]:
     """Every model that loads by name here: its name, language, what it is (a model, or an ensemble of N), its size on
     disk, the dev figure its card records, and where it lives; a damaged one by its name, its place and what is wrong
@@ -454,17 +391,6 @@ def available_models(models: Path | None = None) -> list[dict]:
         except (ModelDirError, OSError) as err:
             found.append({"name": name, "path": str(path), "broken": one_line(err, 200)})
     return found
-
-
-def missing_models(models: Path | None = None) -> list[dict]:
-    """The shipped models not installed here (``shipped.CATALOGUE``): each its name, language and the commands that
-    install it."""
-    here = installed(models)
-    return [
-        {"name": name, "language": language, "install": install_hint(name)}
-        for name, language in sorted(CATALOGUE.items())
-        if name not in here
-    ]
 
 
 def _described(name: str, path: Path) -> dict:

@@ -1,27 +1,32 @@
-"""Where the shipped models come from: the default inside onparse's own package, each other one its own pip package.
+"""Where models are found by name: the default inside onparse's own package, each other shipped model its own pip
+package; and a model named by a path. Nothing here imports torch, so a name or path that finds nothing is said at once.
 
 A model package (spaCy's convention) holds one model directory, named as the model, and declares it under the
 entry-point group ``onparse.models``, so that once installed the model loads by name, offline, from any folder. A
 checkout of onparse holds every shipped model under ``models/`` (an editable install finds them all there);
-``make models`` builds the packages with ``build_package``, and one the user has trained packs the same way.
+``make models`` builds the packages (``onparse.packaging``).
 """
 
 from __future__ import annotations
 
-import json
-import shutil
-import subprocess
-import sys
-import tempfile
+import difflib
+import logging
+import os
 from importlib.metadata import entry_points
 from importlib.resources import files
 from pathlib import Path
 
 __all__ = [
     "CATALOGUE",
+    "DEFAULT_MODEL",
+    "MODELS",
+    "SHIPPED_BY_LANGUAGE",
+    "ModelDirError",
+    "installed",
+    "installed_names",
+    "locate",
+    "missing_models",
     "GROUP",
-    "build_catalogue",
-    "build_package",
     "install_hint",
     "module_name",
     "package_name",
@@ -40,6 +45,20 @@ CATALOGUE = {  # every shipped model beside the default, each its own package: i
     "onlstm-wsj-distilled-r3": "en",
 }
 WHEELS = "dist/models"  # where ``make models`` leaves the packages
+MODELS = Path(
+    str(files("onparse.models"))
+)  # the shipped models (installed with the package), each findable by its name
+DEFAULT_MODEL = MODELS / "pcfg-wsj"  # the best on section 22, and a single model (models/*/card.md)
+SHIPPED_BY_LANGUAGE = {
+    "en": DEFAULT_MODEL.name,
+    "de": "onlstm-negra",
+    "zh": "onlstm-ctb",
+}  # a language's model by default
+log = logging.getLogger("onparse")
+
+
+class ModelDirError(RuntimeError):
+    """A model directory that is missing, incomplete or corrupted."""
 
 
 def package_name(model: str) -> str:
@@ -74,75 +93,66 @@ def install_hint(model: str) -> str:
     return f"in a checkout of onparse: make models && pip install {wheel}"
 
 
-def build_package(model: Path | str, out: Path | str, name: str | None = None) -> Path:
-    """Build the wheel of a model directory (a model or an ensemble, its members copied in wherever they lie) into
-    ``out``, installable with pip and then loaded by ``name`` (the folder's own name by default); returns the wheel."""
-    from onparse import __version__, modeldir
+def locate(model: Path | str | None = None) -> Path:
+    """A model's directory: a path, the name of a shipped model (a folder of models/), or the default.
 
-    source = modeldir.locate(model)
-    name = name or source.name
-    module = module_name(name)
-    out = Path(out).resolve()
-    out.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="onparse-package-") as work:
-        project = Path(work)
-        package = project / module
-        package.mkdir()
-        (package / "__init__.py").write_text(f'"""The onparse model {name}: onparse loads it by name."""\n')
-        _copy_model(source, package / name)
-        (project / "pyproject.toml").write_text(
-            "[build-system]\n"
-            'requires = ["setuptools>=64"]\n'
-            'build-backend = "setuptools.build_meta"\n\n'
-            "[project]\n"
-            f'name = "{package_name(name)}"\n'
-            f'version = "{__version__}"\n'
-            f'description = "The onparse model {name}"\n'
-            'dependencies = ["onparse"]\n\n'
-            f'[project.entry-points."{GROUP}"]\n'
-            f'"{name}" = "{module}"\n\n'
-            "[tool.setuptools]\n"
-            f'packages = ["{module}"]\n\n'
-            "[tool.setuptools.package-data]\n"
-            f'"{module}" = ["{name}/**"]\n'
+    A bare name (no ``/``) is a shipped model's before a folder of that name here, which a user means by a path
+    (``./onlstm-ctb``); a path is a path, never a shipped model, so a missing folder is an error, not a stand-in."""
+    if model is None:
+        return DEFAULT_MODEL
+    text = str(model)
+    if not text:
+        raise ModelDirError("no model named '': give a shipped model's name or a model directory's path")
+    path = Path(model)
+    named = isinstance(model, str) and "/" not in text and os.sep not in text and text not in (".", "..")
+    shipped = installed().get(text) if named else None
+    if shipped:
+        if path.is_dir():
+            log.warning(
+                f"{text} is a shipped model's name: loading it, not the folder {text} here (give ./{text} for that)"
+            )
+        return shipped
+    bare = text.rstrip("/" + os.sep)
+    if not path.exists() and not named and bare != text and "/" not in bare and bare in installed_names():
+        raise ModelDirError(f"{text}: no such folder (the slash makes it a path): the shipped model is named {bare}")
+    if path.exists() or not named:
+        return path
+    if text in CATALOGUE:  # a shipped model of its own package, which is not installed here
+        raise ModelDirError(f"{text} is a shipped model not installed here: {install_hint(text)}")
+    close = difflib.get_close_matches(text, installed_names(), n=3, cutoff=0.6)
+    if close:
+        raise ModelDirError(
+            f"no model named {text!r}, and no such folder: did you mean {' or '.join(close)}? "
+            "(onparse models lists them)"
         )
-        done = subprocess.run(
-            [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), "."],
-            cwd=project,
-            capture_output=True,
-            text=True,
-        )
-        if done.returncode:
-            raise RuntimeError(f"building {package_name(name)} failed: {done.stderr.strip()[-500:]}")
-    return out / f"{module}-{__version__}-py3-none-any.whl"
+    raise ModelDirError(
+        f"no model named {str(model)!r}, and no such folder: the models here are "
+        f"{', '.join(installed_names())} (onparse models lists them), or give a model directory's path"
+    )
 
 
-def build_catalogue(out: Path | str = WHEELS) -> list[Path]:
-    """``make models``: the package of every model of the ``CATALOGUE``, from a checkout's ``models/``."""
-    return [build_package(name, out) for name in CATALOGUE]
+def installed(models: Path | None = None) -> dict[str, Path]:
+    """The shipped models that load by name here, each its directory: a folder of ``models`` (default ``MODELS``)
+    holding its config (the default model; every shipped model in a checkout), then those installed as their own
+    packages (``shipped``)."""
+    models = models or MODELS
+    inside = (
+        [folder for folder in sorted(models.iterdir()) if (folder / "config.json").is_file()] if models.is_dir() else []
+    )
+    return {**packaged(), **{folder.name: folder for folder in inside}}
 
 
-def _copy_model(source: Path, target: Path) -> None:
-    """A model directory copied as it loads: an ensemble's members copied into its members/ (those it names elsewhere
-    too, under their own folder names), its config naming them there."""
-    from onparse import modeldir
+def installed_names(models: Path | None = None) -> list[str]:
+    """The names of the shipped models that load by name here (``installed``)."""
+    return sorted(installed(models))
 
-    ensemble = modeldir.read_ensemble(source)
-    if ensemble is None:
-        modeldir.copy_model(source, target)
-        return
-    target.mkdir(parents=True)
-    config = json.loads((source / "config.json").read_text())
-    names = []
-    for member in ensemble.members:
-        inside = member.resolve().is_relative_to(source.resolve())
-        relative = member.resolve().relative_to(source.resolve()) if inside else Path("members") / member.name
-        if (target / relative).exists():
-            raise ValueError(f"two members of {source} would be copied to {relative}")
-        modeldir.copy_model(member, target / relative)
-        names.append(relative.as_posix())
-    config["ensemble"]["members"] = names
-    (target / "config.json").write_text(json.dumps(config, indent=2) + "\n")
-    for card in ("card.json", "card.md"):
-        if (source / card).is_file():
-            shutil.copyfile(source / card, target / card)
+
+def missing_models(models: Path | None = None) -> list[dict]:
+    """The shipped models not installed here (``shipped.CATALOGUE``): each its name, language and the commands that
+    install it."""
+    here = installed(models)
+    return [
+        {"name": name, "language": language, "install": install_hint(name)}
+        for name, language in sorted(CATALOGUE.items())
+        if name not in here
+    ]

@@ -13,8 +13,8 @@ from spacy.tokens import Doc
 import onparse
 from onparse.integrations.nltk_parser import ONLSTMParser
 from onparse.integrations.spacy_component import CONSTITUENTS, TREE
-from onparse.modeldir import MODELS, SHIPPED_BY_LANGUAGE
 from onparse.parse import Parser
+from onparse.shipped import MODELS, SHIPPED_BY_LANGUAGE
 from onparse.trees import TokenTree
 
 

@@ -8,7 +8,7 @@ import torch
 from click.testing import CliRunner
 from conftest import FIXTURES, tiny_model
 
-from onparse import modeldir
+from onparse import modeldir, shipped
 from onparse.cli import main
 from onparse.families.pcfg import GrammarConfig
 from onparse.families.pcfg_model import NeuralPCFG
@@ -228,9 +228,9 @@ def test_nothing_rewrites_a_model_that_a_shipped_ensemble_points_at(tmp_path):
     modeldir.refuse_to_replace(
         tmp_path / "new-model", modeldir.is_model_folder, "a model", models
     )  # a new folder is fine
-    shipped = modeldir.MODELS / "onlstm-wsj-distilled-r2"  # other shipped ensembles hold its members
-    refused = run("ensemble", members[0], "--out", shipped, "--overwrite")
-    assert refused.exit_code == 2 and "shipped model" in refused.stderr and (shipped / "config.json").is_file()
+    held = shipped.MODELS / "onlstm-wsj-distilled-r2"  # other shipped ensembles hold its members
+    refused = run("ensemble", members[0], "--out", held, "--overwrite")
+    assert refused.exit_code == 2 and "shipped model" in refused.stderr and (held / "config.json").is_file()
 
 
 def test_layers_by_agreement_keeps_what_identical_members_agree_on_and_ensembles_record_layers(tmp_path):

@@ -6,9 +6,10 @@ import pytest
 from conftest import PTB, ptb_section
 
 from onparse.evaluate import evaluate_parser, same_tokens, typed_back
-from onparse.modeldir import MODELS, card_figure
+from onparse.modeldir import card_figure
 from onparse.parse import Parser
 from onparse.scoring import baseline_scores
+from onparse.shipped import MODELS
 from onparse.tokenize import tokenize
 from onparse.treebank import read_gold, read_trees, tree_files
 

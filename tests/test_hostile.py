@@ -52,7 +52,7 @@ def test_output_that_is_the_file_stdin_reads_is_refused_and_the_sentences_surviv
 
 
 def test_output_into_a_model_directory_or_a_shipped_model_is_refused(tiny_model_dir, tmp_path):
-    from onparse.modeldir import MODELS
+    from onparse.shipped import MODELS
 
     before = (tiny_model_dir / "vocab.txt").read_bytes()
     for target in (tiny_model_dir / "vocab.txt", tiny_model_dir / "trees.txt", MODELS / "pcfg-wsj" / "vocab.txt"):

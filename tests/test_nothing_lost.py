@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import tiny_model
 
-from onparse import modeldir
+from onparse import modeldir, shipped
 from onparse.cli import main
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
@@ -150,16 +150,16 @@ def test_an_ensemble_of_the_runs_in_a_folder_is_written_around_them_and_replaces
 
 def test_nothing_is_written_into_the_shipped_models(tmp_path):
     member = model(tmp_path / "a")
-    for target in (modeldir.MODELS / "onlstm-negra", modeldir.MODELS):
+    for target in (shipped.MODELS / "onlstm-negra", shipped.MODELS):
         before = (target / "config.json").read_bytes() if (target / "config.json").is_file() else None
         refused = run("ensemble", member, "--out", target, "--overwrite")
         assert refused.exit_code == 2 and "shipped model" in refused.stderr
         assert before is None or (target / "config.json").read_bytes() == before
-    for shipped in (modeldir.DEFAULT_MODEL, modeldir.read_ensemble(modeldir.MODELS / "onlstm-negra").members[0]):
-        before = (shipped / "weights.pt").read_bytes()
-        refused = train(shipped, "--overwrite")
-        assert refused.exit_code == 2 and (shipped / "weights.pt").read_bytes() == before
-        assert modeldir.load(shipped).path == shipped
+    for model_folder in (shipped.DEFAULT_MODEL, modeldir.read_ensemble(shipped.MODELS / "onlstm-negra").members[0]):
+        before = (model_folder / "weights.pt").read_bytes()
+        refused = train(model_folder, "--overwrite")
+        assert refused.exit_code == 2 and (model_folder / "weights.pt").read_bytes() == before
+        assert modeldir.load(model_folder).path == model_folder
 
 
 def test_an_ensemble_copies_its_members_own_files_and_never_what_links_point_to(tmp_path):

@@ -11,6 +11,7 @@ from click.testing import CliRunner
 from conftest import SLACK
 from rich.cells import cell_len
 
+from onparse import shipped
 from onparse.cli import main
 
 
@@ -76,11 +77,10 @@ def test_parsing_a_file_shows_its_progress_on_a_terminal_and_nowhere_else(tiny_m
 
 def test_models_lists_what_loads_by_name_and_an_unknown_name_lists_them(tiny_model_dir):
     import onparse
-    from onparse import modeldir
 
     listed = json.loads(run("models", "--json").stdout)
     names = [model["name"] for model in listed]
-    assert names == [model["name"] for model in onparse.available_models()] and modeldir.DEFAULT_MODEL.name in names
+    assert names == [model["name"] for model in onparse.available_models()] and shipped.DEFAULT_MODEL.name in names
     assert all(model["language"] and model["megabytes"] > 0 for model in listed)
     unknown = run("--model", "xyzzy", "the cat")
     assert (
@@ -91,16 +91,16 @@ def test_models_lists_what_loads_by_name_and_an_unknown_name_lists_them(tiny_mod
 
 
 def test_a_shipped_model_not_installed_here_is_named_with_the_commands_that_install_it(tmp_path, monkeypatch):
-    from onparse import modeldir, shipped
+    from onparse import modeldir
 
     (tmp_path / "onlstm-big" / "members").mkdir(parents=True)  # a folder without a config loads by no name
-    monkeypatch.setattr(modeldir, "MODELS", tmp_path)  # an installation that holds no shipped model
-    monkeypatch.setattr(modeldir, "packaged", dict)  # and no model package
+    monkeypatch.setattr(shipped, "MODELS", tmp_path)  # an installation that holds no shipped model
+    monkeypatch.setattr(shipped, "packaged", dict)  # and no model package
     install = "make models && pip install dist/models/onparse_model_onlstm_ctb-"
     with pytest.raises(modeldir.ModelDirError, match="onlstm-ctb is a shipped model not installed here") as err:
         modeldir.locate("onlstm-ctb")
     assert install in str(err.value)
-    assert [model["name"] for model in modeldir.missing_models()] == sorted(shipped.CATALOGUE)
+    assert [model["name"] for model in shipped.missing_models()] == sorted(shipped.CATALOGUE)
     listed = run("models")
     assert listed.exit_code == 0 and f"not installed: onlstm-ctb (zh): in a checkout of onparse: {install}" in (
         " ".join(listed.stdout.split())
@@ -110,10 +110,10 @@ def test_a_shipped_model_not_installed_here_is_named_with_the_commands_that_inst
 
 
 def test_the_catalogue_names_every_shipped_model_but_the_default_with_its_language():
-    from onparse import modeldir, shipped
+    from onparse import modeldir
 
-    inside = {path.name: path for path in modeldir.MODELS.iterdir() if (path / "config.json").is_file()}
-    assert set(shipped.CATALOGUE) == set(inside) - {modeldir.DEFAULT_MODEL.name}
+    inside = {path.name: path for path in shipped.MODELS.iterdir() if (path / "config.json").is_file()}
+    assert set(shipped.CATALOGUE) == set(inside) - {shipped.DEFAULT_MODEL.name}
     for name, language in shipped.CATALOGUE.items():
         assert modeldir.available_models()[sorted(inside).index(name)]["language"] == language
 
@@ -220,7 +220,7 @@ def test_the_models_table_shows_every_name_and_figure_whole_at_80_columns():
     found = modeldir.available_models()
     for width, with_paths in ((80, False), (200, True)):
         console = Console(width=width, record=True, force_terminal=False)
-        model_table(found, modeldir.DEFAULT_MODEL.name, console)
+        model_table(found, shipped.DEFAULT_MODEL.name, console)
         text = console.export_text()
         assert max(map(len, text.splitlines())) <= width and "…" not in text
         assert all(
@@ -228,7 +228,7 @@ def test_the_models_table_shows_every_name_and_figure_whole_at_80_columns():
             for model in found
             if model["dev_f1"]
         )
-        assert f"{modeldir.DEFAULT_MODEL.name} *" in text and (found[0]["path"] in text) == with_paths
+        assert f"{shipped.DEFAULT_MODEL.name} *" in text and (found[0]["path"] in text) == with_paths
 
 
 def test_a_shipped_models_name_is_never_shadowed_by_a_folder_here_and_a_path_is_never_a_name(
@@ -239,7 +239,7 @@ def test_a_shipped_models_name_is_never_shadowed_by_a_folder_here_and_a_path_is_
     monkeypatch.chdir(tmp_path)
     (tmp_path / "onlstm-ctb").mkdir()
     with caplog.at_level("WARNING", logger="onparse"):
-        assert modeldir.locate("onlstm-ctb") == modeldir.MODELS / "onlstm-ctb"
+        assert modeldir.locate("onlstm-ctb") == shipped.MODELS / "onlstm-ctb"
     assert any("give ./onlstm-ctb for that" in record.message for record in caplog.records)
     assert modeldir.locate("./onlstm-ctb") == tmp_path.joinpath("onlstm-ctb").relative_to(tmp_path)
     missing = run("--model", "./onlstm-negra", "Die Katze.")

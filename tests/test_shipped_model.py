@@ -2,8 +2,8 @@
 
 import pytest
 
-from onparse.modeldir import DEFAULT_MODEL, MODELS
 from onparse.parse import Parser
+from onparse.shipped import DEFAULT_MODEL, MODELS
 
 
 def test_shipped_models_are_complete_and_compact():

@@ -54,7 +54,7 @@ def test_the_wheel_holds_the_default_model_alone(wheel):
 
 @pytest.mark.slow
 def test_the_installed_wheel_parses_from_outside_the_repository_and_each_model_package_by_name(wheel, tmp_path):
-    from onparse.shipped import build_package
+    from onparse.packaging import build_package
 
     readme = (ROOT / "README.md").read_text()
     named = set(

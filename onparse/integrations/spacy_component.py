@@ -52,8 +52,8 @@ from spacy.tokens import Doc, Span, Token
 
 from onparse.config import ParseConfig
 from onparse.language import visible
-from onparse.modeldir import SHIPPED_BY_LANGUAGE
 from onparse.parse import Parser
+from onparse.shipped import SHIPPED_BY_LANGUAGE
 from onparse.trees import LABEL, TokenTree, bracketed, escape, from_spans, map_leaves
 
 TREE, CONSTITUENTS = "onparse_tree", "onparse_constituents"  # onparse's own sentence attributes
