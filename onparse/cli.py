@@ -25,6 +25,7 @@ from onparse.commandline import (
     ShardType,
     Threads,
     check_device,
+    check_named,
     fail,
     import_nltk_quickly,
     library_errors,
@@ -226,6 +227,7 @@ def evaluate(
       onparse eval --gold gold.mrg --pred other_parser_trees.txt
       onparse eval --gold negra/valid.penn --encoding latin-1 --model onlstm-negra
     """
+    check_named([gold, pred], [model] if not pred else [])
     import_nltk_quickly()
     from onparse.evaluate import evaluate_treebank
     from onparse.report import print_scores
@@ -313,6 +315,7 @@ def train(
       onparse train --out runs/wsj --resume --epochs 12
       onparse train --family pcfg --train corpus.txt --dev dev.txt --out runs/pcfg
     """
+    check_named([*train_paths, dev, dev_gold])
     sizes = {name: settings.pop(name) for name in (*MODEL_SIZES, *GRAMMAR_SIZES, "vocab_size")}
 
     def new_config() -> TrainConfig:
@@ -426,6 +429,7 @@ def distill(
     """
     if direction and not from_scratch:
         fail("--direction is for a student from scratch: a fine-tuned student reads as it learnt to")
+    check_named([*train_paths, dev, dev_gold], [teacher, student])
     taught = {name: settings.pop(name) for name in DISTILL_OPTIONS}
 
     def new_config() -> TrainConfig:
@@ -532,6 +536,7 @@ def ensemble(
       onparse ensemble runs/seed1 runs/seed2 runs/seed3 --out models/mine --layers-by-agreement dev.txt
       onparse ensemble runs/fit/member-* --out models/mine --choose-on dev.txt --keep 2
     """
+    check_named([agree_on, choose_on, dev_gold], members)
     from onparse.commands.ensemble import build_ensemble
 
     votes = right_branching_weight(right_branching_voter, right_branching_votes)
@@ -584,6 +589,7 @@ def quantize(model, out_dir, precision, gold, encoding, device, threads) -> None
       onparse quantize runs/fit/model --out models/fit-int8 --gold ../shared/data/ptb/wsj/22
       onparse quantize runs/fit/zh/model --out models/onlstm-ctb --precision int4-words --gold ctb/30
     """
+    check_named([gold], [model])
     import_nltk_quickly()
     from onparse.quantize import quantized_copy
 
@@ -692,6 +698,7 @@ def fit(
           --grammar-students 2 --generations 3
       onparse --model runs/fit/model "The cat sat on the mat."
     """
+    check_named([*train_paths, dev, dev_gold])
     import_nltk_quickly()
     plan = None
     if resume:  # the fit goes on with its own plan (fit.json): given now, a setting other than where it is, how long

@@ -402,6 +402,29 @@ def typed_command() -> str:
     return shlex.join(words)
 
 
+def check_named(paths: tuple | list = (), models: tuple | list = ()) -> None:
+    """Before torch loads (seconds): a path a user gave (text, trees, a glob) that names nothing, or a model found
+    nowhere, refused in one line with exit 2; what the files hold is read later."""
+    from onparse.shipped import ModelDirError, locate
+    from onparse.treebank import MissingPath, tree_files
+
+    for path in paths:
+        if path and path != "-":
+            try:
+                tree_files(path)
+            except MissingPath as err:
+                fail(str(err))
+            except ValueError:  # a folder of text, say: read, and judged, later
+                pass
+    for model in models:
+        try:
+            found = locate(model) if model is not None else None
+        except ModelDirError as err:
+            fail(str(err))
+        if found is not None and not found.exists():
+            fail(f"{found}: no such model directory")
+
+
 def load_parser(model: str | None, layer: int | None, threads: int | None = None, tokenizes: bool = False, **settings):
     """The parser a command runs, its device checked; a model that cannot load, or (``tokenizes``: it will tokenize
     text) a language whose tokenizer this machine lacks, refused in one line before any text is read."""

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 from click.testing import CliRunner
-from conftest import FIXTURES
+from conftest import FIXTURES, SLACK
 from nltk import Tree
 
 from onparse import __version__
@@ -122,6 +122,34 @@ def test_help_and_version_do_not_import_torch():
     assert CliRunner().invoke(main, ["--version"]).stdout.strip().endswith(__version__)
     for command in ("parse", "eval", "train"):
         assert "Examples" in CliRunner().invoke(main, [command, "--help"]).stdout
+
+
+@pytest.mark.slow  # a subprocess each, to see torch's import
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        ["-i", "missing.txt"],
+        ["--model", "missing-folder/", "a b"],
+        ["--model", "no-such-model", "a b"],
+        ["-o", "missing/x.txt", "a b"],
+        ["eval", "--gold", "missing.mrg"],
+        ["train", "--train", "missing.txt", "--out", "run"],
+        ["fit", "--train", "missing.txt", "--dev", "missing.txt", "--out", "run"],
+        ["distill", "--teacher", "missing-folder/", "--train", "missing.txt", "--out", "run"],
+        ["ensemble", "missing-folder/", "--out", "vote"],
+        ["quantize", "missing-folder/", "--out", "q"],
+    ],
+)
+def test_a_path_or_model_that_names_nothing_is_refused_before_torch_loads(arguments, tmp_path):
+    code = (
+        "import sys\nfrom onparse.cli import main\ntry: main(sys.argv[1:])\n"
+        "except SystemExit as e: print(e.code, 'torch' in sys.modules)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, *arguments], cwd=tmp_path, capture_output=True, text=True, timeout=SLACK * 60
+    )
+    assert done.stdout.split() == ["2", "False"] and done.stderr.count("\n") == 1, (done.stdout, done.stderr)
+    assert not any(tmp_path.iterdir())  # nothing made
 
 
 def test_fit_help_names_what_every_fit_needs_first_and_the_rest_by_family_and_stage():

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import click
 
-from onparse.commandline import fail, import_nltk_quickly, load_parser, require_stdout
+from onparse.commandline import check_named, fail, import_nltk_quickly, load_parser, require_stdout
 from onparse.settings import LINE_BYTES_PER_WORD
 
 
@@ -28,8 +28,6 @@ def parse_to_output(
 ) -> None:
     """Parse the arguments, or the lines of a file or stdin (one output line an input line), into the output; exits 1
     where a line could not be parsed."""
-    import_nltk_quickly()
-    from onparse.formats import OnePicture, parse_lines_to
     from onparse.lines import count_lines, line_place
 
     from_arguments = bool(sentences) and sentences != ("-",)
@@ -42,6 +40,10 @@ def parse_to_output(
         LINE_BYTES_PER_WORD * settings["max_words"],
     )
     where = line_place(from_arguments, input_path, shard)
+    check_named(models=[model])  # before torch loads
+    import_nltk_quickly()
+    from onparse.formats import OnePicture, parse_lines_to
+
     parser = load_parser(model, layer, tokenizes=not tokenized, **settings)
     interactive = not from_arguments and input_path in (None, "-") and sys.stdin.isatty()
     # a progress bar where a person waits on a terminal while lines go to a file or a pipe
@@ -86,8 +88,9 @@ def opened_lines(
 ) -> Iterator:
     """The lines to parse (``lines.input_lines``), once the output file (None: stdout) is known to be writable
     without harm to the input or a model; each mistake a one-line failure, before any model loads."""
+    from onparse.folders import check_output_file
     from onparse.lines import input_lines
-    from onparse.modeldir import ModelDirError, check_output_file
+    from onparse.shipped import ModelDirError
 
     if arguments and input_path:
         fail("give sentences as arguments or with --input, not both")
