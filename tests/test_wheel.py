@@ -47,6 +47,8 @@ def test_the_wheel_holds_the_default_model_alone(wheel):
     assert wheel.stat().st_size < MAIN_WHEEL_LIMIT
     names = set(zipfile.ZipFile(wheel).namelist())
     assert "onparse/models/pcfg-wsj/weights.pt" in names
+    modules = {path.relative_to(ROOT).as_posix() for path in (ROOT / "onparse").rglob("*.py")}
+    assert modules <= names  # every module of the source (an editable install beside would hide one left out)
     assert {name.split("/")[2] for name in names if name.startswith("onparse/models/") and name.count("/") > 2} == {
         "pcfg-wsj"
     }
