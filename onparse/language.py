@@ -4,7 +4,7 @@ English keeps the Penn Treebank tokenizer (``onparse.tokenize``), which
 matches the English models' training data token for token. Chinese is
 segmented into words with jieba; every other language is split with spaCy's
 rule-based tokenizer for it (``spacy.blank(code)``, offline, dozens of
-languages). Both are optional (``pip install 'onparse[languages]'``); text
+languages). Both are optional (the extra ``languages``, or each by its name); text
 already split into tokens (``--tokenized``) needs neither. Punctuation
 (Unicode categories) and normalization (lowercase, digits of every script as
 ``N``) are the same for every language (``onparse.tokenize``).
@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 ENGLISH = "en"
-INSTALL = "pip install 'onparse[languages]'"
+JIEBA = "pip install 'jieba>=0.42'"  # what onparse's extra [languages] holds, each named as an index serves it
+SPACY = "pip install 'spacy>=3.7'"
 
 
 @dataclass(frozen=True)
@@ -180,17 +181,13 @@ def _splitter(language: str) -> Callable[[str], list[str]]:
         try:
             import jieba
         except ImportError:
-            raise LanguageError(
-                f"segmenting Chinese needs jieba: {INSTALL} (or give tokens with --tokenized)"
-            ) from None
+            raise LanguageError(f"segmenting Chinese needs jieba: {JIEBA} (or give tokens with --tokenized)") from None
         jieba.setLogLevel(60)  # its dictionary-loading chatter would land on stderr
         return lambda text: [token for token in jieba.lcut(text) if token.strip()]
     try:
         import spacy
     except ImportError:
-        raise LanguageError(
-            f"tokenizing {language!r} needs spaCy: {INSTALL} (or give tokens with --tokenized)"
-        ) from None
+        raise LanguageError(f"tokenizing {language!r} needs spaCy: {SPACY} (or give tokens with --tokenized)") from None
     try:
         spacy.util.get_lang_class(language)
     except ImportError:

@@ -59,9 +59,9 @@ def build_package(model: Path | str, out: Path | str, name: str | None = None) -
     return out / f"{module}-{__version__}-py3-none-any.whl"
 
 
-def build_catalogue(out: Path | str = WHEELS) -> list[Path]:
-    """``make models``: the package of every model of the ``CATALOGUE``, from a checkout's ``models/``."""
-    return [build_package(name, out) for name in CATALOGUE]
+def build_catalogue(models: Path | str = "models", out: Path | str = WHEELS) -> list[Path]:
+    """``make models``: the package of every model of the ``CATALOGUE``, from a checkout's ``models`` folder."""
+    return [build_package(Path(models) / name, out, name) for name in CATALOGUE]
 
 
 def _copy_model(source: Path, target: Path) -> None:

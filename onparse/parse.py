@@ -76,12 +76,19 @@ class Parse:
     read, what it built."""
 
     tokens: list[str]
-    word_positions: list[int]  # the tokens that are words, the tree's leaves (punctuation left out)
-    model_input: list[str]  # what the first member read: its normalized tokens in its order, unknown ones as <unk>
-    distances: list[np.ndarray]  # each member's output: distances (layers x words), or a grammar's span marginals
-    builder: TreeBuilder  # each member's layer and whether a right-branching tree voted
-    built: Built  # each member's tree, the votes, the rows the trees were built from
-    tree: Tree  # the words tree with punctuation attached; leaves are token positions
+    """The sentence's tokens, as the user wrote them."""
+    word_positions: list[int]
+    """The tokens that are words, the tree's leaves (punctuation left out)."""
+    model_input: list[str]
+    """What the first member read: its normalized tokens in its order, unknown ones as ``<unk>``."""
+    distances: list[np.ndarray]
+    """Each member's output: syntactic distances (layers x words), or a grammar's span marginals."""
+    builder: TreeBuilder
+    """Each member's layer and whether a right-branching tree voted."""
+    built: Built
+    """Each member's tree, the votes, the rows the trees were built from."""
+    tree: Tree
+    """The words' tree with punctuation attached; leaves are token positions."""
 
     def __repr__(self) -> str:
         """Short: the tokens' count and the bracketed tree (the arrays are ``to_dict()``'s)."""

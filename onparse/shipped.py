@@ -45,9 +45,18 @@ CATALOGUE = {  # every shipped model beside the default, each its own package: i
     "onlstm-wsj-distilled-r3": "en",
 }
 WHEELS = "dist/models"  # where ``make models`` leaves the packages
-MODELS = Path(
-    str(files("onparse.models"))
-)  # the shipped models (installed with the package), each findable by its name
+
+
+def _models_folder() -> Path:
+    """The package's models: installed as ``onparse.models``, or a source tree's ``models/`` beside ``onparse/`` (run
+    from a checkout without an editable install)."""
+    try:
+        return Path(str(files("onparse.models")))
+    except ModuleNotFoundError:
+        return Path(__file__).resolve().parents[1] / "models"
+
+
+MODELS = _models_folder()  # the shipped models installed with the package, each findable by its name
 DEFAULT_MODEL = MODELS / "pcfg-wsj"  # the best on section 22, and a single model (models/*/card.md)
 SHIPPED_BY_LANGUAGE = {
     "en": DEFAULT_MODEL.name,

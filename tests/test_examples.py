@@ -136,7 +136,12 @@ def test_the_documentation_site_builds_in_strict_mode(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     cli = (tmp_path / "site" / "cli" / "index.html").read_text()
     assert all(f"onparse {command}" in cli for command in ("fit", "train", "eval", "distill", "ensemble", "quantize"))
-    assert "parse_sents" in (tmp_path / "site" / "api" / "index.html").read_text()
+    api = (tmp_path / "site" / "api" / "index.html").read_text()
+    assert "parse_sents" in api and "__getattr__" not in api and api.count('id="onparse.Parser"') <= 1
+    assert all(f'id="onparse.parse.Parse.{field}"' in api for field in ("tokens", "word_positions", "tree"))
+    train = (tmp_path / "site" / "train" / "index.html").read_text()  # the training guide by task
+    assert all(f'id="{anchor}"' in train for anchor in ("time-budgets-hours", "runs-checkpoints-and-resuming"))
+    assert (tmp_path / "site" / "install" / "index.html").is_file()
 
 
 def test_the_readme_is_short_and_a_newcomers_path_comes_first():

@@ -1,7 +1,7 @@
 """onparse as a spaCy pipeline component: a constituency tree on every sentence of a Doc, with benepar's span
 attributes.
 
-Installed with onparse (``pip install 'onparse[spacy]'``), it is registered
+Installed with onparse and spaCy (``pip install spacy``), it is registered
 through spaCy's ``spacy_factories`` entry point, so any pipeline adds it by
 name; the shipped model for ``nlp.lang`` is used unless ``model`` names
 another. Sentences are the Doc's own (from a sentencizer or parser; where a
