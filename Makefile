@@ -4,8 +4,10 @@ RUN ?= runs/wsj-paper
 
 .PHONY: install models lint test test-fast docs bench train eval-dev clean
 
-install:  ## CPU build of torch (a wheel on disk here), then onparse and pytest
-	$(PYTHON) -m pip install -q torch==2.13.0
+TORCH_INDEX ?=  # where no wheel of torch's CPU build lies on disk: https://download.pytorch.org/whl/cpu
+
+install:  ## torch's CPU build by name (2.13.0+cpu: the CPU build or an error, never CUDA's), then onparse and pytest
+	$(PYTHON) -m pip install -q 'torch==2.13.0+cpu' $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX))
 	$(PYTHON) -m pip install -q -e '.[test]'
 
 models:  ## every shipped model but the default as its own pip package, into dist/models (pip install one to load it)

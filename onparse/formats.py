@@ -197,14 +197,14 @@ def parse_lines_to(
             came_in = True
             yield line
 
-    parses = parser.parse_lines(
-        counted(), tokenized, blank_lines=blank_lines, invalid=refuse, window=1 if interactive else None
-    )
     with (
         replacing_file(Path(output_path)) if output_path else nullcontext(sys.stdout) as out,
         line_counter("parsing", progress, total) as advance,
-    ):
-        write_parses(parses, out, fmt, punct, refused, interactive, advance, output_path or "")
+    ):  # the bar counts the lines the model has answered (a batch at a time), not those written in order
+        parses = parser.parse_lines(
+            counted(), tokenized, blank_lines, refuse, window=1 if interactive else None, progress=advance
+        )
+        write_parses(parses, out, fmt, punct, refused, interactive, container=output_path or "")
         if not came_in and not allow_empty:
             raise EOFError("no input")
     return len(errors)

@@ -386,7 +386,11 @@ class Parser:
             yield distances
 
     def _with_distances(
-        self, items: Iterable[Any], sentence_of: Callable[[Any], Sentence | None], window: int | None
+        self,
+        items: Iterable[Any],
+        sentence_of: Callable[[Any], Sentence | None],
+        window: int | None,
+        progress: Callable[[int], None] | None = None,
     ) -> Iterator[tuple[Any, list[np.ndarray] | None]]:
         """Each item with the distances of its sentence's words, in input order; an item without a sentence gets None.
 
@@ -399,10 +403,13 @@ class Parser:
             batches = sorted_batches(items, self.batch_size, length, WINDOW_WORDS, BATCH_WORDS, WINDOW_WORDS)
         else:
             batches = sorted_batches(items, self.batch_size, length, window, BATCH_WORDS)
-        return in_input_order(self._batch_distances(batch, sentence_of) for batch in batches)
+        return in_input_order(self._batch_distances(batch, sentence_of, progress) for batch in batches)
 
     def _batch_distances(
-        self, batch: list[tuple[int, Any]], sentence_of: Callable[[Any], Sentence | None]
+        self,
+        batch: list[tuple[int, Any]],
+        sentence_of: Callable[[Any], Sentence | None],
+        progress: Callable[[int], None] | None = None,
     ) -> list[tuple[int, tuple[Any, list[np.ndarray] | None]]]:
         sentences = [sentence_of(item) for _, item in batch]
         running = [k for k, found in enumerate(sentences) if found and found.words]
@@ -414,6 +421,8 @@ class Parser:
             release_freed_memory()
             for i, k in enumerate(running):
                 results[k] = [found[i] for found in per_member]
+        if progress:
+            progress(len(batch))
         return [(position, (item, result)) for (position, item), result in zip(batch, results)]
 
     def build(self, outputs: Sequence[np.ndarray]) -> Built:
@@ -425,6 +434,7 @@ class Parser:
         token_lists: Iterable[Sequence[str] | None],
         window: int | None = None,
         invalid: Callable[[int, InputError], None] | None = None,
+        progress: Callable[[int], None] | None = None,
     ) -> Iterator[Parse | None]:
         """Parse tokenized sentences in order; ``None`` in gives ``None`` out, so callers keep their alignment.
 
@@ -433,7 +443,8 @@ class Parser:
         its position (from 0) and gives ``None``. ``None`` and refused
         sentences never reach the model. A sequence is sorted into batches
         whole; a stream is read ``window`` sentences ahead (1 answers each line
-        as it comes), by default ``WINDOW_WORDS`` words ahead.
+        as it comes), by default ``WINDOW_WORDS`` words ahead. ``progress`` is told how many sentences each batch
+        answered as it ends: the work done, where the parses come out in input order, in bursts.
         """
         if window is None and isinstance(token_lists, Sequence):
             window = len(token_lists)
@@ -457,7 +468,7 @@ class Parser:
             return Sentence(tuple(tokens), tuple(positions))
 
         items = itertools.starmap(prepared, enumerate(token_lists))
-        for sentence, distances in self._with_distances(items, lambda sentence: sentence, window):
+        for sentence, distances in self._with_distances(items, lambda sentence: sentence, window, progress):
             yield None if sentence is None else self._parse(sentence, distances)
 
     def _parse(self, sentence: Sentence, distances: list[np.ndarray]) -> Parse:
@@ -497,6 +508,7 @@ class Parser:
         blank_lines: bool = True,
         invalid: Callable[[int, object], None] | None = None,
         window: int | None = None,
+        progress: Callable[[int], None] | None = None,
     ) -> Iterator[Parse | None]:
         """Parse UTF-8 lines of text (``lines.read_lines``), one result a line, in order.
 
@@ -509,7 +521,7 @@ class Parser:
         A line holding a carriage return inside (CR line ends) is refused. A line
         over the byte limit, not UTF-8 or over the word limit gives None and
         is passed to ``invalid`` with its position (from 0) and the reason.
-        ``window`` is as in ``parse_stream``.
+        ``window`` and ``progress`` are as in ``parse_stream``.
         """
 
         def refused(position: int, reason: object) -> None:
@@ -564,7 +576,7 @@ class Parser:
             for place, kept in held:  # no sentence line came: they were sentences
                 yield tokens_of(place, kept) if kept.strip() else None
 
-        return self.parse_stream(token_lists(), window, invalid)
+        return self.parse_stream(token_lists(), window, invalid, progress)
 
     def parse_tokens(self, token_lists: Sequence[Sequence[str]]) -> list[Parse]:
         """Parse tokenized sentences, each taken exactly as given; each must hold at least one token."""

@@ -16,7 +16,13 @@ from onparse.cli import main
 pytestmark = pytest.mark.slow  # fits, subprocesses, wheels and docs builds: make test, not test-fast
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = ["README.md", "docs/guide.md", "docs/train.md", "docs/models.md"]  # where a user copies examples from
+PAGES = [
+    "README.md",
+    "docs/install.md",
+    "docs/guide.md",
+    "docs/train.md",
+    "docs/models.md",
+]  # where a user copies examples from
 
 
 def examples_text() -> str:

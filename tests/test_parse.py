@@ -29,6 +29,15 @@ def test_batched_trees_equal_one_at_a_time(tiny_model_dir, batch_size):
         assert abs(a.distances[0] - b.distances[0]).max() < 1e-5
 
 
+def test_progress_counts_each_batch_as_the_model_answers_it_every_line_once(tiny_model_dir):
+    lines = [b"the cat sat on the mat", b"", b"\xff not utf-8", b"a dog sat"] * 10  # blank and refused lines too
+    told = []
+    parses = Parser.load(tiny_model_dir, batch_size=4).parse_lines(lines, invalid=lambda *_: None, progress=told.append)
+    first = next(parses)  # the batch that holds the first line is counted by the time that line is out
+    assert first is not None and 1 <= sum(told) < len(lines)
+    assert len([first, *parses]) == len(lines) and sum(told) == len(lines) and max(told) <= 4
+
+
 def test_each_layer_builds_a_binary_tree_from_its_own_distances(tiny_model_dir):
     bundle = load(tiny_model_dir)
     for k in (1, 2, 3):
