@@ -14,7 +14,7 @@ import click
 from onparse import __version__
 from onparse.commandline import (
     FIT_SECTIONS,
-    QUIET,
+    MESSAGES,
     THREADS_HELP,
     Encoding,
     LayerType,
@@ -299,7 +299,7 @@ def train(
     batch_size,
     lr,
     threads,
-    quiet,
+    messages,
     layer,
     select_by,
     punctuation,
@@ -336,7 +336,7 @@ def train(
             **settings,
         )
 
-    run_training(out_dir, resume, overwrite, epochs, max_minutes, threads, quiet, new_config, "train")
+    run_training(out_dir, resume, overwrite, epochs, max_minutes, threads, messages, new_config, "train")
 
 
 @main.command()
@@ -402,7 +402,7 @@ def distill(
     overwrite,
     max_minutes,
     threads,
-    quiet,
+    messages,
     teacher,
     student,
     from_scratch,
@@ -450,7 +450,7 @@ def distill(
             **settings,
         )
 
-    run_training(out_dir, resume, overwrite, epochs, max_minutes, threads, quiet, new_config, "distill")
+    run_training(out_dir, resume, overwrite, epochs, max_minutes, threads, messages, new_config, "distill")
 
 
 @main.command()
@@ -662,7 +662,7 @@ def quantize(model, out_dir, precision, gold, encoding, device, threads) -> None
 @options_of(GrammarConfig, *GRAMMAR_SIZES)
 @options_of(FitPlan, "grammar_epochs", "grammar_batch_size", "larger_grammars", "seed", "dtype", "device")
 @click.option("--threads", type=Threads, help=THREADS_HELP)
-@QUIET
+@MESSAGES
 def fit(
     train_paths,
     dev,
@@ -676,7 +676,7 @@ def fit(
     right_branching_voter,
     right_branching_votes,
     threads,
-    quiet,
+    messages,
     **settings,
 ) -> None:
     """Train a full parser on raw text, no gold trees: reading probes, members of both families, their vote, students.
@@ -704,7 +704,7 @@ def fit(
     if resume:  # the fit goes on with its own plan (fit.json): given now, a setting other than where it is, how long
         # this call runs, its threads and messages would be silently ignored
         refuse_given_options(
-            {"out_dir", "resume", "hours", "threads", "quiet"},
+            {"out_dir", "resume", "hours", "threads", "messages"},
             "--resume continues the fit with the settings in its fit.json",
             "start another fit in another --out",
         )
@@ -721,7 +721,7 @@ def fit(
             right_branching_voter=right_branching_weight(right_branching_voter, right_branching_votes),
             **{name: list(value) if isinstance(value, tuple) else value for name, value in settings.items()},
         )
-    run_fit(plan, out_dir, hours, threads, quiet)
+    run_fit(plan, out_dir, hours, threads, messages)
 
 
 def entry_point() -> NoReturn:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import difflib
 import io
+import json
+import logging
 import math
 import os
 import shlex
@@ -124,11 +126,13 @@ class Sections(click.Command):
         self.sections = sections
 
     def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        rows = {param.name: param.get_help_record(ctx) for param in self.get_params(ctx)}
-        rows = {name: row for name, row in rows.items() if row}
+        rows: dict[str, list] = {}  # a parameter's options, each its row (--quiet and --json-log set one)
+        for param in self.get_params(ctx):
+            if row := param.get_help_record(ctx):
+                rows.setdefault(param.name, []).append(row)
         placed = {name for names in self.sections.values() for name in names}
         for title, names in [*self.sections.items(), ("Other options", tuple(n for n in rows if n not in placed))]:
-            found = [rows[name] for name in names if name in rows]
+            found = [row for name in names for row in rows.get(name, [])]
             if found:
                 with formatter.section(title):
                     formatter.write_dl(found)
@@ -177,7 +181,7 @@ FIT_SECTIONS = {  # fit --help: what every fit names first, then the rest by fam
         "stop_agreement",
     ),
     "Checkpoints": ("keep_evaluations", "select_by_gold"),
-    "This machine": ("dtype", "device", "threads", "quiet", "help"),
+    "This machine": ("dtype", "device", "threads", "messages", "help"),
 }
 
 
@@ -493,25 +497,48 @@ def model_options(command):
     return command
 
 
-QUIET = click.option(
-    "--quiet", "-q", is_flag=True, help="Warnings and errors alone: no progress bar, no line per evaluation or stage."
-)
+def MESSAGES(command):
+    """--quiet and --json-log, for the commands that train: what goes to stderr (param ``messages``)."""
+    command = click.option(
+        "--json-log",
+        "messages",
+        flag_value="json",
+        help="Each evaluation and stage as its JSON record on stderr, a line each (every other message as "
+        '{"level", "message"}), no progress bar: for tools that read the log.',
+    )(command)
+    return click.option(
+        "--quiet",
+        "-q",
+        "messages",
+        flag_value="quiet",
+        help="Warnings and errors alone: no progress bar, no line per evaluation or stage.",
+    )(command)
 
 
-def show_messages(quiet: bool):
-    """What the library logs (``logging.getLogger("onparse")``) goes to stderr, a line each; with ``quiet`` only
-    warnings.
-    Returns the console for progress bars (a silent one with ``quiet``)."""
+def show_messages(messages: str | None):
+    """What the library logs (``logging.getLogger("onparse")``) goes to stderr, a line each: for people, or with
+    ``messages`` "json" each a JSON object (a run's records whole, ``JsonLines``); with "quiet" only warnings.
+    Returns the console for progress bars (a silent one unless a person reads the lines)."""
     import logging
 
     from rich.console import Console
 
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(message)s"))
+    handler.setFormatter(JsonLines() if messages == "json" else logging.Formatter("%(message)s"))
     logger = logging.getLogger("onparse")
     logger.handlers[:] = [handler]
-    logger.setLevel(logging.WARNING if quiet else logging.INFO)
-    return Console(stderr=True, quiet=quiet)
+    logger.setLevel(logging.WARNING if messages == "quiet" else logging.INFO)
+    return Console(stderr=True, quiet=messages is not None)
+
+
+class JsonLines(logging.Formatter):
+    """A log line as JSON: the record a run or fit logged with it (``extra={"record": ...}``: an evaluation, a
+    stage), or its level and message."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        found = getattr(record, "record", None)
+        shown = found if found is not None else {"level": record.levelname.lower(), "message": record.getMessage()}
+        return json.dumps(shown, default=str)
 
 
 def run_options(command):
@@ -569,7 +596,7 @@ def run_options(command):
             options_of(TrainConfig, "keep_evaluations"),
             options_of(TrainConfig, "encoding", "tokenized", "seed", "dtype", "device"),
             click.option("--threads", type=Threads, help=THREADS_HELP),
-            QUIET,
+            MESSAGES,
         ]
     ):
         command = option(command)

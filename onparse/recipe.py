@@ -907,7 +907,7 @@ def fit(
             if not ranks.main:
                 plan = FitPlan.from_dict(read_record(out)["plan"])
         if ranks.main:
-            log.info(stage_line(entry))
+            log.info(stage_line(entry), extra={"record": entry})
         if stage_done:
             stage_done(stage.name)
     if ranks.main:

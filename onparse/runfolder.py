@@ -356,7 +356,10 @@ def train(
                 if checkpoints.after_step(received, say):
                     return run
             else:
-                say(evaluation_line(title, event.record, event.best))
+                say(
+                    evaluation_line(title, event.record, event.best),
+                    extra={"record": {"run": title, **event.record, "kept": event.best}},
+                )
                 saver.evaluation(event)
                 checkpoints.save()
                 report.evaluation(event)

@@ -166,6 +166,8 @@ def test_fit_help_names_what_every_fit_needs_first_and_the_rest_by_family_and_st
         "--language",
         "--hours",
     ] and first.index("--language") < first.index("--hours")
+    machine = text.split("This machine:", 1)[1]
+    assert "--quiet" in machine and "--json-log" in machine  # two options of one parameter, both shown
     grammar = text.split("Grammar members:", 1)[1].split("\n\n", 1)[0]
     assert "--nonterminals" in grammar and "--hidden-size" not in grammar
 

@@ -144,7 +144,7 @@ def test_a_fits_stages_say_in_a_line_what_they_took_and_kept():
 
 
 @pytest.mark.slow
-def test_training_logs_a_clean_line_per_evaluation_and_quiet_keeps_still(tmp_path):
+def test_training_logs_a_clean_line_per_evaluation_quiet_keeps_still_and_json_log_gives_the_records(tmp_path):
     from pathlib import Path
 
     examples = Path(__file__).resolve().parents[1] / "examples"
@@ -185,6 +185,12 @@ def test_training_logs_a_clean_line_per_evaluation_and_quiet_keeps_still(tmp_pat
     assert f"dev ppl {history[-1]['dev_ppl']:,.1f}" in lines[-1]
     quiet = run(*common, "--out", tmp_path / "b", "--quiet")
     assert quiet.exit_code == 0 and quiet.stderr == ""
+    logged = run(*common, "--out", tmp_path / "c", "--json-log")  # for tools: every line a JSON object
+    records = [json.loads(line) for line in logged.stderr.splitlines()]
+    evaluations = [record for record in records if "dev_ppl" in record]
+    assert logged.exit_code == 0 and len(evaluations) == 2 and evaluations[-1]["epoch"] == 1.0
+    assert all(record["run"] == "train" and isinstance(record["kept"], bool) for record in evaluations)
+    assert all(set(record) == {"level", "message"} for record in records if record not in evaluations)
 
 
 @pytest.mark.slow

@@ -75,7 +75,7 @@ def run_training(
     epochs: int | None,
     max_minutes: float | None,
     threads: int | None,
-    quiet: bool,
+    messages: str | None,
     new_config,
     command: str,
 ) -> None:
@@ -86,7 +86,7 @@ def run_training(
 
     if resume:  # given now, a setting other than how long and how far this call runs would be silently ignored
         refuse_given_options(
-            {"out_dir", "resume", "epochs", "max_minutes", "threads", "quiet"},
+            {"out_dir", "resume", "epochs", "max_minutes", "threads", "messages"},
             "--resume continues the run with the settings in its config.json",
             "start another run in another --out",
         )
@@ -102,7 +102,7 @@ def run_training(
             out_dir,
             resume=resume,
             max_minutes=max_minutes,
-            console=show_messages(quiet),
+            console=show_messages(messages),
             command=typed_command(),
             ranks=ranks,
         )
@@ -119,7 +119,7 @@ def run_training(
         )
 
 
-def run_fit(plan, out_dir: Path, hours: float | None, threads: int | None, quiet: bool) -> None:
+def run_fit(plan, out_dir: Path, hours: float | None, threads: int | None, messages: str | None) -> None:
     """``fit``: a new ``plan`` checked before its folder is made (a refused plan leaves nothing behind), or (None)
     the fit in ``out_dir`` resumed; its stages run to the model, or to ``hours``."""
     from onparse import distributed, recipe
@@ -138,7 +138,7 @@ def run_fit(plan, out_dir: Path, hours: float | None, threads: int | None, quiet
             out_dir,
             resume=plan is None,
             hours=hours,
-            console=show_messages(quiet),
+            console=show_messages(messages),
             command=typed_command(),
             ranks=ranks,
         )
