@@ -1,4 +1,5 @@
-"""onparse: unsupervised constituency parsing with an ON-LSTM language model.
+"""onparse: unsupervised constituency parsing from raw text: a neural PCFG by default, ON-LSTM language models and
+votes of both by name.
 
 The package root imports nothing heavy so that ``onparse --help`` and
 ``onparse --version`` answer without loading torch; ``onparse.load`` and

@@ -60,7 +60,11 @@ from onparse.settings import BACKWARD, FORWARD, Reading, default
 @click.group(cls=ParseByDefault, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="onparse")
 def main() -> None:
-    """Unsupervised constituency parsing with an ON-LSTM language model.
+    """Unsupervised constituency parsing: binary trees for raw text, learnt without a treebank.
+
+    The default model, pcfg-wsj, is a neural PCFG (English); ON-LSTM language
+    models and votes of both load by name (onparse models), and onparse fit
+    trains a parser for any language from its raw text.
 
     \b
     Examples:

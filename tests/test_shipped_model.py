@@ -44,6 +44,11 @@ def test_the_help_names_the_default_model():
 
     help_text = " ".join(CliRunner().invoke(main, ["parse", "--help"]).output.split())
     assert f"models/{DEFAULT_MODEL.name}" in help_text.replace("- ", "-")  # click wraps at hyphens
+    import onparse
+
+    front = " ".join(CliRunner().invoke(main, ["--help"]).output.split()).replace("- ", "-")
+    assert f"The default model, {DEFAULT_MODEL.name}, is a neural PCFG" in front  # what the default is, as it is
+    assert "neural PCFG by default" in onparse.__doc__ and "with an ON-LSTM language model." not in front
 
 
 @pytest.mark.parametrize(
