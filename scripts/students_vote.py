@@ -18,7 +18,8 @@ from pathlib import Path
 import torch
 
 from onparse.config import FitPlan
-from onparse.recipe import Stage, ensemble_stage, stages
+from onparse.fit.runners import ensemble_stage
+from onparse.fit.stages import Stage, stages
 
 torch.set_num_threads(1)
 fit, other, out = Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3])

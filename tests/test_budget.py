@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from onparse import budget, recipe
+from onparse import budget
 from onparse.budget import Rates, costs, reading_of, sized
 from onparse.config import FitPlan
 from onparse.families import ModelConfig
+from onparse.fit import sizing
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 CORPUS = {"tokens": 950_000, "grammar_words": 800_000, "sentence_tokens": 25.0}  # WSJ 00-20's size
@@ -86,7 +87,7 @@ def test_too_few_hours_are_said(caplog):
 
 @pytest.mark.slow
 def test_a_fit_given_hours_measures_this_machine_and_records_its_plan(tmp_path):
-    from onparse.recipe import fit
+    from onparse.fit import fit
 
     given = FitPlan(
         train=[str(EXAMPLES / "corpus.txt")],
@@ -139,7 +140,8 @@ def test_the_onlstm_students_are_paid_for_one_per_direction():
 def test_a_fit_replans_at_the_rates_its_first_models_showed_to_fill_the_time_left(tmp_path):
     from dataclasses import asdict
 
-    from onparse.recipe import replanned, stages
+    from onparse.fit.sizing import replanned
+    from onparse.fit.stages import stages
 
     given = plan()
     slow = Rates(lm_tokens=RATES.lm_tokens / 2, grammar_words=RATES.grammar_words / 2)  # timed beside other work
@@ -201,7 +203,7 @@ def test_only_grammars_the_user_left_as_the_recipes_are_grown_by_the_time():
     assert settled.grammar_epochs == 3 and budget.at_scale(plan(), CORPUS, 1.0, plan()).grammar_epochs == 5
     asked = plan(train=[str(EXAMPLES / "corpus.txt")], dev=str(EXAMPLES / "dev.txt"), larger_grammars=True)
     assert (
-        recipe.settled_plan(asked, Path("unused"), None)[0].grammar_shape["nonterminals"] == 64
+        sizing.settled_plan(asked, Path("unused"), None)[0].grammar_shape["nonterminals"] == 64
     )  # asked: no hours needed
     with pytest.raises(ValueError, match="larger-grammars"):
         plan(larger_grammars=True, member_grammar=GrammarConfig(nonterminals=40)).check()
@@ -210,7 +212,8 @@ def test_only_grammars_the_user_left_as_the_recipes_are_grown_by_the_time():
 @pytest.mark.parametrize("room", ["both", "default only", "neither"])
 def test_hours_to_spare_grow_the_grammars_where_the_larger_ones_fit(tmp_path, monkeypatch, room):
     from onparse.families import of
-    from onparse.recipe import budget_summary, settled_plan, text_size
+    from onparse.fit.card import budget_summary
+    from onparse.fit.sizing import settled_plan, text_size
 
     given = plan(train=[str(EXAMPLES / "corpus.txt")], dev=str(EXAMPLES / "dev.txt"), grammar_students=None)
     slower = 3.0  # a larger grammar's words a second, against the default's
@@ -282,7 +285,9 @@ def test_a_replan_with_time_to_spare_trains_one_more_member_of_each_family(tmp_p
     from dataclasses import asdict
 
     from onparse.budget import at_scale
-    from onparse.recipe import budget_summary, replanned, stages
+    from onparse.fit.card import budget_summary
+    from onparse.fit.sizing import replanned
+    from onparse.fit.stages import stages
 
     fast, done = Rates(4 * RATES.lm_tokens, 4 * RATES.grammar_words), {"language models": 1, "grammars": 2}
     five = plan(families=["onlstm", "pcfg"], directions=["forward"], punctuation=False)

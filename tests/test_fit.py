@@ -14,9 +14,10 @@ from conftest import SLACK
 from onparse.cli import main
 from onparse.config import FitPlan
 from onparse.families import MEAN, ModelConfig
+from onparse.fit import TimeUp, fit
+from onparse.fit.stages import stages
 from onparse.formats import bracket
 from onparse.parse import Parser
-from onparse.recipe import TimeUp, fit, stages
 from onparse.runfolder import RunFolderError
 
 pytestmark = pytest.mark.slow  # fits, subprocesses, wheels and docs builds: make test, not test-fast
@@ -70,7 +71,7 @@ def test_a_tiny_fit_runs_every_stage_and_leaves_a_parser_that_stands_alone(fitte
     assert config["members"] == ["members/scratch", "members/round-1-1", "members/round-1-2"]  # copied: no link out
     card = (out / "model" / "card.md").read_text()
     assert all(f"| {name} |" in card for name in STAGES) and "no gold trees" in card
-    from onparse.recipe import folder_bytes
+    from onparse.fit.card import folder_bytes
 
     disk = json.loads((out / "model" / "card.json").read_text())["disk_bytes"]
     assert (
@@ -104,7 +105,7 @@ def test_a_fit_interrupted_after_every_stage_resumes_to_the_same_parser(fitted, 
 
 
 def test_a_fit_stopped_by_its_time_limit_mid_stage_resumes_from_the_checkpoint(fitted, tmp_path, monkeypatch):
-    from onparse import recipe
+    from onparse.fit import loop, runners, sizing
 
     class Clock:  # each reading of the fit's clock a minute later: a stage's minutes are the readings it spans
         now = 0.0
@@ -115,7 +116,9 @@ def test_a_fit_stopped_by_its_time_limit_mid_stage_resumes_from_the_checkpoint(f
 
         time = staticmethod(time.time)  # the wall clock that files' times are on
 
-    monkeypatch.setattr(recipe, "time", Clock())
+    clock = Clock()
+    for module in (loop, runners, sizing):  # one clock for the whole fit
+        monkeypatch.setattr(module, "time", clock)
     out = tmp_path / "timed"
     with pytest.raises(TimeUp, match="member-1"):
         fit(tiny_plan(), out, hours=1e-9)
@@ -344,34 +347,36 @@ def test_the_maintainer_tool_starts_a_gold_selected_fit_from_another_fits_member
 
 
 def test_members_of_a_small_corpus_read_it_more_often_and_of_a_large_one_a_sample(monkeypatch, tmp_path):
-    from onparse import budget, recipe
+    from onparse import budget
     from onparse.corpus import read_corpus
+    from onparse.fit.sizing import settled_plan
     from onparse.settings import Reading
 
     plan = tiny_plan(member_epochs=None)
     tokens = sum(len(words) + 1 for words in read_corpus(plan.train, reading=Reading(punctuation=True)))
     monkeypatch.setattr(budget, "MEMBER_TOKENS", 3 * tokens)
-    settled, sizing = recipe.settled_plan(plan, tmp_path)
+    settled, sizing = settled_plan(plan, tmp_path)
     assert (settled.member_epochs, settled.member_sample, sizing) == (3, None, None)
     monkeypatch.setattr(budget, "MEMBER_TOKENS", tokens // 10)
-    settled = recipe.settled_plan(plan, tmp_path)[0]
+    settled = settled_plan(plan, tmp_path)[0]
     assert (settled.member_epochs, settled.member_sample) == (1, tokens // 10)  # a tenth of the text, once
     stage = next(stage for stage in stages(settled, tmp_path) if stage.name == "member-1")
     assert stage.config.sample_tokens == tokens // 10
-    assert recipe.settled_plan(tiny_plan(member_epochs=2), tmp_path)[0].member_epochs == 2  # as asked
+    assert settled_plan(tiny_plan(member_epochs=2), tmp_path)[0].member_epochs == 2  # as asked
 
 
 def test_grammars_epochs_are_counted_in_the_words_a_grammar_reads_not_the_punctuation_it_leaves_out(
     monkeypatch, tmp_path
 ):
-    from onparse import budget, recipe
+    from onparse import budget
     from onparse.corpus import read_corpus
     from onparse.families.pcfg_training import MAX_TRAINING_WORDS
+    from onparse.fit import sizing
 
     plan = tiny_plan(member_epochs=None, families=["onlstm", "pcfg"])
     words = sum(len(s) for s in read_corpus(plan.train) if 2 <= len(s) <= MAX_TRAINING_WORDS)  # the words alone
     monkeypatch.setattr(budget, "GRAMMAR_TOKENS", 10 * words)
-    assert recipe.settled_plan(plan, tmp_path)[0].grammar_epochs == 10  # counted with punctuation: 9
+    assert sizing.settled_plan(plan, tmp_path)[0].grammar_epochs == 10  # counted with punctuation: 9
 
 
 def test_members_can_vary_their_sizes_and_students_keep_their_starts_shape(tmp_path):
@@ -412,8 +417,9 @@ def test_every_member_draws_its_own_seed_and_reads_in_its_turns_direction():
 def test_the_ensembles_agreement_text_is_read_in_the_fits_language(tmp_path, monkeypatch):
     from conftest import tiny_model
 
-    from onparse import ensemble, modeldir, recipe
-    from onparse.recipe import Stage
+    from onparse import ensemble, modeldir
+    from onparse.fit import runners
+    from onparse.fit.stages import Stage
 
     for name in ("member-1", "member-2"):
         model, vocab = tiny_model(1)
@@ -428,13 +434,13 @@ def test_the_ensembles_agreement_text_is_read_in_the_fits_language(tmp_path, mon
 
     monkeypatch.setattr(ensemble, "choose", agreeing)
     plan = tiny_plan(dev=str(dev), language="de", layer_rule="agreement")  # the fixed rule reads no text
-    recipe.ensemble_stage(Stage("ensemble-1", members=["member-1", "member-2"]), plan, tmp_path)
+    runners.ensemble_stage(Stage("ensemble-1", members=["member-1", "member-2"]), plan, tmp_path)
     assert [seen[0].tokens[i] for i in seen[0].words] == ["Die", "Mäuse", "laufen", "schnell"]
 
 
 def test_probes_choose_the_punctuation_and_two_members_reading_each_way_the_direction_of_the_others(tmp_path):
     from onparse.corpus import read_corpus
-    from onparse.recipe import DIRECTIONS, READINGS, chosen_reading
+    from onparse.fit.stages import DIRECTIONS, READINGS, chosen_reading
     from onparse.settings import Reading
 
     plan = tiny_plan(
@@ -504,7 +510,7 @@ def test_probes_choose_the_punctuation_and_two_members_reading_each_way_the_dire
 
 
 def test_every_onlstm_past_the_trial_reads_as_the_trial_chose_and_a_grammar_reads_the_words(tmp_path):
-    from onparse.recipe import DIRECTIONS, READINGS
+    from onparse.fit.stages import DIRECTIONS, READINGS
     from onparse.settings import Reading
 
     plan = tiny_plan(members=5, rounds=0, families=["onlstm", "pcfg"], directions=["auto"], punctuation=None)
@@ -808,7 +814,7 @@ def test_a_finished_fit_asked_for_more_students_makes_its_model_again_and_resume
 
 
 def test_a_finished_fit_asked_for_another_member_makes_every_stage_made_of_the_members_again(tmp_path):
-    """A stage done before one of its inputs was made again is stale (``recipe.stale_stages``): the new member votes
+    """A stage done before one of its inputs was made again is stale (``stages.stale_stages``): the new member votes
     in the ensemble, the student learns that vote, and the model is made of them."""
     out = tmp_path / "fit"
     first = fit(tiny_plan(rounds=0), out)
@@ -893,19 +899,19 @@ def test_text_given_as_tokens_needs_no_tokenizer_for_its_language(tmp_path):
 
 
 def test_a_fit_on_small_text_says_so_before_it_trains(caplog, tmp_path):
-    from onparse import recipe
     from onparse.budget import MEMBER_TOKENS
-    from onparse.recipe import settled_plan
+    from onparse.fit import sizing
+    from onparse.fit.sizing import settled_plan
 
     with caplog.at_level("WARNING", logger="onparse"):
         planned = settled_plan(tiny_plan(member_epochs=None), tmp_path)[0]
     assert planned.member_epochs > 1 and "the training text is small (" in caplog.text
     caplog.clear()
-    few_long = {"sentences": 50, "tokens": recipe.SMALL_TEXT_TOKENS}  # few sentences, enough tokens: not small
+    few_long = {"sentences": 50, "tokens": sizing.SMALL_TEXT_TOKENS}  # few sentences, enough tokens: not small
     with caplog.at_level("WARNING", logger="onparse"):
-        recipe.warn_small_text(few_long, 1.0)
+        sizing.warn_small_text(few_long, 1.0)
         assert not caplog.text
-        recipe.warn_small_text({"sentences": 10**6, "tokens": 10_000}, 0.5)  # as sized: half the recipe's reading
+        sizing.warn_small_text({"sentences": 10**6, "tokens": 10_000}, 0.5)  # as sized: half the recipe's reading
     assert f"reads it about {0.5 * MEMBER_TOKENS / 10_000:,.0f} times over" in caplog.text
 
 
@@ -982,7 +988,7 @@ def test_an_empty_gold_set_is_refused_in_one_line_before_any_work(tmp_path, comm
 def test_the_climb_stops_at_its_agreement_or_more_and_not_below():
     """``stop_agreement`` is "or more": a generation whose vote agrees with its teacher exactly that much ends the
     climb."""
-    from onparse.recipe import climb_ended
+    from onparse.fit.stages import climb_ended
 
     plan = tiny_plan(generations=3, stop_agreement=90.0)
     record = lambda agreement: {"stages": [{"name": "generation-1", "teacher_agreement": agreement}]}  # noqa: E731
@@ -993,7 +999,7 @@ def test_the_climb_stops_at_its_agreement_or_more_and_not_below():
 
 def test_a_resume_keeps_what_is_left_of_the_fits_hours(tmp_path, caplog):
     """A fit stopped with minutes of its budget left (Ctrl-C) resumes within them; --hours gives the call another."""
-    from onparse.recipe import fit
+    from onparse.fit import fit
 
     out = tmp_path / "fit"
     calls = []

@@ -26,13 +26,14 @@ from onparse.commandline import (
 @contextmanager
 def training_errors(command: str, out_dir: Path) -> Iterator[None]:
     """What every training command says when it stops early: one line, the way to continue, an exit code."""
-    from onparse import recipe, runfolder
+    from onparse import runfolder
+    from onparse.fit import TimeUp
 
     resume = f"onparse {command} --out {out_dir} --resume"
     try:
         with library_errors(runfolder.RunFolderError), signals_interrupt():
             yield
-    except recipe.TimeUp as stop:
+    except TimeUp as stop:
         fail(f"--hours reached in stage {stop} (checkpointed): continue with {resume}", 3, kind="stopped")
     except runfolder.Interrupted as stop:
         fail(f"interrupted by {stop}; {how_to_continue(out_dir, resume)}", 130)
@@ -122,7 +123,8 @@ def run_training(
 def run_fit(plan, out_dir: Path, hours: float | None, threads: int | None, messages: str | None) -> None:
     """``fit``: a new ``plan`` checked before its folder is made (a refused plan leaves nothing behind), or (None)
     the fit in ``out_dir`` resumed; its stages run to the model, or to ``hours``."""
-    from onparse import distributed, recipe
+    from onparse import distributed
+    from onparse.fit import fit, opened_fit
 
     set_threads(threads)
     if plan is not None:
@@ -131,9 +133,9 @@ def run_fit(plan, out_dir: Path, hours: float | None, threads: int | None, messa
         except ValueError as err:
             fail(str(err))
     ranks = distributed.from_environment()  # the launch's processes, decided here once and passed down
-    with training_errors("fit", out_dir), recipe.opened_fit(out_dir, plan, ranks) as device:
+    with training_errors("fit", out_dir), opened_fit(out_dir, plan, ranks) as device:
         check_device(device)
-        recipe.fit(
+        fit(
             plan,
             out_dir,
             resume=plan is None,

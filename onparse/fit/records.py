@@ -1,0 +1,120 @@
+"""``fit.json``: the record of a fit's stages as they end, read back and checked on resume."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict
+from pathlib import Path
+
+from onparse import runfolder
+from onparse.atomic import replacing_file
+from onparse.config import FitPlan, TrainConfig
+from onparse.families import of
+from onparse.fit.stages import RECORD, stages
+from onparse.hardware import one_line
+from onparse.modeldir import read_json
+
+
+class TimeUp(Exception):
+    """The fit's time ran out; what was done is recorded and a resume continues."""
+
+
+def read_record(out: Path) -> dict:
+    """The fit's record, its plan and the stages done so far, checked field by field: RunFolderError naming
+    what is wrong in a damaged or hand-edited ``fit.json``."""
+    record = read_json(out / RECORD)
+    stages_done = record.get("stages")
+    if (
+        not isinstance(record.get("plan"), dict)
+        or not isinstance(stages_done, list)
+        or not all(isinstance(entry, dict) and isinstance(entry.get("name"), str) for entry in stages_done)
+    ):
+        raise runfolder.RunFolderError(
+            f"{out / RECORD}: not a fit's record (a plan, and a list of stages each with a name)"
+        )
+    names = [entry["name"] for entry in stages_done]
+    twice = next((name for name in names if names.count(name) > 1), None)
+    if twice:
+        raise runfolder.RunFolderError(f"{out / RECORD}: stage {twice} is listed twice")
+    timeless = next(
+        (
+            entry["name"]
+            for entry in stages_done
+            if type(entry.get("wall_minutes")) not in (int, float) or not 0 <= entry["wall_minutes"] < math.inf
+        ),
+        None,
+    )
+    if timeless:
+        raise runfolder.RunFolderError(f"{out / RECORD}: stage {timeless} has no wall_minutes (a number of minutes)")
+    unfinished = record.get("unfinished", {})
+    if not isinstance(unfinished, dict) or not all(type(v) in (int, float) and v >= 0 for v in unfinished.values()):
+        raise runfolder.RunFolderError(
+            f"{out / RECORD}: its unfinished stages must map each name to minutes, not {unfinished!r:.40}"
+        )
+    in_flight = record.get("in_flight", {})
+    if (
+        not isinstance(in_flight, dict)
+        or in_flight
+        and not (
+            isinstance(in_flight.get("stage"), str)
+            and all(type(in_flight.get(key)) in (int, float) and in_flight[key] >= 0 for key in ("since", "earlier"))
+        )
+    ):
+        raise runfolder.RunFolderError(
+            f"{out / RECORD}: its stage in flight must be a name, a start time and minutes, not {in_flight!r:.40}"
+        )
+    try:
+        FitPlan.from_dict(record["plan"]).check()
+    except (TypeError, ValueError) as err:
+        raise runfolder.RunFolderError(f"{out / RECORD}: its plan does not hold ({one_line(err)})") from None
+    return record
+
+
+def check_stages_done(plan: FitPlan, out: Path, record: dict) -> None:
+    """RunFolderError where the plan (a ``fit.json`` edited by hand) makes a training stage that is done something
+    other than what it was trained as: its family, shape or reading."""
+    done = {entry["name"] for entry in record["stages"]}
+    for stage in stages(plan, out, record):
+        trained = out / stage.name / "config.json"
+        if stage.config is None or stage.name not in done or not trained.is_file():
+            continue
+        changed = stage_change(TrainConfig.from_dict(read_json(trained)), stage.config)
+        if changed:
+            raise runfolder.RunFolderError(
+                f"{out / RECORD}: its plan makes stage {stage.name} {changed}: a plan cannot "
+                "change a stage that is done (put the plan back, or start a new fit)"
+            )
+
+
+def stage_change(was: TrainConfig, now: TrainConfig) -> str:
+    """What ``now`` makes of a stage trained as ``was``: the first of its family, its sizes and its reading that
+    differs; empty where they agree."""
+    settings = {
+        "family": (was.family, now.family),
+        **{name: (getattr(was.model, name, None), value) for name, value in asdict(now.model).items()},
+        "reading": (of(was.model).describe_reading(was.reading), of(now.model).describe_reading(now.reading)),
+    }
+    return next((f"of {name} {new} (trained with {old})" for name, (old, new) in settings.items() if old != new), "")
+
+
+def count_killed_call(record: dict, out: Path) -> None:
+    """A call killed mid-stage (kill -9, a machine's end) left its stage ``in_flight``: its minutes count, from the
+    stage's start to the last file the stage wrote, as a stopped call's do."""
+    in_flight = record.pop("in_flight", None)
+    if not in_flight:
+        return
+    folder = out / in_flight["stage"]
+    last = (
+        max((path.stat().st_mtime for path in folder.rglob("*")), default=in_flight["since"])
+        if folder.is_dir()
+        else in_flight["since"]
+    )
+    minutes = max(0.0, last - in_flight["since"]) / 60
+    unfinished = record.setdefault("unfinished", {})
+    unfinished[in_flight["stage"]] = unfinished.get(in_flight["stage"], 0.0) + in_flight["earlier"] + minutes
+
+
+def write_record(out: Path, record: dict) -> None:
+    with replacing_file(out / RECORD) as file:
+        file.write(json.dumps(record, indent=2) + "\n")

@@ -1,0 +1,197 @@
+"""Each kind of stage run: a training run, a reading rule, a direction trial, an ensemble; each returns its record
+entry."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+from rich.console import Console
+
+from onparse import distributed, runfolder
+from onparse.config import FitPlan
+from onparse.corpus import read_sentences
+from onparse.ensemble import build, make_ensemble, reference_agreement, tree_agreement
+from onparse.evaluate import evaluate_parser
+from onparse.families import layer_from_key, of
+from onparse.fit.records import TimeUp
+from onparse.fit.stages import FINAL, TEACHERS, Stage
+from onparse.modeldir import read_json
+from onparse.parse import Parser
+from onparse.settings import Layer, layer_key
+from onparse.train import selection_rule
+from onparse.treebank import read_gold
+
+
+def gold_figures(path: Path, gold_path: str, settings: dict, encoding: str = "UTF-8") -> dict:
+    """Dev gold sentence F1 of an ensemble's members and of its vote with and without the right-branching voter."""
+    result = evaluate_parser(
+        Parser.load(path, **settings), list(read_gold(gold_path, encoding=encoding)), untrained_seed=None
+    )
+    return {
+        "members": {k: round(v["sentence_f1"], 2) for k, v in result["members"].items()},
+        "without_voter": round(result["ensemble"]["sentence_f1"], 2),
+        "with_voter": round(result["ensemble_right_branching"]["sentence_f1"], 2),
+    }
+
+
+def gold_layer(run: Path) -> Layer:
+    """The layer (or mean) of best dev F1 at the point a run kept (its gold figures were measured there)."""
+    figures = read_json(run / "model" / "card.json")["selected"]["dev_f1_per_layer"]
+    return layer_from_key(max(figures, key=figures.get))
+
+
+def run_stage(
+    stage: Stage, plan: FitPlan, out: Path, deadline: float | None, console: Console, ranks: distributed.Ranks
+) -> dict:
+    """Run one stage to its end and return what the record keeps of it; TimeUp when the deadline comes first."""
+    if stage.reference is not None:
+        return reading_stage(stage, plan, out)
+    if stage.trial:
+        return direction_stage(stage, out)
+    if stage.config is None:
+        return ensemble_stage(stage, plan, out)
+    return training_stage(stage, plan, out, deadline, console, ranks)
+
+
+def reading_stage(stage: Stage, plan: FitPlan, out: Path) -> dict:
+    """The reading rule: each probe's trees against the vote of the other probes and the grammar members on the dev
+    text; the ON-LSTMs read as the probe that agrees best with them all. No gold trees: a grammar reads the words
+    whatever the probes read, so it referees them alike, and the other probes add what each reading sees."""
+    settings = {"device": plan.device, "dtype": plan.dtype}
+    sentences = read_sentences([plan.dev], plan.language, plan.encoding, plan.tokenized)
+    probes = [out / name for name in stage.members]
+    agreement = reference_agreement(probes, [out / name for name in stage.reference], sentences, settings)
+    best = max(range(len(probes)), key=lambda m: agreement[m])  # ties: the earlier candidate
+    entry = {
+        "agreement": {name: round(value, 2) for name, value in zip(stage.members, agreement)},
+        "referee": "the vote of the other probes and the grammar members"
+        if stage.reference
+        else "the other probes' vote",
+        "chosen": asdict(plan.candidate_readings()[best]),
+    }
+    distributed.wait_for_all()  # under torchrun every rank weighed the probes before rank 0 trims them
+    if plan.dev_gold:  # for the record: what each probe reads on gold trees
+        gold = list(read_gold(plan.dev_gold, encoding=plan.encoding))
+        entry["dev_gold"] = {
+            name: round(evaluate_parser(Parser.load(probe, **settings), gold, None)["sentence_f1"], 2)
+            for name, probe in zip(stage.members, probes)
+        }
+    return entry
+
+
+def unused_after(stage: Stage, entry: dict) -> list[str]:
+    """The runs a rule's stage leaves unused: the probes once the reading is chosen, the trial's other member once
+    the direction is (their settings, histories and figures stay in the record)."""
+    if stage.reference is not None:
+        return stage.members
+    return [entry["out_of_the_vote"]] if stage.trial else []
+
+
+def direction_stage(stage: Stage, out: Path) -> dict:
+    """The direction trial: of the two ON-LSTMs that read each way (the same punctuation, so the same vocabulary),
+    each at its point of lowest dev perplexity, the lower perplexity wins; every other ON-LSTM reads in its direction,
+    and the other does not vote. A sentence's probability is the same read either way, so the direction a model fits
+    better is the one whose bias suits the language: in every pair of full members measured (Chinese, German,
+    English) it was the one whose trees scored better (experiments/notebook.md). Members given
+    sizes in turn (--hidden-size repeated) compare their sizes too. No gold trees."""
+    perplexity = {name: read_json(out / name / "model" / "card.json")["selected"]["dev_ppl"] for name in stage.members}
+    best = min(stage.members, key=lambda name: perplexity[name])  # ties: the first, reading left to right
+    direction = read_json(out / best / "model" / "config.json")["reading"]["direction"]
+    return {
+        "perplexity": {name: round(value, 2) for name, value in perplexity.items()},
+        "rule": "the lower dev perplexity (no gold trees)",
+        "chosen": {"direction": direction},
+        "out_of_the_vote": next(name for name in stage.members if name != best),
+    }
+
+
+def ensemble_stage(stage: Stage, plan: FitPlan, out: Path) -> dict:
+    """Vote over earlier stages' models, each member at the layer the plan's rule gives it."""
+    settings = {"device": plan.device, "dtype": plan.dtype}
+    path = out / stage.name
+    final = stage.name == FINAL  # the fit's model stands alone; the ensembles between name their members in place
+    members = [out / name for name in stage.members]
+    gold_layers = [gold_layer(member) for member in members] if plan.select_by_gold else None  # the original protocol
+    sentences = (
+        read_sentences([plan.dev], plan.language, plan.encoding, plan.tokenized)
+        if plan.layer_rule in ("agreement", "consistency")
+        else None
+    )
+    prior = plan.teacher_right_branching if stage.name.startswith(TEACHERS) else 0.0  # the ensembles students learn
+    votes = plan.right_branching_voter + prior * len(members)
+    chosen = build(
+        path,
+        members,
+        plan.layer_rule,
+        sentences,
+        settings,
+        fixed_layer=plan.fixed_layer,
+        layers=gold_layers,
+        right_branching_voter=votes,
+        copy=final,
+        overwrite=True,
+    )
+    del chosen["members"]  # every member votes
+    entry = {
+        "right_branching_voter": votes,
+        **({"teacher_prior": prior} if prior else {}),
+        **chosen,
+        **({"layers_chosen_on_gold": True} if gold_layers else {}),
+    }
+    if plan.dev_gold:
+        gold = gold_figures(path, plan.dev_gold, settings, plan.encoding)
+        if plan.select_by_gold:  # the voter chosen on gold trees: the record says so
+            entry["right_branching_voter"] = (votes or 1.0) if gold["with_voter"] > gold["without_voter"] else 0.0
+            if not entry["right_branching_voter"]:
+                entry.pop("teacher_prior", None)  # gold took the voter out, the prior with it
+            make_ensemble(
+                path, members, entry["right_branching_voter"], copy=final, layers=chosen["layers"], overwrite=True
+            )
+        entry.update(
+            voter_chosen_on_gold=plan.select_by_gold,
+            dev_gold=gold,
+            dev_f1=gold["with_voter" if entry["right_branching_voter"] else "without_voter"],
+        )
+    if stage.teacher:  # the climb's gold-free figure: how far this vote moved from the trees its students learnt
+        dev_sentences = read_sentences([plan.dev], plan.language, plan.encoding, plan.tokenized)
+        entry["teacher_agreement"] = round(tree_agreement(path, out / stage.teacher, dev_sentences, settings), 2)
+    return entry
+
+
+def training_stage(
+    stage: Stage, plan: FitPlan, out: Path, deadline: float | None, console: Console, ranks: distributed.Ranks
+) -> dict:
+    """Train (or resume) a stage's run folder to the end of its schedule; its model/ is the point its rule kept."""
+    path = out / stage.name
+    resume = (path / "checkpoint.pt").is_file()  # else stopped before its first checkpoint: start it again
+    remaining = None if deadline is None else (deadline - time.monotonic()) / 60  # past: stop after one step
+    with runfolder.opened(path, resume, True, lambda: stage.config, ranks=ranks):
+        run = runfolder.train(
+            stage.config, path, resume=resume, max_minutes=remaining, console=console, title=stage.name, ranks=ranks
+        )
+    if run.epoch < stage.config.epochs:
+        raise TimeUp(stage.name)
+    distributed.wait_for_all()  # every rank reads what rank 0 kept, so later stages agree
+    if ranks.main and not plan.keep_evaluations:  # a finished stage is never resumed: its model is what the fit uses
+        runfolder.settle(path)
+    selected = read_json(path / "model" / "card.json")["selected"]
+    kept = {key: selected[key] for key in ("epoch", "dev_ppl", "teacher_agreement") if key in selected}
+    layer = (
+        stage.config.default_layer
+    )  # the layer its trees are taken at: a grammar's span marginals, an ON-LSTM's plan.layer
+    figures = (
+        {"dev_f1": round(selected["dev_f1_per_layer"][layer_key(layer)], 2)} if "dev_f1_per_layer" in selected else {}
+    )
+    reading = stage.config.reading
+    reads = of(stage.config.model).describe_reading(reading)
+    return {
+        "train_minutes": round(run.train_seconds / 60, 2),
+        "tokens_seen": run.tokens_seen,
+        "tokens_per_second": round(run.tokens_seen / max(run.train_seconds, 1e-9), 1),
+        "selected": kept,
+        "model_selection": selection_rule(stage.config),
+        "reads": reads,
+        **figures,
+    }

@@ -1,0 +1,296 @@
+"""The fit's stages, in order: members (and the reading probes and trials), ensembles, rounds, students and
+generations; which are stale once a stage is added."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from onparse.config import DistillConfig, FitPlan, TrainConfig
+from onparse.families import named, of
+from onparse.settings import Reading
+
+RECORD = "fit.json"
+
+
+FINAL = "model"  # the last stage: the fit's parser, made again whenever a stage before it is added
+
+
+TEACHERS = "ensemble-"  # the votes students learn (ensemble-R teaches round R, the last the students from scratch)
+
+
+@dataclass
+class Stage:
+    """One step of the recipe: a training run (``config``) or an ensemble of earlier stages (``members``)."""
+
+    name: str
+    config: TrainConfig | None = None
+    members: list[str] = field(default_factory=list)
+    teacher: str | None = None  # an ensemble of students: the stage whose vote they learnt (their trees are compared)
+    reference: list[str] | None = None  # the reading rule's stage: the models whose vote its candidates (members) meet
+    trial: bool = False  # the direction trial's stage: its members read each way, the lower dev perplexity settles it
+
+
+READINGS = "readings"  # the stage where the reading probes choose what the ON-LSTMs read
+
+
+DIRECTIONS = "directions"  # the stage where the direction trial chooses which way the other ON-LSTMs read
+
+
+PROBE_BATCH = 20  # streams of a probe's updates: about 180 updates of its sample, where a member's 64 would make 55
+
+
+def probe_name(reading: Reading) -> str:
+    return f"probe-{reading.direction}-" + ("punctuation" if reading.punctuation else "words")
+
+
+def done_entries(record: dict | None) -> dict[str, dict]:
+    """The record's entries of the stages done so far, by name (none before the fit's first)."""
+    return {entry["name"]: entry for entry in (record or {}).get("stages", [])}
+
+
+def chosen_reading(record: dict | None) -> Reading | None:
+    """The reading the rules chose, once the ``readings`` stage (punctuation) or the ``directions`` stage (direction)
+    is recorded (None before either): the trial's direction overrides the probes'."""
+    done = done_entries(record)
+    chosen = {**done.get(READINGS, {}).get("chosen", {}), **done.get(DIRECTIONS, {}).get("chosen", {})}
+    return Reading.from_dict(chosen) if chosen else None
+
+
+def trial_loser(record: dict | None) -> str | None:
+    """The direction trial's member that does not vote, once the ``directions`` stage is recorded (None before)."""
+    done = done_entries(record)
+    return done.get(DIRECTIONS, {}).get("out_of_the_vote")
+
+
+def stages(plan: FitPlan, out: Path, record: dict | None = None) -> list[Stage]:
+    """The recipe's stages in order, each a run folder or ensemble directory under ``out``; ``record`` (what the fit
+    has done so far) settles what depends on earlier stages (the reading the rule chose)."""
+    chosen = chosen_reading(record)
+    select = "dev_f1" if plan.select_by_gold else None
+    common = dict(
+        train=plan.train,
+        dev=plan.dev,
+        dev_gold=plan.dev_gold,
+        default_layer=plan.layer,
+        language=plan.language,
+        encoding=plan.encoding,
+        tokenized=plan.tokenized,
+        dtype=plan.dtype,
+        device=plan.device,
+        evals_per_epoch=plan.evals_per_epoch,
+        select_by=select,
+        keep_evaluations=plan.keep_evaluations,
+    )
+    members = [
+        Stage(f"member-{k}", member_stage_config(plan, k, plan.reading(k, chosen), common))
+        for k in range(1, plan.members + 1)
+    ]
+    grammars = {stage.name for stage in members if not of(stage.config.model).reads_either_way}  # they vote as trained
+    found = []
+    if plan.chooses_reading:  # probes, then the grammars that referee them, then the ON-LSTMs as the rule chose
+        lead = plan.language_models()[0]  # the probes take the first ON-LSTM's shape and seed
+        probes = [
+            Stage(
+                probe_name(reading),
+                replace(
+                    member_stage_config(plan, lead, reading, common),
+                    epochs=plan.probe_epochs,
+                    batch_size=PROBE_BATCH,
+                    evals_per_epoch=2,
+                    sample_tokens=plan.probe_tokens,
+                ),
+            )
+            for reading in plan.candidate_readings()
+        ]
+        found += [
+            *probes,
+            *(stage for stage in members if stage.name in grammars),
+            Stage(
+                READINGS,
+                members=[stage.name for stage in probes],
+                reference=[stage.name for stage in members if stage.name in grammars],
+            ),
+        ]
+    trial = [f"member-{k}" for k in plan.direction_trial]
+    if trial:  # the two ON-LSTMs that read each way, then the rule that settles the others' direction
+        found += [stage for stage in members if stage.name in trial] + [Stage(DIRECTIONS, members=trial, trial=True)]
+    placed = {stage.name for stage in found}
+    found += [stage for stage in members if stage.name not in placed]
+    # a student keeps the shape and the reading of the model it starts from
+    shapes = {stage.name: (stage.config.model, stage.config.reading) for stage in members}
+    lineage = {f"member-{k}": k for k in range(1, plan.members + 1)}  # the member each model descends from
+    voters = [stage.name for stage in members if stage.name != trial_loser(record)]
+    found.append(Stage("ensemble-1", members=voters))
+    previous = found[-1].members
+    for r in range(1, plan.rounds + 1):
+        teacher = str(out / f"ensemble-{r}")
+        students = []
+        for start in previous:
+            if start in grammars:  # a grammar learns from text alone: it votes again as it is
+                students.append(start)
+                continue
+            k = lineage[start]  # named for the member it descends from, so names stay as voters settle
+            distill = DistillConfig(
+                teacher=teacher,
+                start=str(out / start / "model"),
+                sentences=plan.sentences,
+                sample_seed=plan.seed,
+                trees=str(out / "teachers" / f"ensemble-{r}.jsonl"),
+                rank_weight=plan.rank_weight,
+                margin=plan.margin,
+            )
+            found.append(
+                Stage(
+                    f"round-{r}-{k}",
+                    TrainConfig(
+                        model=shapes[start][0],
+                        reading=shapes[start][1],
+                        epochs=plan.finetune_passes,
+                        lr=plan.finetune_lr,
+                        batch_size=plan.student_batch_size,
+                        seed=plan.seed + k - 1,
+                        distill=distill,
+                        **common,
+                    ),
+                )
+            )
+            students.append(found[-1].name)
+            shapes[found[-1].name], lineage[found[-1].name] = shapes[start], k
+        found.append(Stage(f"ensemble-{r + 1}", members=students))
+        previous = students
+    # students from scratch learn the last ensemble's trees: ON-LSTMs with the shape and vocabulary of the first
+    # ON-LSTM that votes, grammars with the first grammar's (or the plan's student_grammar shape)
+    first = next((name for name in voters if name not in grammars), None)
+    first_grammar = next((name for name in voters if name in grammars), None)  # FitPlan.check: one votes if asked for
+    starts = {
+        "onlstm": first and (str(out / first / "model"), *shapes[first]),
+        "grammar": first_grammar
+        and (str(out / first_grammar / "model"), plan.student_grammar or shapes[first_grammar][0]),
+    }
+    students = student_stages(plan, out, f"ensemble-{plan.rounds + 1}", "", starts, plan.seed, common)
+    found.extend(students)
+    voters = [*(stage.name for stage in students), *previous]  # grammars alone and no student: the first ensemble
+    if plan.generations:  # self-training: each generation's students learn the vote before them, and vote
+        found.append(Stage("generation-0", members=voters))
+        for g in range(1, plan.generations + 1):
+            if climb_ended(record, plan, g - 1):
+                break
+            students = student_stages(
+                plan, out, f"generation-{g - 1}", f"generation-{g}-", starts, plan.seed + GENERATION_SEEDS * g, common
+            )
+            found.extend(students)
+            voters = [stage.name for stage in students]
+            found.append(Stage(f"generation-{g}", members=voters, teacher=f"generation-{g - 1}"))
+    found.append(Stage(FINAL, members=voters))
+    return found
+
+
+# Seeds of generation g's students start at the plan's seed + GENERATION_SEEDS * g: apart from every earlier one's.
+GENERATION_SEEDS = 100
+
+
+def student_stages(
+    plan: FitPlan, out: Path, teacher: str, prefix: str, starts: dict, seed: int, common: dict
+) -> list[Stage]:
+    """Students from scratch of one teacher (a stage's vote), all learning its trees of one sample of the training
+    text: an ON-LSTM per direction the plan's ``student_directions`` name (one, reading as its start, if none),
+    from ``seed``; ``plan.grammar_student_count`` grammars, from ``seed`` up. ``starts`` gives each family's start
+    folder
+    and shape (None where the fit has no such member); names begin with ``prefix``."""
+    distill = DistillConfig(
+        teacher=str(out / teacher),
+        from_scratch=True,
+        sentences=plan.sentences,
+        sample_seed=plan.seed,
+        trees=str(out / "teachers" / f"{teacher}.jsonl"),
+        rank_weight=plan.rank_weight,
+        margin=plan.margin,
+    )
+    found = []
+    if plan.language_model_students:
+        start, model, reading = starts["onlstm"]
+        readings = [replace(reading, direction=d) for d in plan.student_directions] or [reading]
+        for i, student_reading in enumerate(readings):
+            found.append(
+                Stage(
+                    prefix + (f"scratch-{i + 1}" if i else "scratch"),
+                    TrainConfig(
+                        model=model,
+                        reading=student_reading,
+                        epochs=plan.scratch_passes,
+                        lr=plan.scratch_lr,
+                        batch_size=plan.student_batch_size,
+                        seed=seed,
+                        distill=replace(distill, start=start),
+                        **common,
+                    ),
+                )
+            )
+    for i in range(plan.grammar_student_count):
+        start, model = starts["grammar"]
+        grammar = of(model)
+        found.append(
+            Stage(
+                f"{prefix}grammar-student-{i + 1}",
+                TrainConfig(
+                    family=grammar.name,
+                    model=model,
+                    epochs=plan.scratch_passes,
+                    seed=seed + i,
+                    distill=replace(distill, start=start),
+                    **{**common, **grammar.student_training, "default_layer": grammar.readouts(model)[0]},
+                ),
+            )
+        )
+    return found
+
+
+def climb_ended(record: dict | None, plan: FitPlan, generation: int) -> bool:
+    """Whether the climb stops after ``generation`` (from 1): its vote's trees agree with its teacher's on the dev text
+    at ``plan.stop_agreement`` sentence F1 or more, so another generation would learn nearly the same trees (no
+    gold)."""
+    done = done_entries(record)
+    agreement = done.get(f"generation-{generation}", {}).get("teacher_agreement")
+    return generation >= 1 and agreement is not None and agreement >= plan.stop_agreement
+
+
+def member_stage_config(plan: FitPlan, k: int, reading: Reading, common: dict) -> TrainConfig:
+    """Member ``k``'s run: its family's training settings, the plan's schedule for that family."""
+    family = plan.family(k)
+    settings = {**common, **named(family).training, **plan.schedule(k)}
+    return TrainConfig(
+        family=family, model=plan.member_settings(k), seed=plan.member_seed(k), reading=reading, **settings
+    )
+
+
+def member_configs(plan: FitPlan, out: Path) -> list[TrainConfig]:
+    """The runs of the plan's members (as the reading rule's first candidate reads)."""
+    return [stage.config for stage in stages(plan, out) if stage.name.startswith("member-")]
+
+
+def stage_inputs(stage: Stage, out: Path) -> set[str]:
+    """The stages a stage is made from: an ensemble's members (and the stage its students learnt from, the reading
+    rule's referees), a student's teacher and start."""
+    names = {*stage.members, *(stage.reference or []), *([stage.teacher] if stage.teacher else [])}
+    if stage.config and stage.config.distill:
+        for path in (stage.config.distill.teacher, stage.config.distill.start):
+            inside = Path(path).resolve()
+            if out.resolve() in inside.parents:
+                names.add(inside.relative_to(out.resolve()).parts[0])
+    return names
+
+
+def stale_stages(settled: list[Stage], record: dict, out: Path) -> set[str]:
+    """The stages done before one of their inputs was last made (``stage_inputs``): made of what is no longer there,
+    so they are made again, and in turn every stage made of them. A rule's stage (the reading rule, the direction
+    trial) chose once, before the fit was sized: members a re-plan adds after it leave its choice standing."""
+    finished = {entry["name"]: position for position, entry in enumerate(record["stages"])}
+    return {
+        stage.name
+        for stage in settled
+        if stage.name in finished
+        and stage.reference is None
+        and not stage.trial
+        and any(finished.get(name, -1) > finished[stage.name] for name in stage_inputs(stage, out))
+    }
