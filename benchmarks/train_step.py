@@ -19,21 +19,21 @@ from pathlib import Path
 import torch
 
 from onparse.corpus import read_corpus
-from onparse.families import ModelConfig
-from onparse.families.onlstm_model import LanguageModel, compute_dtype
+from onparse.families import OnlstmConfig
+from onparse.families.onlstm_model import OnlstmModel, compute_dtype
 from onparse.settings import COMPUTE_DTYPES
 from onparse.train import batchify, detach, n_segments, segment, stream
 from onparse.vocabulary import Vocabulary
 
 
-def matmul_params(model: LanguageModel) -> int:
+def matmul_params(model: OnlstmModel) -> int:
     layers = sum(layer.input_proj.weight.numel() + layer.recurrent_proj.weight.numel() for layer in model.layers)
     return layers + model.embedding.weight.numel()  # the tied decoder
 
 
-def step_rate(config: ModelConfig, dtype: torch.dtype, batch: int, bptt: int, steps: int) -> float:
+def step_rate(config: OnlstmConfig, dtype: torch.dtype, batch: int, bptt: int, steps: int) -> float:
     torch.manual_seed(0)
-    model = LanguageModel(config)
+    model = OnlstmModel(config)
     optimizer = torch.optim.Adam(model.parameters(), 1e-3)
     ids = torch.randint(0, config.vocab_size, (bptt + 1, batch))
     seconds = []
@@ -66,7 +66,7 @@ def loss_curves(ptb: Path, steps: int, size: tuple[int, int]) -> dict:
     for name in COMPUTE_DTYPES:
         dtype = compute_dtype(name)
         torch.manual_seed(0)
-        config = ModelConfig(
+        config = OnlstmConfig(
             vocab_size=len(vocab),
             embedding_size=size[0],
             hidden_size=size[1],
@@ -77,7 +77,7 @@ def loss_curves(ptb: Path, steps: int, size: tuple[int, int]) -> dict:
             dropoute=0,
             wdrop=0,
         )
-        model = LanguageModel(config)
+        model = OnlstmModel(config)
         optimizer = torch.optim.Adam(model.parameters(), 2e-3)
         curve, state = [], None
         for step in range(steps):
@@ -110,8 +110,8 @@ def main() -> None:
     options.add_argument("--agreement-steps", type=int, default=300)
     options.add_argument("--out", type=Path, default=Path("benchmarks/train_step.json"))
     args = options.parse_args()
-    config = ModelConfig(vocab_size=10000)
-    flops = 6 * matmul_params(LanguageModel(config))
+    config = OnlstmConfig(vocab_size=10000)
+    flops = 6 * matmul_params(OnlstmModel(config))
     results = {"threads": torch.get_num_threads(), "flop_per_token": flops}
     for name in COMPUTE_DTYPES:
         rate = matmul_rate(compute_dtype(name))

@@ -61,7 +61,7 @@ class Rates:
     """Throughput of this machine on the fit's text: a language model's tokens and a grammar's words per second of
     training (None for a family the fit has no member of)."""
 
-    lm_tokens: float | None
+    onlstm_tokens: float | None
     grammar_words: float | None
 
 
@@ -119,28 +119,28 @@ def costs(
     learns) and ``sentence_tokens`` (a sentence's, on average). ``done``: how many ``probes``, ``language models``
     and ``grammars`` are trained already, so cost nothing more."""
     done = done or {}
-    lm_to_train = len(plan.language_models()) - done.get("language models", 0)
-    grammars_to_train = plan.members - len(plan.language_models()) - done.get("grammars", 0)
-    lm, grammars = len(plan.language_models()), plan.members - len(plan.language_models())  # the voters, all parsing
+    lm_to_train = len(plan.onlstm_members()) - done.get("language models", 0)
+    grammars_to_train = plan.members - len(plan.onlstm_members()) - done.get("grammars", 0)
+    lm, grammars = len(plan.onlstm_members()), plan.members - len(plan.onlstm_members())  # the voters, all parsing
     probes = (len(plan.candidate_readings()) if plan.chooses_reading else 0) - done.get("probes", 0)
     student_tokens = min(plan.sentences * corpus["sentence_tokens"], corpus["tokens"])
     parse_seconds = 0.0  # a word's, the teacher's members together
     minutes = {}
     if lm:
         minutes["probes"] = (
-            probes * plan.probe_epochs * min(plan.probe_tokens, corpus["tokens"]) / rates.lm_tokens * LM_WALL / 60
+            probes * plan.probe_epochs * min(plan.probe_tokens, corpus["tokens"]) / rates.onlstm_tokens * LM_WALL / 60
         )
         minutes["language models"] = (
             lm_to_train
             * read_of(plan.member_epochs, plan.member_sample, corpus["tokens"])
-            / rates.lm_tokens
+            / rates.onlstm_tokens
             * LM_WALL
             / 60
         )
         minutes["language-model students"] = (
-            plan.language_model_students * plan.scratch_passes * student_tokens / rates.lm_tokens * STUDENT_WALL / 60
+            plan.onlstm_students * plan.scratch_passes * student_tokens / rates.onlstm_tokens * STUDENT_WALL / 60
         )
-        parse_seconds += lm * LM_PARSE / rates.lm_tokens
+        parse_seconds += lm * LM_PARSE / rates.onlstm_tokens
     if grammars:
         minutes["grammars"] = (
             grammars_to_train
@@ -156,7 +156,7 @@ def costs(
     minutes["teacher's trees"] = student_tokens * parse_seconds / 60
     if plan.generations:  # each generation as the first students, taught the vote before it: the first generation's
         # teacher holds the members and the first students, a later one that generation's students alone
-        students = (plan.language_model_students * LM_PARSE / rates.lm_tokens if lm else 0.0) + (
+        students = (plan.onlstm_students * LM_PARSE / rates.onlstm_tokens if lm else 0.0) + (
             plan.grammar_student_count * GRAMMAR_PARSE / rates.grammar_words if grammars else 0.0
         )
         taught = minutes.get("language-model students", 0.0) + minutes.get("grammar students", 0.0)
@@ -236,7 +236,7 @@ def sized(
     return found, {
         "hours": hours,
         "scale": round(scale, 3),
-        "rates": {"lm_tokens_per_second": rates.lm_tokens, "grammar_words_per_second": rates.grammar_words},
+        "rates": {"lm_tokens_per_second": rates.onlstm_tokens, "grammar_words_per_second": rates.grammar_words},
         "predicted_minutes": predicted,
         "predicted_total_minutes": round(sum(predicted.values()), 1),
         "measured_at": time.strftime("%Y-%m-%d %H:%M"),

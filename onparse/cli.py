@@ -52,7 +52,7 @@ from onparse.config import (
     fit_plan,
     train_config,
 )
-from onparse.families import GrammarConfig, ModelConfig
+from onparse.families import GrammarConfig, OnlstmConfig
 from onparse.families.pcfg import GRAMMAR_TRAINING
 from onparse.settings import BACKWARD, FORWARD, Reading, default
 
@@ -268,7 +268,7 @@ def evaluate(
     f"{GRAMMAR_TRAINING['epochs']}; with --resume, the run's own].",
 )
 @options_of(TrainConfig, "evals_per_epoch")
-@options_of(ModelConfig, *MODEL_SIZES, "vocab_size")
+@options_of(OnlstmConfig, *MODEL_SIZES, "vocab_size")
 @options_of(GrammarConfig, *GRAMMAR_SIZES)
 @click.option(
     "--batch-size",
@@ -636,8 +636,8 @@ def quantize(model, out_dir, precision, gold, encoding, device, threads) -> None
     "(recorded, resumable) if it runs over.",
 )
 @options_of(FitPlan, "members", "more_members", "rounds", "member_epochs")
-@options_of(ModelConfig, *VARIED_SIZES, defaults=MEMBER_MODEL)
-@options_of(ModelConfig, "n_layers", "vocab_size")
+@options_of(OnlstmConfig, *VARIED_SIZES, defaults=MEMBER_MODEL)
+@options_of(OnlstmConfig, "n_layers", "vocab_size")
 @options_of(FitPlan, "sentences", "scratch_passes", "student_directions", "grammar_students")
 @click.option(
     "--student-nonterminals", type=Positive, help="The grammar students' nonterminals  [default: the grammar members']."

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields, replace
 
-from onparse.families import MEAN, NAMES, GrammarConfig, ModelConfig, checked_layer, named, of
+from onparse.families import MEAN, NAMES, GrammarConfig, OnlstmConfig, checked_layer, named, of
 from onparse.families.onlstm import STUDENT_TRAINING
 from onparse.families.pcfg import GRAMMAR_TRAINING, LARGER_GRAMMAR
 from onparse.language import check_language, head_initial
@@ -144,11 +144,11 @@ class TrainConfig:
     dev: str | None = None
     dev_gold: str | None = None
     family: str = setting(
-        ModelConfig.family,
+        OnlstmConfig.family,
         "onlstm: an ON-LSTM language model; pcfg: a neural PCFG trained on the sentences' likelihood.",
         choices=NAMES,
     )  # what ``model`` describes
-    model: ModelConfig | GrammarConfig = field(default_factory=ModelConfig)
+    model: OnlstmConfig | GrammarConfig = field(default_factory=OnlstmConfig)
     batch_size: int = 64
     bptt: int = setting(70, "Steps of backpropagation through time an ON-LSTM's update reads.")
     epochs: int = 7
@@ -266,7 +266,7 @@ class TrainConfig:
             raise ValueError(f"unknown training settings: {', '.join(sorted(unknown))}")
         if not isinstance(values.get("model", {}), dict) or not isinstance(values.get("distill") or {}, dict):
             raise ValueError("model and distill must be objects of settings")
-        family = values.get("family", ModelConfig.family)
+        family = values.get("family", OnlstmConfig.family)
         model = named(family).settings(**values.get("model", {}))
         distill = DistillConfig(**values["distill"]) if values.get("distill") else None
         reading = Reading.from_dict(values.get("reading", {}))
@@ -295,7 +295,7 @@ DEFAULT_GRAMMAR_SHAPE = {
     "batch_size": GRAMMAR_TRAINING["batch_size"],
 }
 # The members' architecture: small enough that four train in well under an hour on two cores.
-MEMBER_MODEL = ModelConfig(embedding_size=200, hidden_size=600, n_layers=3, chunk_size=10)
+MEMBER_MODEL = OnlstmConfig(embedding_size=200, hidden_size=600, n_layers=3, chunk_size=10)
 VARIED_SIZES = (
     "embedding_size",
     "hidden_size",
@@ -314,7 +314,7 @@ class FitPlan:
     members: int = setting(5, "Members trained from random weights (language models, or grammars: --family).")
     # distillation rounds reproduced their teacher in every language measured (experiments/notebook.md)
     rounds: int = setting(0, "Distillation rounds (each student learns the last ensemble).", minimum=0)
-    member_model: ModelConfig = field(default_factory=lambda: ModelConfig(**asdict(MEMBER_MODEL)))
+    member_model: OnlstmConfig = field(default_factory=lambda: OnlstmConfig(**asdict(MEMBER_MODEL)))
     # members cycle through these sizes, e.g. {"hidden_size": [600, 1150], "chunk_size": [5, 10, 20]} (absent:
     # member_model's)
     member_variants: dict[str, list[int]] = field(default_factory=dict)
@@ -397,7 +397,7 @@ class FitPlan:
     probe_tokens: int = setting(250_000, "Tokens of the training text (a seeded sample) each reading probe learns.")
     probe_epochs: int = 1  # settled by the fit: a text smaller than probe_tokens is read more often
     families: list[str] = setting(
-        [ModelConfig.family, GrammarConfig.family],
+        [OnlstmConfig.family, GrammarConfig.family],
         "Repeat to mix the members, as --chunk-size: member k is of the "
         "k-th family, cycling (pcfg: a neural PCFG, trained on the words' likelihood; it votes "
         "as it is in every round).",
@@ -491,7 +491,7 @@ class FitPlan:
         return cls(
             **{
                 **values,
-                "member_model": ModelConfig(**values["member_model"]),
+                "member_model": OnlstmConfig(**values["member_model"]),
                 "member_grammar": GrammarConfig(**values.get("member_grammar", {})),
                 "student_grammar": GrammarConfig(**student_grammar) if student_grammar else None,
             }
@@ -501,7 +501,7 @@ class FitPlan:
         """Member ``k``'s family (from 1), in its turn."""
         return self.families[(k - 1) % len(self.families)]
 
-    def member_settings(self, k: int) -> ModelConfig | GrammarConfig:
+    def member_settings(self, k: int) -> OnlstmConfig | GrammarConfig:
         """Member ``k``'s sizes (from 1): its family's, in its turn."""
         return named(self.family(k)).member_settings(self, k)
 
@@ -516,7 +516,7 @@ class FitPlan:
             grouped.setdefault(self.family(k), []).append(k)
         return grouped.get(family, [])
 
-    def language_models(self) -> list[int]:
+    def onlstm_members(self) -> list[int]:
         """The members (from 1) that are ON-LSTMs: the ones that read in a direction, and that students start from."""
         return [k for k in range(1, self.members + 1) if named(self.family(k)).reads_either_way]
 
@@ -550,8 +550,8 @@ class FitPlan:
         the other does not vote (none where the directions are given or the fit has one ON-LSTM). Probes a quarter
         of a member's size could not tell the directions apart in Chinese, where full members could
         (experiments/notebook.md)."""
-        language_models = self.language_models()
-        return language_models[:2] if self.directions == [AUTO] and len(language_models) >= 2 else []
+        members = self.onlstm_members()
+        return members[:2] if self.directions == [AUTO] and len(members) >= 2 else []
 
     def candidate_readings(self) -> list[Reading]:
         """The ON-LSTMs' readings the reading probes choose among: with and without punctuation unless it is given,
@@ -584,10 +584,10 @@ class FitPlan:
         return GRAMMAR_STUDENTS if self.members_of(GrammarConfig.family) else 0
 
     @property
-    def language_model_students(self) -> int:
+    def onlstm_students(self) -> int:
         """The ON-LSTM students from scratch each teacher has: one per direction asked for, else one (none without
         ON-LSTM members)."""
-        return (len(self.student_directions) or 1) if self.language_models() else 0
+        return (len(self.student_directions) or 1) if self.onlstm_members() else 0
 
     @property
     def teacher_right_branching(self) -> float:
@@ -601,7 +601,7 @@ class FitPlan:
     @property
     def chooses_reading(self) -> bool:
         """Whether the fit's ON-LSTMs read as its reading rule chooses (probes first)."""
-        return bool(self.language_models()) and len(self.candidate_readings()) > 1
+        return bool(self.onlstm_members()) and len(self.candidate_readings()) > 1
 
     def check(self) -> None:
         """ValueError for a plan that cannot run (a setting of a wrong type or out of range, a missing file)."""
@@ -639,7 +639,7 @@ class FitPlan:
             if getattr(self, name) is not None and type(getattr(self, name)) is not int:
                 raise ValueError(f"{name} must be a whole number, not {getattr(self, name)!r:.40}")
         if (
-            not isinstance(self.member_model, ModelConfig)
+            not isinstance(self.member_model, OnlstmConfig)
             or not isinstance(self.member_variants, dict)
             or not isinstance(self.directions, list)
         ):
@@ -699,7 +699,7 @@ class FitPlan:
             raise ValueError(
                 f"students read {FORWARD}, {BACKWARD} or both, each once, not {self.student_directions!r:.40}"
             )
-        if not self.language_models() and (self.rounds or self.student_directions):
+        if not self.onlstm_members() and (self.rounds or self.student_directions):
             raise ValueError("distillation rounds and students' directions need ON-LSTM members: add --family onlstm")
         if self.chooses_reading and len(self.candidate_readings()) < 4 and not self.members_of(GrammarConfig.family):
             raise ValueError(
@@ -720,7 +720,7 @@ class FitPlan:
             self.student_grammar.check()
             if not self.grammar_student_count:
                 raise ValueError("student_grammar is the grammar students' shape: ask for grammar students too")
-        if self.generations and not (self.language_models() or self.grammar_student_count):
+        if self.generations and not (self.onlstm_members() or self.grammar_student_count):
             raise ValueError("generations are students: they need ON-LSTM members or grammar students")
         for k in range(1, self.members + 1):
             self.member_settings(k).check()
@@ -759,7 +759,7 @@ def fit_plan(
     the grammar members' sizes, and the grammar students' symbols where given (None: the members')."""
     student = replace(grammar, **{name: value for name, value in student_symbols.items() if value})
     return FitPlan(
-        member_model=ModelConfig(vocab_size=grammar.vocab_size, **{name: v[0] for name, v in member_sizes.items()}),
+        member_model=OnlstmConfig(vocab_size=grammar.vocab_size, **{name: v[0] for name, v in member_sizes.items()}),
         member_variants={name: list(v) for name, v in member_sizes.items() if len(v) > 1},
         member_grammar=grammar,
         student_grammar=student if student != grammar else None,

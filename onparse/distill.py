@@ -38,7 +38,7 @@ from onparse.config import DistillConfig, TrainConfig
 from onparse.corpus import read_sentences
 from onparse.families import named, of
 from onparse.families.onlstm import tree_row
-from onparse.families.onlstm_model import LanguageModel
+from onparse.families.onlstm_model import OnlstmModel
 from onparse.families.pcfg_model import MIN_SHARE
 from onparse.families.pcfg_training import MAX_TRAINING_WORDS, GrammarObjective, grammar_perplexity
 from onparse.language import Sentence
@@ -119,7 +119,7 @@ def examples(
 
 
 def batch_losses(
-    model: LanguageModel, batch: list[Example], vocab: Vocabulary, layer: Layer, margin: float, dtype: torch.dtype
+    model: OnlstmModel, batch: list[Example], vocab: Vocabulary, layer: Layer, margin: float, dtype: torch.dtype
 ) -> tuple[Tensor, Tensor]:
     """Language-model and ranking losses of sentences sorted longest first, each read from a fresh state as in
     parsing."""
@@ -178,7 +178,7 @@ class DistillationObjective(WholeSentenceObjective):
         return self._order[1]
 
     def loss(
-        self, model: LanguageModel, epoch: int, batch: int, dtype: torch.dtype
+        self, model: OnlstmModel, epoch: int, batch: int, dtype: torch.dtype
     ) -> tuple[Tensor, int, dict[str, float]]:
         examples_ = sorted((self.data[i] for i in self.batches(epoch)[batch]), key=lambda e: -len(e.ids))
         lm_loss, rank_loss = batch_losses(model, examples_, self.vocab, self.layer, self.margin, dtype)
@@ -278,7 +278,7 @@ def agreement(teacher: str, dev_sentences: list[Sentence], layer: Layer, setting
         for sentence, (found, _) in zip(dev_sentences, teacher_parses(teacher, dev_sentences, settings))
     ]
 
-    def measure(model: LanguageModel, vocab: Vocabulary) -> float:
+    def measure(model: OnlstmModel, vocab: Vocabulary) -> float:
         parser = Parser(
             ModelBundle(model, vocab, layer, None, reading=reading), device=str(next(model.parameters()).device)
         )

@@ -24,7 +24,7 @@ from onparse.atomic import replacing_folder
 from onparse.builder import TreeBuilder
 from onparse.config import LAYER_RULES
 from onparse.corpus import read_sentences
-from onparse.families import ModelConfig, readouts
+from onparse.families import OnlstmConfig, readouts
 from onparse.language import Sentence
 from onparse.parse import Parser
 from onparse.scoring import score
@@ -61,7 +61,7 @@ def member_summary(source: MemberSource, stored: Path, ensemble: Path) -> dict:
         "name": source.name,
         "path": os.path.relpath(stored.resolve(), ensemble.resolve()),
         "from": str(source.model),
-        "family": config.get("family", ModelConfig.family),
+        "family": config.get("family", OnlstmConfig.family),
         "size": config["model"],
         "layer": config["default_layer"],
     }

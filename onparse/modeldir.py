@@ -1,6 +1,6 @@
 """The model directory: config, vocabulary, weights and card, loaded safely.
 
-    config.json   the member's family (ON-LSTM or PCFG), its architecture (ModelConfig or GrammarConfig)
+    config.json   the member's family (ON-LSTM or PCFG), its architecture (OnlstmConfig or GrammarConfig)
                   and the default parsing layer (a grammar's: "spans")
     vocab.txt     one normalized word per line; line k is id k
     weights.pt    state dict, read with ``torch.load(weights_only=True)``: bf16, or (config
@@ -27,7 +27,7 @@ from pathlib import Path
 import torch
 
 from onparse.atomic import replacing_file, replacing_folder
-from onparse.families import ModelConfig, Settings, checked_layer, named, of
+from onparse.families import OnlstmConfig, Settings, checked_layer, named, of
 from onparse.folders import (  # what a folder is, read without torch: re-exported as the model directory's API
     CARD_FIGURES as CARD_FIGURES,
 )
@@ -283,7 +283,7 @@ def _model_config(path: Path) -> tuple[Settings, Layer, str, str, Reading]:
             f"{path / 'config.json'}: expected keys family, model, default_layer, weights, language and reading"
             + (f" (unknown: {', '.join(sorted(unknown))})" if unknown else " (no model settings)")
         )
-    family = config.get("family", ModelConfig.family)  # folders written before the second family have none
+    family = config.get("family", OnlstmConfig.family)  # folders written before the second family have none
     try:
         model_config = named(family).settings(**config["model"])
         model_config.check()

@@ -31,7 +31,7 @@ from onparse import corpus, distributed
 from onparse.config import SELECTIONS, TrainConfig
 from onparse.corpus import read_corpus, training_sentences
 from onparse.families import checked_layer
-from onparse.families.onlstm_model import LanguageModel, State, compute_dtype
+from onparse.families.onlstm_model import OnlstmModel, State, compute_dtype
 from onparse.hardware import one_line
 from onparse.settings import layer_key
 from onparse.vocabulary import Vocabulary
@@ -81,7 +81,7 @@ def detach(state: State | None) -> State | None:
 
 
 @torch.no_grad()
-def perplexity(model: LanguageModel, data: torch.Tensor, bptt: int, dtype: torch.dtype) -> tuple[float, float]:
+def perplexity(model: OnlstmModel, data: torch.Tensor, bptt: int, dtype: torch.dtype) -> tuple[float, float]:
     """Perplexity of a batchified stream, and the mean |cell state| (a check on runaway counters)."""
     was_training = model.training
     model.eval()
@@ -189,7 +189,7 @@ class LanguageModelObjective:
         self.hidden: State | None = None
 
     def loss(
-        self, model: LanguageModel, epoch: int, batch: int, dtype: torch.dtype
+        self, model: OnlstmModel, epoch: int, batch: int, dtype: torch.dtype
     ) -> tuple[torch.Tensor, int, dict[str, float]]:
         inputs, targets = segment(self.data, self.bptt, batch)
         output, hidden, _ = model(inputs, detach(self.hidden), dtype)
@@ -266,7 +266,7 @@ def language_model_setup(
         raise ValueError(f"the training corpus is too small for one batch of {config.batch_size} streams")
     dev = dev_stream(config, vocab, device)
     torch.manual_seed(config.seed)
-    model = LanguageModel(replace(config.model, vocab_size=len(vocab))).to(device)
+    model = OnlstmModel(replace(config.model, vocab_size=len(vocab))).to(device)
     if not checkpoint:
         unigram = Counter(data.flatten().tolist())
         counts = torch.tensor([unigram.get(i, 0) + 1.0 for i in range(len(vocab))], device=device)

@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from onparse import modeldir
-from onparse.families import ModelConfig
-from onparse.families.onlstm_model import LanguageModel
+from onparse.families import OnlstmConfig
+from onparse.families.onlstm_model import OnlstmModel
 from onparse.vocabulary import Vocabulary
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -21,11 +21,11 @@ PTB = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "ptb" / "
 SLACK = float(os.environ.get("ONPARSE_TEST_SLACK", "15"))
 
 
-def tiny_model(seed: int = 0) -> tuple[LanguageModel, Vocabulary]:
+def tiny_model(seed: int = 0) -> tuple[OnlstmModel, Vocabulary]:
     torch.manual_seed(seed)
     vocab = Vocabulary(["<eos>", "<unk>", "the", "cat", "sat", "on", "mat", "a", "dog", "N"])
-    config = ModelConfig(vocab_size=len(vocab), embedding_size=8, hidden_size=12, n_layers=3, chunk_size=4)
-    return LanguageModel(config).eval(), vocab
+    config = OnlstmConfig(vocab_size=len(vocab), embedding_size=8, hidden_size=12, n_layers=3, chunk_size=4)
+    return OnlstmModel(config).eval(), vocab
 
 
 @pytest.fixture(scope="session")

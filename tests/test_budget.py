@@ -9,13 +9,13 @@ import pytest
 from onparse import budget
 from onparse.budget import Rates, costs, reading_of, sized
 from onparse.config import FitPlan
-from onparse.families import ModelConfig
+from onparse.families import OnlstmConfig
 from onparse.fit import sizing
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 CORPUS = {"tokens": 950_000, "grammar_words": 800_000, "sentence_tokens": 25.0}  # WSJ 00-20's size
 SMALL = {"tokens": 8_600, "grammar_words": 7_000, "sentence_tokens": 21.5}  # 400 sentences
-RATES = Rates(lm_tokens=1_000.0, grammar_words=4_500.0)  # one thread of this project's machines
+RATES = Rates(onlstm_tokens=1_000.0, grammar_words=4_500.0)  # one thread of this project's machines
 
 
 def plan(**changes) -> FitPlan:
@@ -94,7 +94,7 @@ def test_a_fit_given_hours_measures_this_machine_and_records_its_plan(tmp_path):
         dev=str(EXAMPLES / "dev.txt"),
         members=2,
         rounds=0,
-        member_model=ModelConfig(vocab_size=60, embedding_size=16, hidden_size=24, n_layers=3, chunk_size=4),
+        member_model=OnlstmConfig(vocab_size=60, embedding_size=16, hidden_size=24, n_layers=3, chunk_size=4),
         families=["onlstm", "pcfg"],
         directions=["forward"],
         punctuation=False,
@@ -144,7 +144,9 @@ def test_a_fit_replans_at_the_rates_its_first_models_showed_to_fill_the_time_lef
     from onparse.fit.stages import stages
 
     given = plan()
-    slow = Rates(lm_tokens=RATES.lm_tokens / 2, grammar_words=RATES.grammar_words / 2)  # timed beside other work
+    slow = Rates(
+        onlstm_tokens=RATES.onlstm_tokens / 2, grammar_words=RATES.grammar_words / 2
+    )  # timed beside other work
     first, sizing = sized(given, slow, CORPUS, 3.0)
     record = {
         "plan": asdict(first),
@@ -157,16 +159,18 @@ def test_a_fit_replans_at_the_rates_its_first_models_showed_to_fill_the_time_lef
             {"name": name, "tokens_seen": tokens, "tokens_per_second": rate, "wall_minutes": 1.25 * tokens / rate / 60}
         )
 
-    trained("probe-forward-punctuation", first.probe_tokens, RATES.lm_tokens / 3)  # smaller batches: slower a token
-    trained("probe-forward-words", first.probe_tokens, RATES.lm_tokens / 3)
+    trained("probe-forward-punctuation", first.probe_tokens, RATES.onlstm_tokens / 3)  # smaller batches: slower a token
+    trained("probe-forward-words", first.probe_tokens, RATES.onlstm_tokens / 3)
     trained("member-2", 2_000_000, RATES.grammar_words)
     trained("member-4", 2_000_000, RATES.grammar_words)
     record["stages"].append({"name": "readings", "wall_minutes": 1.0})
     assert replanned(first, record, stages(first, tmp_path, record)) is None  # no ON-LSTM member's rate seen yet
-    trained("member-1", first.member_sample, RATES.lm_tokens)
+    trained("member-1", first.member_sample, RATES.onlstm_tokens)
     again = replanned(first, record, stages(first, tmp_path, record))
     redone = record["budget"]["replanned"]
-    assert redone["after"] == "member-1" and redone["rates"]["lm_tokens_per_second"] == pytest.approx(RATES.lm_tokens)
+    assert redone["after"] == "member-1" and redone["rates"]["lm_tokens_per_second"] == pytest.approx(
+        RATES.onlstm_tokens
+    )
     assert redone["scale"] > 1.3 * sizing["scale"] and again.member_sample > first.member_sample  # twice the speed
     done = {"probes": 2, "language models": 1, "grammars": 2}
     whole, rest = costs(again, RATES, CORPUS), costs(again, RATES, CORPUS, done)
@@ -221,7 +225,7 @@ def test_hours_to_spare_grow_the_grammars_where_the_larger_ones_fit(tmp_path, mo
         budget,
         "timed",
         lambda config: (
-            RATES.lm_tokens
+            RATES.onlstm_tokens
             if of(config.model).reads_either_way
             else RATES.grammar_words / (slower if config.model.nonterminals > 30 else 1)
         ),
@@ -231,7 +235,7 @@ def test_hours_to_spare_grow_the_grammars_where_the_larger_ones_fit(tmp_path, mo
         name: sum(costs(budget.at_scale(shaped, corpus, 1.0, shaped), rates, corpus).values())
         for name, shaped, rates in (
             ("default", given, RATES),
-            ("larger", budget.larger(given), Rates(RATES.lm_tokens, RATES.grammar_words / slower)),
+            ("larger", budget.larger(given), Rates(RATES.onlstm_tokens, RATES.grammar_words / slower)),
         )
     }
     assert minutes["larger"] > minutes["default"]
@@ -289,7 +293,7 @@ def test_a_replan_with_time_to_spare_trains_one_more_member_of_each_family(tmp_p
     from onparse.fit.sizing import replanned
     from onparse.fit.stages import stages
 
-    fast, done = Rates(4 * RATES.lm_tokens, 4 * RATES.grammar_words), {"language models": 1, "grammars": 2}
+    fast, done = Rates(4 * RATES.onlstm_tokens, 4 * RATES.grammar_words), {"language models": 1, "grammars": 2}
     five = plan(families=["onlstm", "pcfg"], directions=["forward"], punctuation=False)
     rest = [
         sum(costs(at_scale(shaped, CORPUS, 1.0, five), fast, CORPUS, done).values())
@@ -309,7 +313,7 @@ def test_a_replan_with_time_to_spare_trains_one_more_member_of_each_family(tmp_p
                 for name, tokens, rate in (
                     ("member-2", 4_000_000, RATES.grammar_words),
                     ("member-4", 4_000_000, RATES.grammar_words),
-                    ("member-1", 950_000, RATES.lm_tokens),
+                    ("member-1", 950_000, RATES.onlstm_tokens),
                 )
             ],
         }  # 4 times the timing

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from nltk import Tree
 
 from onparse.distill import DistillationObjective, Example, examples, ranking_loss, split_spans
-from onparse.families.onlstm_model import LanguageModel
+from onparse.families.onlstm_model import OnlstmModel
 from onparse.language import Sentence
 from onparse.trees import build_tree, right_branching, spans
 
@@ -99,5 +99,5 @@ def test_packed_training_gradients_equal_one_sentence_at_a_time():
             (output.pow(2).sum() + distances.sum()).backward()
         return model.layers[1].recurrent_proj.weight.grad.clone()
 
-    assert isinstance(model, LanguageModel)
+    assert isinstance(model, OnlstmModel)
     assert torch.allclose(grad_of([sentences]), grad_of([[s] for s in sentences]), atol=1e-5)

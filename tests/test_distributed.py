@@ -15,7 +15,7 @@ from conftest import SLACK
 
 from onparse import distributed
 from onparse.config import TrainConfig
-from onparse.families import GrammarConfig, ModelConfig
+from onparse.families import GrammarConfig, OnlstmConfig
 from onparse.families.pcfg import GRAMMAR_TRAINING
 from onparse.runfolder import read_checkpoint
 from onparse.runfolder import trainer as make_trainer
@@ -24,7 +24,7 @@ pytestmark = pytest.mark.slow  # fits, subprocesses, wheels and docs builds: mak
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS, DEV = str(ROOT / "examples" / "corpus.txt"), str(ROOT / "examples" / "dev.txt")
-NO_DROPOUT = ModelConfig(
+NO_DROPOUT = OnlstmConfig(
     vocab_size=200,
     embedding_size=16,
     hidden_size=24,

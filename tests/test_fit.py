@@ -13,7 +13,7 @@ from conftest import SLACK
 
 from onparse.cli import main
 from onparse.config import FitPlan
-from onparse.families import MEAN, ModelConfig
+from onparse.families import MEAN, OnlstmConfig
 from onparse.fit import TimeUp, fit
 from onparse.fit.stages import stages
 from onparse.formats import bracket
@@ -34,7 +34,7 @@ def tiny_plan(**changes) -> FitPlan:
         dev=str(EXAMPLES / "dev.txt"),
         members=2,
         rounds=1,
-        member_model=ModelConfig(vocab_size=60, embedding_size=16, hidden_size=24, n_layers=3, chunk_size=4),
+        member_model=OnlstmConfig(vocab_size=60, embedding_size=16, hidden_size=24, n_layers=3, chunk_size=4),
         member_epochs=1,
         sentences=200,
         evals_per_epoch=2,

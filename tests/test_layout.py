@@ -52,8 +52,8 @@ def test_every_module_imports_only_those_above_it_in_the_architecture_pages_tabl
 FAMILY_BRANCHES = re.compile(
     r"(==|!=)\s*(PCFG|ONLSTM)\b|\b(PCFG|ONLSTM)\s*(==|!=)|\b(PCFG|ONLSTM)\s+(not\s+)?in\b|"
     r"\bfamily(\(\w+\))?\s*(==|!=)|(==|!=)\s*\w+\.family\b|"
-    r"isinstance\([^)]*(GrammarConfig|ModelConfig) if|(GrammarConfig|ModelConfig) if \w+|"
-    r"isinstance\([^,]*\.model(\.config)?, *(GrammarConfig|ModelConfig)\)|n_layers == 0"
+    r"isinstance\([^)]*(GrammarConfig|OnlstmConfig) if|(GrammarConfig|OnlstmConfig) if \w+|"
+    r"isinstance\([^,]*\.model(\.config)?, *(GrammarConfig|OnlstmConfig)\)|n_layers == 0"
 )
 
 
@@ -94,7 +94,7 @@ def test_no_module_outside_the_families_branches_on_a_family_name_or_settings_cl
     assert FAMILY_BRANCHES.search("if config.family == PCFG:") and FAMILY_BRANCHES.search(
         "if plan.family(k) == GrammarConfig.family:"
     )
-    assert FAMILY_BRANCHES.search("return (GrammarConfig if family == PCFG else ModelConfig)(**values)")
+    assert FAMILY_BRANCHES.search("return (GrammarConfig if family == PCFG else OnlstmConfig)(**values)")
 
 
 COMMAND_STATEMENTS = 12  # a command declares its options, checks what only the command line can, and calls the library

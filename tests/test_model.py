@@ -3,8 +3,8 @@
 import torch
 from torch.nn.utils.rnn import pack_sequence, pad_packed_sequence
 
-from onparse.families import ModelConfig
-from onparse.families.onlstm_model import LanguageModel, ONLSTMLayer, cumax
+from onparse.families import OnlstmConfig
+from onparse.families.onlstm_model import ONLSTMLayer, OnlstmModel, cumax
 from onparse.kernels import linear
 
 
@@ -67,7 +67,7 @@ def test_deferred_recurrent_gradient_equals_plain_autograd():
 
 def test_padding_after_a_sentence_leaves_its_distances_unchanged():
     torch.manual_seed(2)
-    model = LanguageModel(ModelConfig(vocab_size=20, embedding_size=8, hidden_size=12, chunk_size=4)).eval()
+    model = OnlstmModel(OnlstmConfig(vocab_size=20, embedding_size=8, hidden_size=12, chunk_size=4)).eval()
     short = torch.tensor([[0], [3], [4]])
     padded = torch.tensor([[0, 0], [3, 5], [4, 6], [0, 7], [0, 8]])
     alone = model.distances(short)
@@ -78,7 +78,7 @@ def test_padding_after_a_sentence_leaves_its_distances_unchanged():
 
 def test_packed_sentences_get_the_distances_they_get_alone():
     torch.manual_seed(4)
-    model = LanguageModel(ModelConfig(vocab_size=20, embedding_size=8, hidden_size=12, chunk_size=4)).eval()
+    model = OnlstmModel(OnlstmConfig(vocab_size=20, embedding_size=8, hidden_size=12, chunk_size=4)).eval()
     sentences = [torch.tensor([0, 3, 4]), torch.tensor([0, 5, 6, 7, 8, 9]), torch.tensor([0])]
     packed = model.distances(pack_sequence(sentences, enforce_sorted=False))
     padded, lengths = pad_packed_sequence(packed)  # T x B x layers, in the original order
@@ -90,7 +90,7 @@ def test_packed_sentences_get_the_distances_they_get_alone():
 
 def test_bf16_distances_stay_close_to_fp32():
     torch.manual_seed(3)
-    model = LanguageModel(ModelConfig(vocab_size=20, embedding_size=20, hidden_size=40, chunk_size=10)).eval()
+    model = OnlstmModel(OnlstmConfig(vocab_size=20, embedding_size=20, hidden_size=40, chunk_size=10)).eval()
     ids = torch.randint(0, 20, (12, 4))
     assert torch.allclose(model.distances(ids, torch.bfloat16), model.distances(ids), atol=2e-2)
 
@@ -109,20 +109,20 @@ def test_expected_shapes_are_what_a_built_model_holds_of_either_family():
     from onparse.modeldir import expected_shapes, new_model
 
     for config in (
-        ModelConfig(vocab_size=50, embedding_size=8, hidden_size=12, chunk_size=4, n_layers=1),
-        ModelConfig(vocab_size=30, embedding_size=20, hidden_size=40, chunk_size=10, n_layers=4),
+        OnlstmConfig(vocab_size=50, embedding_size=8, hidden_size=12, chunk_size=4, n_layers=1),
+        OnlstmConfig(vocab_size=30, embedding_size=20, hidden_size=40, chunk_size=10, n_layers=4),
         GrammarConfig(vocab_size=30, nonterminals=3, preterminals=4, symbol_size=8),
     ):
         built = new_model(config)
-        assert type(built).__name__ == ("NeuralPCFG" if config.family == "pcfg" else "LanguageModel")
+        assert type(built).__name__ == ("NeuralPCFG" if config.family == "pcfg" else "OnlstmModel")
         assert {name: tuple(w.shape) for name, w in built.state_dict().items()} == expected_shapes(config)
 
 
 def test_a_model_built_from_weights_holds_them_and_leaves_random_init_working():
     torch.manual_seed(5)
-    config = ModelConfig(vocab_size=20, embedding_size=8, hidden_size=12, chunk_size=4)
-    state = LanguageModel(config).state_dict()
-    loaded = LanguageModel.from_weights(config, {k: v.to(torch.bfloat16) for k, v in state.items()})
+    config = OnlstmConfig(vocab_size=20, embedding_size=8, hidden_size=12, chunk_size=4)
+    state = OnlstmModel(config).state_dict()
+    loaded = OnlstmModel.from_weights(config, {k: v.to(torch.bfloat16) for k, v in state.items()})
     for name, tensor in loaded.state_dict().items():
         assert tensor.dtype == torch.float32 and torch.equal(tensor, state[name].to(torch.bfloat16).float())
     fresh = torch.nn.Linear(50, 50)
@@ -153,8 +153,8 @@ def test_the_loss_of_bf16_matmuls_is_taken_in_float32_so_dev_perplexities_do_not
     """A bfloat16 mean moves in steps of 0.03 near 6.7 nats: seen on a 400-sentence fit, every dev perplexity of
     15 evaluations read 782.762 or 795.743, and the run kept a point no better than its untrained start."""
     torch.manual_seed(0)
-    model = LanguageModel(
-        ModelConfig(vocab_size=3000, embedding_size=16, hidden_size=32, n_layers=2, chunk_size=4)
+    model = OnlstmModel(
+        OnlstmConfig(vocab_size=3000, embedding_size=16, hidden_size=32, n_layers=2, chunk_size=4)
     ).eval()
     inputs, targets = torch.randint(0, 3000, (20, 8)), torch.randint(0, 3000, (20, 8))
     with torch.no_grad():

@@ -7,8 +7,8 @@ import torch
 from conftest import tiny_model
 
 from onparse import modeldir
-from onparse.families import ModelConfig
-from onparse.families.onlstm_model import LanguageModel
+from onparse.families import OnlstmConfig
+from onparse.families.onlstm_model import OnlstmModel
 from onparse.vocabulary import Vocabulary
 
 
@@ -25,7 +25,7 @@ def test_weights_round_trip_within_their_precision(tmp_path, precision, toleranc
 def test_int8_weights_are_about_half_the_size_and_4_bit_word_tables_smaller_again(tmp_path):
     torch.manual_seed(0)
     vocab = Vocabulary(["<eos>", "<unk>"] + [f"w{i}" for i in range(998)])
-    model = LanguageModel(ModelConfig(vocab_size=1000, embedding_size=40, hidden_size=80, chunk_size=10))
+    model = OnlstmModel(OnlstmConfig(vocab_size=1000, embedding_size=40, hidden_size=80, chunk_size=10))
     for precision in modeldir.PRECISIONS:
         modeldir.save(tmp_path / precision, model, vocab, default_layer=3, precision=precision)
     sizes = {p: (tmp_path / p / "weights.pt").stat().st_size for p in modeldir.PRECISIONS}

@@ -199,7 +199,7 @@ def test_a_library_user_routes_the_runs_messages_through_logging(tmp_path, caplo
     from pathlib import Path
 
     from onparse.config import TrainConfig
-    from onparse.families import ModelConfig
+    from onparse.families import OnlstmConfig
     from onparse.runfolder import train
 
     examples = Path(__file__).resolve().parents[1] / "examples"
@@ -209,7 +209,7 @@ def test_a_library_user_routes_the_runs_messages_through_logging(tmp_path, caplo
         epochs=1,
         batch_size=4,
         bptt=10,
-        model=ModelConfig(vocab_size=40, embedding_size=8, hidden_size=12, chunk_size=4),
+        model=OnlstmConfig(vocab_size=40, embedding_size=8, hidden_size=12, chunk_size=4),
         dtype="fp32",
     )
     with caplog.at_level(logging.INFO, logger="onparse"):

@@ -11,8 +11,8 @@ from nltk import Tree
 
 from onparse import modeldir
 from onparse.evaluate import model_spans
-from onparse.families import ModelConfig
-from onparse.families.onlstm_model import LanguageModel
+from onparse.families import OnlstmConfig
+from onparse.families.onlstm_model import OnlstmModel
 from onparse.language import Sentence
 from onparse.parse import Parser
 from onparse.reading import model_tokens, pool, read_positions, word_ranges, word_span_marginals
@@ -28,8 +28,8 @@ PUNCTUATED = Sentence(("The", "cat", ",", "sat", "on", "the", "mat", "."), (0, 1
 def reading_model(tmp_path, reading: Reading, seed: int = 0):
     torch.manual_seed(seed)
     vocab = Vocabulary(["<eos>", "<unk>", "the", "cat", "sat", "on", "mat", ",", "."])
-    model = LanguageModel(
-        ModelConfig(vocab_size=len(vocab), embedding_size=8, hidden_size=12, n_layers=3, chunk_size=4)
+    model = OnlstmModel(
+        OnlstmConfig(vocab_size=len(vocab), embedding_size=8, hidden_size=12, n_layers=3, chunk_size=4)
     ).eval()
     path = tmp_path / f"{reading.direction}-{reading.punctuation}"
     modeldir.save(path, model, vocab, default_layer=2, reading=reading)

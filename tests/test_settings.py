@@ -7,7 +7,7 @@ import pytest
 
 from onparse.cli import main
 from onparse.config import MEMBER_MODEL, DistillConfig, FitPlan, ParseConfig, TrainConfig
-from onparse.families import ModelConfig, named
+from onparse.families import OnlstmConfig, named
 from onparse.families.pcfg import GRAMMAR_TRAINING
 from onparse.settings import default
 
@@ -26,7 +26,7 @@ def same(option_default, setting) -> bool:
 
 @pytest.mark.parametrize(
     "command, settings",
-    [("fit", FitPlan), ("train", TrainConfig), ("train", ModelConfig), ("parse", ParseConfig), ("eval", ParseConfig)],
+    [("fit", FitPlan), ("train", TrainConfig), ("train", OnlstmConfig), ("parse", ParseConfig), ("eval", ParseConfig)],
 )
 def test_each_option_named_for_a_setting_defaults_to_it(command, settings):
     options = defaults_of(command)

@@ -7,13 +7,13 @@ import pytest
 import torch
 
 from onparse.config import TrainConfig
-from onparse.families import ModelConfig
-from onparse.families.onlstm_model import LanguageModel
+from onparse.families import OnlstmConfig
+from onparse.families.onlstm_model import OnlstmModel
 from onparse.runfolder import trainer as make_trainer
 from onparse.train import Evaluation, Step, batchify, learning_rate, n_segments, perplexity, segment
 from onparse.vocabulary import Vocabulary
 
-TINY = ModelConfig(embedding_size=8, hidden_size=12, chunk_size=4, n_layers=2)
+TINY = OnlstmConfig(embedding_size=8, hidden_size=12, chunk_size=4, n_layers=2)
 
 
 @pytest.fixture
@@ -56,7 +56,7 @@ def test_evaluations_are_spread_over_each_epoch(corpus):
 
 def test_perplexity_equals_a_hand_computation_over_the_whole_stream():
     torch.manual_seed(0)
-    model = LanguageModel(ModelConfig(vocab_size=9, embedding_size=8, hidden_size=12, chunk_size=4)).eval()
+    model = OnlstmModel(OnlstmConfig(vocab_size=9, embedding_size=8, hidden_size=12, chunk_size=4)).eval()
     data = batchify(torch.randint(0, 9, (50,)), 2)  # 25 steps x 2 streams
     with torch.no_grad():
         output, _, _ = model(data[:-1])
@@ -123,7 +123,7 @@ def test_vocabulary_build_ranks_by_count_then_alphabetically():
     assert vocab.ids(["c", "d", "b"]) == [2, vocab.unk_id, 4]
 
 
-NO_DROPOUT = ModelConfig(
+NO_DROPOUT = OnlstmConfig(
     embedding_size=8, hidden_size=12, chunk_size=4, n_layers=2, dropout=0, dropouth=0, dropouti=0, dropoute=0, wdrop=0
 )
 

@@ -11,7 +11,7 @@ or a settings class leads to what it means. A third family is one more module re
 from __future__ import annotations
 
 from onparse.families.base import PARTS, Family
-from onparse.families.onlstm import MEAN, ONLSTM, ModelConfig
+from onparse.families.onlstm import MEAN, ONLSTM, OnlstmConfig
 from onparse.families.pcfg import SPANS, Grammar, GrammarConfig
 from onparse.settings import Layer
 
@@ -20,7 +20,7 @@ __all__ = [
     "Family",
     "MEAN",
     "SPANS",
-    "ModelConfig",
+    "OnlstmConfig",
     "GrammarConfig",
     "REGISTRY",
     "NAMES",
@@ -34,7 +34,7 @@ __all__ = [
 
 REGISTRY: dict[str, Family] = {family.name: family for family in (ONLSTM(), Grammar())}
 NAMES = tuple(REGISTRY)
-Settings = ModelConfig | GrammarConfig  # any family's sizes
+Settings = OnlstmConfig | GrammarConfig  # any family's sizes
 
 
 def named(name: object) -> Family:

@@ -18,7 +18,7 @@ STUDENT_TRAINING = {"lr": 5e-4, "batch_size": 32}
 
 
 @dataclass
-class ModelConfig:
+class OnlstmConfig:
     """Architecture and regularization of an ON-LSTM language model."""
 
     family: ClassVar[str] = NAME
@@ -62,9 +62,9 @@ class ONLSTM(Family):
     """ON-LSTM members: distances per layer, read at a layer or their mean; either way, words or every token."""
 
     name = NAME
-    settings = ModelConfig
+    settings = OnlstmConfig
     parts = {
-        "model": "onparse.families.onlstm_model:LanguageModel",
+        "model": "onparse.families.onlstm_model:OnlstmModel",
         "training_setup": "onparse.train:language_model_setup",
         "student_objective": "onparse.distill:onlstm_student",
         "dev_figures": "onparse.distill:onlstm_dev_figures",
@@ -75,17 +75,17 @@ class ONLSTM(Family):
     student_training = STUDENT_TRAINING
     longest_sentence = 2000  # words: its distances are linear in length (8 s at 2,000 words, one core)
 
-    def readouts(self, settings: ModelConfig) -> list[Layer]:
+    def readouts(self, settings: OnlstmConfig) -> list[Layer]:
         return [*range(1, settings.n_layers + 1), MEAN]
 
-    def default_readout(self, settings: ModelConfig) -> Layer:
+    def default_readout(self, settings: OnlstmConfig) -> Layer:
         """The paper's layer 2, or the top one of a smaller model."""
         return min(2, settings.n_layers)
 
     def owns(self, layer: object) -> bool:
         return (layer == MEAN and isinstance(layer, str)) or (type(layer) is int and layer >= 1)
 
-    def check_layer(self, value: object, settings: ModelConfig | None = None) -> Layer:
+    def check_layer(self, value: object, settings: OnlstmConfig | None = None) -> Layer:
         if not self.owns(value):
             raise ValueError(f"{value!r} is neither a layer number (1, 2, ...) nor {MEAN!r}")
         if settings is not None and value != MEAN and value > settings.n_layers:
@@ -133,7 +133,7 @@ class ONLSTM(Family):
     def schedule(self, plan: Any) -> dict:
         return {"epochs": plan.member_epochs, "batch_size": plan.batch_size, "sample_tokens": plan.member_sample}
 
-    def member_settings(self, plan: Any, k: int) -> ModelConfig:
+    def member_settings(self, plan: Any, k: int) -> OnlstmConfig:
         """``member_model``, with each varied size at member ``k``'s turn in its cycle."""
         return replace(
             plan.member_model, **{name: sizes[(k - 1) % len(sizes)] for name, sizes in plan.member_variants.items()}

@@ -26,7 +26,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.nn.utils.rnn import PackedSequence, pack_sequence, pad_packed_sequence
 
-from onparse.families import ModelConfig
+from onparse.families import OnlstmConfig
 from onparse.hardware import native_bf16
 from onparse.kernels import linear
 from onparse.language import Sentence
@@ -74,7 +74,7 @@ def gate_width(hidden_size: int, chunk_size: int) -> int:
     return 2 * (hidden_size // chunk_size) + 4 * hidden_size
 
 
-def layer_sizes(config: ModelConfig) -> list[int]:
+def layer_sizes(config: OnlstmConfig) -> list[int]:
     """Input size of each layer, then the last layer's output: the top layer returns to the (tied) embedding size."""
     return [config.embedding_size] + [config.hidden_size] * (config.n_layers - 1) + [config.embedding_size]
 
@@ -219,10 +219,10 @@ def _without_random_init() -> Iterator[None]:
         nn.Linear.reset_parameters, nn.Embedding.reset_parameters, nn.init.uniform_ = saved
 
 
-class LanguageModel(nn.Module):
+class OnlstmModel(nn.Module):
     """Embedding, stacked ON-LSTM layers and a decoder tied to the embedding."""
 
-    def __init__(self, config: ModelConfig):
+    def __init__(self, config: OnlstmConfig):
         super().__init__()
         config.check()
         self.config = config
@@ -235,7 +235,7 @@ class LanguageModel(nn.Module):
         nn.init.uniform_(self.embedding.weight, -0.1, 0.1)
 
     @classmethod
-    def from_weights(cls, config: ModelConfig, state: dict[str, Tensor]) -> "LanguageModel":
+    def from_weights(cls, config: OnlstmConfig, state: dict[str, Tensor]) -> "OnlstmModel":
         """A model holding exactly ``state`` (in float32), built without drawing weights it would discard."""
         with _without_random_init():
             model = cls(config)

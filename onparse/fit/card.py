@@ -6,7 +6,7 @@ from pathlib import Path
 
 from onparse.atomic import replacing_file
 from onparse.config import FitPlan
-from onparse.families import ModelConfig, of
+from onparse.families import OnlstmConfig, of
 from onparse.fit.stages import DIRECTIONS, READINGS, chosen_reading
 from onparse.modeldir import read_json, write_json
 
@@ -106,7 +106,7 @@ def reading_summary(record: dict) -> str:
     """What the card says of the reading rules: each probe's agreement with its referee, the direction trial's
     perplexities, and the reading chosen."""
     done = {entry["name"]: entry for entry in record["stages"]}
-    reads = of(ModelConfig()).describe_reading(chosen_reading(record))
+    reads = of(OnlstmConfig()).describe_reading(chosen_reading(record))
     why = []
     if READINGS in done:
         probes = done[READINGS]

@@ -126,8 +126,8 @@ def replanned(plan: FitPlan, record: dict, settled: list[Stage]) -> FitPlan | No
         if name.startswith("member-") and name in by_name
     ]
     wanted = {
-        True: bool(plan.language_models()),
-        False: plan.members > len(plan.language_models()),
+        True: bool(plan.onlstm_members()),
+        False: plan.members > len(plan.onlstm_members()),
     }  # either way: an LM
     seen = {
         kind: (

@@ -89,7 +89,7 @@ def stages(plan: FitPlan, out: Path, record: dict | None = None) -> list[Stage]:
     grammars = {stage.name for stage in members if not of(stage.config.model).reads_either_way}  # they vote as trained
     found = []
     if plan.chooses_reading:  # probes, then the grammars that referee them, then the ON-LSTMs as the rule chose
-        lead = plan.language_models()[0]  # the probes take the first ON-LSTM's shape and seed
+        lead = plan.onlstm_members()[0]  # the probes take the first ON-LSTM's shape and seed
         probes = [
             Stage(
                 probe_name(reading),
@@ -208,7 +208,7 @@ def student_stages(
         margin=plan.margin,
     )
     found = []
-    if plan.language_model_students:
+    if plan.onlstm_students:
         start, model, reading = starts["onlstm"]
         readings = [replace(reading, direction=d) for d in plan.student_directions] or [reading]
         for i, student_reading in enumerate(readings):
