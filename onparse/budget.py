@@ -18,12 +18,13 @@ import time
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from onparse.config import DEFAULT_GRAMMAR_SHAPE
 from onparse.families import GrammarConfig
 from onparse.families.pcfg import LARGER_GRAMMAR
+from onparse.plan import DEFAULT_GRAMMAR_SHAPE
 
 if TYPE_CHECKING:
-    from onparse.config import FitPlan, TrainConfig
+    from onparse.config import TrainConfig
+    from onparse.plan import FitPlan
 
 log = logging.getLogger("onparse")
 

@@ -40,20 +40,10 @@ from onparse.commandline import (
     set_threads,
 )
 from onparse.commands.training import run_fit, run_training
-from onparse.config import (
-    DISTILL_OPTIONS,
-    LAYER_RULES,
-    MEMBER_MODEL,
-    VARIED_SIZES,
-    DistillConfig,
-    FitPlan,
-    ParseConfig,
-    TrainConfig,
-    fit_plan,
-    train_config,
-)
+from onparse.config import DISTILL_OPTIONS, LAYER_RULES, DistillConfig, ParseConfig, TrainConfig, train_config
 from onparse.families import GrammarConfig, OnlstmConfig
 from onparse.families.pcfg import GRAMMAR_TRAINING
+from onparse.plan import MEMBER_MODEL, VARIED_SIZES, FitPlan, fit_plan
 from onparse.settings import BACKWARD, FORWARD, Reading, default
 
 

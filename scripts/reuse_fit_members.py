@@ -21,10 +21,11 @@ from pathlib import Path
 
 from onparse import train as training
 from onparse.atomic import replacing_file, replacing_folder
-from onparse.config import SELECTIONS, FitPlan
+from onparse.config import SELECTIONS
 from onparse.fit.records import write_record
 from onparse.fit.stages import stages
 from onparse.modeldir import copy_model, read_json
+from onparse.plan import FitPlan
 
 VARIANTS = {
     "agreement": {"layer_rule": "agreement"},

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import torch
 
-from onparse.config import FitPlan
 from onparse.fit.runners import ensemble_stage
 from onparse.fit.stages import Stage, stages
+from onparse.plan import FitPlan
 
 torch.set_num_threads(1)
 fit, other, out = Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3])

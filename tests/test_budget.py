@@ -8,9 +8,9 @@ import pytest
 
 from onparse import budget
 from onparse.budget import Rates, costs, reading_of, sized
-from onparse.config import FitPlan
 from onparse.families import OnlstmConfig
 from onparse.fit import sizing
+from onparse.plan import FitPlan
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 CORPUS = {"tokens": 950_000, "grammar_words": 800_000, "sentence_tokens": 25.0}  # WSJ 00-20's size

@@ -12,12 +12,12 @@ from click.testing import CliRunner
 from conftest import SLACK
 
 from onparse.cli import main
-from onparse.config import FitPlan
 from onparse.families import MEAN, OnlstmConfig
 from onparse.fit import TimeUp, fit
 from onparse.fit.stages import stages
 from onparse.formats import bracket
 from onparse.parse import Parser
+from onparse.plan import FitPlan
 from onparse.runfolder import RunFolderError
 
 pytestmark = pytest.mark.slow  # fits, subprocesses, wheels and docs builds: make test, not test-fast

@@ -265,7 +265,8 @@ def test_a_language_no_tokenizer_here_knows_is_a_bad_option_before_any_folder(tm
 
 
 def test_training_text_already_split_into_tokens_is_taken_as_given(tmp_path):
-    from onparse.config import FitPlan, TrainConfig
+    from onparse.config import TrainConfig
+    from onparse.plan import FitPlan
 
     text = tmp_path / "tokens.txt"
     text.write_text("Stocks don't fall ,\nแมวนั่งบนเสื่อในบ้านของฉันเอง ตอนเช้า\n")

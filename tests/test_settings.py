@@ -6,9 +6,10 @@ import click
 import pytest
 
 from onparse.cli import main
-from onparse.config import MEMBER_MODEL, DistillConfig, FitPlan, ParseConfig, TrainConfig
+from onparse.config import DistillConfig, ParseConfig, TrainConfig
 from onparse.families import OnlstmConfig, named
 from onparse.families.pcfg import GRAMMAR_TRAINING
+from onparse.plan import MEMBER_MODEL, FitPlan
 from onparse.settings import default
 
 

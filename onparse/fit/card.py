@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from onparse.atomic import replacing_file
-from onparse.config import FitPlan
 from onparse.families import OnlstmConfig, of
 from onparse.fit.stages import DIRECTIONS, READINGS, chosen_reading
 from onparse.modeldir import read_json, write_json
+from onparse.plan import FitPlan
 
 
 def climb_summary(record: dict) -> str:

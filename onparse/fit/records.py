@@ -9,11 +9,12 @@ from pathlib import Path
 
 from onparse import runfolder
 from onparse.atomic import replacing_file
-from onparse.config import FitPlan, TrainConfig
+from onparse.config import TrainConfig
 from onparse.families import of
 from onparse.fit.stages import RECORD, stages
 from onparse.hardware import one_line
 from onparse.modeldir import read_json
+from onparse.plan import FitPlan
 
 
 class TimeUp(Exception):

@@ -10,7 +10,6 @@ from pathlib import Path
 from rich.console import Console
 
 from onparse import distributed, runfolder
-from onparse.config import FitPlan
 from onparse.corpus import read_sentences
 from onparse.ensemble import build, make_ensemble, reference_agreement, tree_agreement
 from onparse.evaluate import evaluate_parser
@@ -19,6 +18,7 @@ from onparse.fit.records import TimeUp
 from onparse.fit.stages import FINAL, TEACHERS, Stage
 from onparse.modeldir import read_json
 from onparse.parse import Parser
+from onparse.plan import FitPlan
 from onparse.settings import Layer, layer_key
 from onparse.train import selection_rule
 from onparse.treebank import read_gold

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import onparse.budget as budget
 from onparse.budget import MEMBER_TOKENS
-from onparse.config import FitPlan
 from onparse.corpus import read_sentences
 from onparse.families import GrammarConfig, of
 from onparse.families.pcfg_training import MAX_TRAINING_WORDS
 from onparse.fit.stages import Stage, done_entries, member_configs
+from onparse.plan import FitPlan
 from onparse.reading import model_tokens
 from onparse.settings import Reading
 

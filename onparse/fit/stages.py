@@ -6,8 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from onparse.config import DistillConfig, FitPlan, TrainConfig
+from onparse.config import DistillConfig, TrainConfig
 from onparse.families import named, of
+from onparse.plan import FitPlan
 from onparse.settings import Reading
 
 RECORD = "fit.json"
