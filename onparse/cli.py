@@ -13,29 +13,14 @@ import click
 
 from onparse import __version__
 from onparse.commandline import (
-    FIT_SECTIONS,
-    MESSAGES,
-    THREADS_HELP,
-    Encoding,
-    LayerType,
     ParseByDefault,
-    Positive,
-    PositiveNumber,
-    Sections,
-    ShardType,
-    Threads,
     check_device,
     check_named,
     fail,
     import_nltk_quickly,
     library_errors,
     load_parser,
-    model_options,
-    options_of,
     refuse_given_options,
-    right_branching_options,
-    right_branching_weight,
-    run_options,
     run_program,
     set_threads,
 )
@@ -43,6 +28,23 @@ from onparse.commands.training import run_fit, run_training
 from onparse.config import DISTILL_OPTIONS, LAYER_RULES, DistillConfig, ParseConfig, TrainConfig, train_config
 from onparse.families import GrammarConfig, OnlstmConfig
 from onparse.families.pcfg import GRAMMAR_TRAINING
+from onparse.options import (
+    FIT_SECTIONS,
+    MESSAGES,
+    THREADS_HELP,
+    Encoding,
+    LayerType,
+    Positive,
+    PositiveNumber,
+    Sections,
+    ShardType,
+    Threads,
+    model_options,
+    options_of,
+    right_branching_options,
+    right_branching_weight,
+    run_options,
+)
 from onparse.plan import MEMBER_MODEL, VARIED_SIZES, FitPlan, fit_plan
 from onparse.settings import BACKWARD, FORWARD, Reading, default
 

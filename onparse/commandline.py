@@ -8,22 +8,17 @@ import difflib
 import io
 import json
 import logging
-import math
 import os
 import shlex
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import MISSING, fields
 from pathlib import Path
 from typing import NoReturn
 
 import click
 
-from onparse.config import ParseConfig, TrainConfig
-from onparse.families import checked_layer, layer_from_key
 from onparse.hardware import one_line
-from onparse.settings import check_encoding
 
 # Words a user types for a command that has another name; a lone one is that command meant, not a one-word sentence.
 COMMAND_WORDS = {
@@ -115,213 +110,6 @@ class ParseByDefault(click.Group):
         except BrokenPipeError:  # the reader left (`| head`): stop quietly, as other filters do
             sys.stdout = open(os.devnull, "w")  # nothing more can be written there, not even at exit
             sys.exit(0)
-
-
-class Sections(click.Command):
-    """A command whose --help lists its options in sections, the ones a user needs first (``sections``: a title and
-    the parameter names under it); an option no section names is listed last, under "Other options"."""
-
-    def __init__(self, *args, sections: dict[str, tuple[str, ...]], **kwargs):
-        super().__init__(*args, **kwargs)
-        self.sections = sections
-
-    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        rows: dict[str, list] = {}  # a parameter's options, each its row (--quiet and --json-log set one)
-        for param in self.get_params(ctx):
-            if row := param.get_help_record(ctx):
-                rows.setdefault(param.name, []).append(row)
-        placed = {name for names in self.sections.values() for name in names}
-        for title, names in [*self.sections.items(), ("Other options", tuple(n for n in rows if n not in placed))]:
-            found = [row for name in names for row in rows.get(name, [])]
-            if found:
-                with formatter.section(title):
-                    formatter.write_dl(found)
-
-
-FIT_SECTIONS = {  # fit --help: what every fit names first, then the rest by family and stage
-    "What to fit": ("train_paths", "dev", "out_dir", "language", "hours", "resume", "dev_gold"),
-    "The text": ("encoding", "tokenized"),
-    "Members": ("families", "members", "more_members", "rounds", "member_epochs", "evals_per_epoch", "seed"),
-    "ON-LSTM members": (
-        "embedding_size",
-        "hidden_size",
-        "chunk_size",
-        "n_layers",
-        "vocab_size",
-        "directions",
-        "punctuation",
-        "probe_tokens",
-    ),
-    "Grammar members": (
-        "nonterminals",
-        "preterminals",
-        "symbol_size",
-        "productions",
-        "latent_size",
-        "grammar_epochs",
-        "grammar_batch_size",
-        "larger_grammars",
-    ),
-    "The vote": (
-        "right_branching_voter",
-        "right_branching_votes",
-        "teacher_prior",
-        "layer_rule",
-        "layer",
-        "vote_layer",
-    ),
-    "Students": (
-        "sentences",
-        "scratch_passes",
-        "student_directions",
-        "grammar_students",
-        "student_nonterminals",
-        "student_preterminals",
-        "generations",
-        "stop_agreement",
-    ),
-    "Checkpoints": ("keep_evaluations", "select_by_gold"),
-    "This machine": ("dtype", "device", "threads", "messages", "help"),
-}
-
-
-Positive = click.IntRange(min=1)
-
-
-class Number(click.FloatRange):
-    """A number in a range, and a number at all: nan and inf are refused (nan compares false with every bound, so
-    a range alone lets it through)."""
-
-    def convert(self, value, param, ctx):
-        found = super().convert(value, param, ctx)
-        if not math.isfinite(found):
-            self.fail(f"{value!r} is not a finite number", param, ctx)
-        return found
-
-
-PositiveNumber = Number(min=0, min_open=True)
-Threads = click.IntRange(1, 256)  # far more than any machine's cores; a million threads crashes the OpenMP runtime
-
-
-class LayerType(click.ParamType):
-    """A layer number from 1, or "mean" (the distances averaged over layers); the model checks the range."""
-
-    name = "LAYER|mean"
-
-    def convert(self, value, param, ctx):
-        try:
-            return layer_from_key(value) if isinstance(value, str) else checked_layer(value)
-        except ValueError as err:
-            self.fail(str(err), param, ctx)
-
-
-class CheckedText(click.ParamType):
-    """Text its class's ``check`` accepts: the check's ValueError is the option's error (a bad option, exit 2)."""
-
-    check: Callable[[str], object]
-
-    def convert(self, value, param, ctx):
-        try:
-            type(self).check(value)
-        except ValueError as err:
-            self.fail(str(err), param, ctx)
-        return value
-
-
-class Encoding(CheckedText):
-    """A text encoding Python knows (utf-8, latin-1, gb18030, ...)."""
-
-    name = "ENCODING"
-    check = staticmethod(check_encoding)
-
-
-def _language(code: str) -> None:
-    from onparse.language import check_language
-
-    check_language(code, tokenized=True)  # LanguageError, a ValueError, where no language here has the code
-
-
-class LanguageCode(CheckedText):
-    """A language code (en, de, zh, xx, ...): refused as a bad option otherwise. Whether its tokenizer is installed
-    is checked where text is to be tokenized (``TrainConfig.check``, ``FitPlan.check``): --tokenized text needs none."""
-
-    name = "CODE"
-    check = staticmethod(_language)
-
-
-OPTION_TYPES = {"layer": LayerType, "language": LanguageCode, "encoding": Encoding}  # a setting's kind: its option type
-
-
-class ShardType(click.ParamType):
-    """K/N: the K-th (from 1) of N parts of an input file."""
-
-    name = "K/N"
-
-    def convert(self, value, param, ctx):
-        if isinstance(value, tuple):
-            return value
-        part, _, parts = str(value).partition("/")
-        if part.isascii() and part.isdigit() and parts.isascii() and parts.isdigit() and 1 <= int(part) <= int(parts):
-            return int(part), int(parts)
-        self.fail(f"{value!r} is not K/N with 1 <= K <= N (for example 3/8)", param, ctx)
-
-
-VARY = " Repeat to vary the members: member k takes the k-th, cycling (students keep their start's sizes)."
-
-
-def options_of(settings: type, *names: str, defaults: object = None) -> Callable[[Callable], Callable]:
-    """The command-line options of fields of a settings dataclass, generated from each field (``config.setting``):
-    ``--name`` from its name (or its ``option``), its default and its help, and its type from what the field
-    says: ``choices`` (repeated where the default is a list), a flag for a bool (``negatable``: with its --no- form),
-    a layer, a language, an encoding, or a number from its ``minimum`` (1 unless said) to its ``maximum``; so that a
-    setting is declared once. With ``defaults`` (an instance: a fit's members' sizes) each option repeats, its
-    default that instance's value."""
-    declared = {f.name: f for f in fields(settings)}
-
-    def decorate(command: Callable) -> Callable:
-        for name in reversed(names):
-            found = declared[name]
-            meta = found.metadata
-            value = found.default_factory() if found.default is MISSING else found.default
-            value = value if defaults is None else getattr(defaults, name)
-            flag = "--" + name.replace("_", "-")
-            declared_as = [meta.get("option", flag), name]
-            extra: dict = {}
-            kind = meta.get("kind", type(value))
-            if isinstance(value, bool) or kind is bool:
-                declared_as = [
-                    f"{declared_as[0]}/--no-{declared_as[0][2:]}" if meta.get("negatable") else declared_as[0],
-                    name,
-                ]
-                extra.update({} if meta.get("negatable") else {"is_flag": True})
-            elif "choices" in meta:
-                extra.update(type=click.Choice(meta["choices"]), multiple=isinstance(value, list))
-            elif kind in OPTION_TYPES:
-                extra["type"] = OPTION_TYPES[kind]()
-            elif kind is float:
-                extra["type"] = Number(meta.get("minimum", 1), meta.get("maximum"))
-            elif kind is int:
-                bounds = (meta.get("minimum", 1), meta.get("maximum"))
-                extra["type"] = int if bounds == (None, None) else click.IntRange(*bounds)
-            if defaults is not None:
-                extra.update(multiple=True)
-                value = [value]
-            command = click.option(
-                *declared_as,
-                default=value,
-                show_default=value is not None,
-                help=meta["help"] + (VARY if defaults is not None else ""),
-                **extra,
-            )(command)
-        return command
-
-    return decorate
-
-
-THREADS_HELP = (
-    "CPU threads for torch (default: one per core, or the cores other running work leaves free: "
-    "beside another torch job, spinning threads slow both 5-10x; docs/speed.md)."
-)
 
 
 def import_nltk_quickly() -> None:
@@ -449,72 +237,6 @@ def load_parser(model: str | None, layer: int | None, threads: int | None = None
         fail(str(err))
 
 
-def right_branching_options(where: str):
-    """--right-branching-voter and --right-branching-votes, for the commands that make ensembles."""
-
-    def add(command):
-        command = click.option(
-            "--right-branching-votes",
-            "right_branching_votes",
-            type=PositiveNumber,
-            help="The right-branching tree's votes (the voter's strength; the flag alone gives one, as a "
-            "member has), e.g. half the members.",
-        )(command)
-        return click.option(
-            "--right-branching-voter",
-            is_flag=True,
-            help=f"A right-branching tree votes {where}: a prior for right-branching languages (English), not learnt.",
-        )(command)
-
-    return add
-
-
-def right_branching_weight(voter: bool, votes: float | None) -> float:
-    """The right-branching tree's votes from the two options: as many as asked, one for the flag alone, else none."""
-    return votes if votes is not None else float(voter)
-
-
-def model_options(command):
-    """Options shared by the commands that run the model; defaults are onparse.config.ParseConfig's."""
-    for option in reversed(
-        [
-            click.option(
-                "--model",
-                "model",
-                metavar="PATH",
-                help="Model or ensemble directory, or a shipped model's name (default: models/pcfg-wsj).",
-            ),
-            click.option(
-                "--layer",
-                type=LayerType(),
-                help="Layer whose distances build the tree, or 'mean' of all layers (default: the model's own).",
-            ),
-            options_of(ParseConfig, "device", "dtype", "batch_size", "max_words"),
-            click.option("--threads", type=Threads, help=THREADS_HELP),
-        ]
-    ):
-        command = option(command)
-    return command
-
-
-def MESSAGES(command):
-    """--quiet and --json-log, for the commands that train: what goes to stderr (param ``messages``)."""
-    command = click.option(
-        "--json-log",
-        "messages",
-        flag_value="json",
-        help="Each evaluation and stage as its JSON record on stderr, a line each (every other message as "
-        '{"level", "message"}), no progress bar: for tools that read the log.',
-    )(command)
-    return click.option(
-        "--quiet",
-        "-q",
-        "messages",
-        flag_value="quiet",
-        help="Warnings and errors alone: no progress bar, no line per evaluation or stage.",
-    )(command)
-
-
 def show_messages(messages: str | None):
     """What the library logs (``logging.getLogger("onparse")``) goes to stderr, a line each: for people, or with
     ``messages`` "json" each a JSON object (a run's records whole, ``JsonLines``); with "quiet" only warnings.
@@ -539,68 +261,6 @@ class JsonLines(logging.Formatter):
         found = getattr(record, "record", None)
         shown = found if found is not None else {"level": record.levelname.lower(), "message": record.getMessage()}
         return json.dumps(shown, default=str)
-
-
-def run_options(command):
-    """Options of the commands that train into a run folder (train, distill)."""
-    for option in reversed(
-        [
-            click.option(
-                "--train",
-                "train_paths",
-                multiple=True,
-                help=".mrg file, folder or glob, or a text file (one sentence a line); repeatable.",
-            ),
-            click.option(
-                "--dev",
-                help="Dev text (.mrg or one sentence a line): perplexity at each evaluation, and what model/ is "
-                "chosen on.",
-            ),
-            click.option(
-                "--dev-gold",
-                help="Gold trees: dev F1 per layer at each evaluation, for the record (chooses nothing unless "
-                "--select-by-gold).",
-            ),
-            click.option(
-                "--select-by-gold",
-                "select_by",
-                flag_value="dev_f1",
-                default=None,
-                help="Keep as model/ the point of best dev F1 on --dev-gold (the original ON-LSTM protocol: not "
-                "unsupervised).",
-            ),
-            click.option(
-                "--select-by-perplexity",
-                "select_by",
-                flag_value="dev_ppl",
-                help="Keep as model/ the point of lowest dev perplexity (a student's default: best agreement with "
-                "its teacher).",
-            ),
-            click.option(
-                "--out",
-                "out_dir",
-                type=click.Path(file_okay=False, path_type=Path),
-                required=True,
-                help="Run folder: config, history, checkpoint, a model per evaluation, model/ (the best point; its "
-                "card says by what).",
-            ),
-            click.option(
-                "--resume", is_flag=True, help="Continue the run in --out from its checkpoint, with its own settings."
-            ),
-            click.option(
-                "--overwrite", is_flag=True, help="Start afresh in an --out that already holds a run, deleting it."
-            ),
-            click.option(
-                "--max-minutes", type=PositiveNumber, help="Stop (with a checkpoint) after this much wall time."
-            ),
-            options_of(TrainConfig, "keep_evaluations"),
-            options_of(TrainConfig, "encoding", "tokenized", "seed", "dtype", "device"),
-            click.option("--threads", type=Threads, help=THREADS_HELP),
-            MESSAGES,
-        ]
-    ):
-        command = option(command)
-    return command
 
 
 @contextmanager

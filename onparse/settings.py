@@ -43,7 +43,7 @@ def layer_key(layer: Layer) -> str:
 
 
 def setting(default: Any, help: str, **option: Any) -> Any:
-    """A settings field whose command-line option is generated from it (``commandline.options_of``): its help,
+    """A settings field whose command-line option is generated from it (``options.options_of``): its help,
     and where given its option name (``option``), ``choices`` (a list default: the option repeats), ``minimum``
     (default 1 for numbers; None: any), ``maximum``, ``kind`` (what a None default stands for: int, str, "layer",
     "language", "encoding") and ``negatable`` (a flag with a --no- form)."""
