@@ -6,7 +6,6 @@ and ``--version`` answer at once.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import NoReturn
 
 import click
@@ -24,29 +23,21 @@ from onparse.commandline import (
     run_program,
     set_threads,
 )
-from onparse.commands.training import run_fit, run_training
-from onparse.config import DISTILL_OPTIONS, LAYER_RULES, DistillConfig, ParseConfig, TrainConfig, train_config
-from onparse.families import GrammarConfig, OnlstmConfig
-from onparse.families.pcfg import GRAMMAR_TRAINING
+from onparse.commands.ensemble import ensemble_options, quantize_options
+from onparse.commands.evaluate import eval_options
+from onparse.commands.parse import parse_options
+from onparse.commands.training import distill_options, fit_options, run_fit, run_training, train_options
+from onparse.config import DISTILL_OPTIONS, DistillConfig, TrainConfig, train_config
+from onparse.families import GrammarConfig
 from onparse.options import (
     FIT_SECTIONS,
-    MESSAGES,
-    THREADS_HELP,
-    Encoding,
-    LayerType,
-    Positive,
-    PositiveNumber,
+    GRAMMAR_SIZES,
+    MODEL_SIZES,
     Sections,
-    ShardType,
-    Threads,
-    model_options,
-    options_of,
-    right_branching_options,
     right_branching_weight,
-    run_options,
 )
-from onparse.plan import MEMBER_MODEL, VARIED_SIZES, FitPlan, fit_plan
-from onparse.settings import BACKWARD, FORWARD, Reading, default
+from onparse.plan import VARIED_SIZES, fit_plan
+from onparse.settings import Reading
 
 
 @click.group(cls=ParseByDefault, context_settings={"help_option_names": ["-h", "--help"]})
@@ -68,47 +59,8 @@ def main() -> None:
     """
 
 
-FORMAT_NAMES = ("bracket", "mrg", "json", "pretty", "svg")
-MODEL_SIZES = ("embedding_size", "hidden_size", "n_layers", "chunk_size")  # an ON-LSTM's options
-GRAMMAR_SIZES = ("nonterminals", "preterminals", "symbol_size", "productions", "latent_size")  # a grammar's options
-
-
 @main.command()
-@click.argument("sentences", nargs=-1)
-@click.option(
-    "--input", "-i", "input_path", metavar="FILE", help="Read sentences from FILE, one per line ('-': stdin)."
-)
-@click.option("--output", "-o", "output_path", metavar="FILE", help="Write trees to FILE instead of stdout.")
-@click.option(
-    "--format",
-    "-f",
-    "fmt",
-    type=click.Choice(FORMAT_NAMES),
-    default="bracket",
-    show_default=True,
-    help="bracket: one line; mrg: one line with preterminals (EVALB, nltk); json: one object a line; pretty: drawn; "
-    "svg: a picture (one SVG a line; -o tree.svg holds one sentence, -o trees.html a page of them).",
-)
-@click.option("--no-punct", is_flag=True, help="Leave punctuation out of the printed tree.")
-@click.option(
-    "--tokenized",
-    is_flag=True,
-    help="Each line (or argument) is already tokens, split at whitespace and taken as given (PTB escapes such as "
-    "-LRB- are brackets).",
-)
-@click.option(
-    "--shard",
-    type=ShardType(),
-    help="Parse only the K-th of N equal parts of --input FILE (whole lines); "
-    "the N outputs, concatenated in order, are the whole file's.",
-)
-@click.option(
-    "--quiet",
-    "-q",
-    is_flag=True,
-    help="No progress bar (one shows, on a terminal, while lines are parsed to a file or pipe).",
-)
-@model_options
+@parse_options
 def parse(sentences, input_path, output_path, fmt, no_punct, tokenized, shard, quiet, model, layer, **settings) -> None:
     """Parse sentences given as arguments, or one per line from a file or stdin.
 
@@ -149,52 +101,7 @@ def models(as_json) -> None:
 
 
 @main.command("eval")
-@click.option(
-    "--gold",
-    required=True,
-    metavar="PATH",
-    help=".mrg file, folder of them (recursive), glob, or one-tree-per-line file.",
-)
-@click.option(
-    "--pred", metavar="FILE", help="Score these trees (one per gold sentence, any parser) instead of running the model."
-)
-@click.option(
-    "--skip-unaligned",
-    is_flag=True,
-    help="With --pred: leave a prediction whose leaves are not its gold "
-    "sentence's words out of the score and report it (by default it is an error).",
-)
-@click.option("--max-length", type=Positive, help="Keep sentences of at most this many words (10 gives WSJ10).")
-@click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
-@click.option("--no-untrained", is_flag=True, help="Skip the untrained-model control (halves the time).")
-@click.option(
-    "--raw",
-    is_flag=True,
-    help="Score the raw-text path: each gold sentence typed back as text, tokenized and parsed as user input.",
-)
-@click.option(
-    "--words",
-    "word_rule",
-    metavar="RULE",
-    help="Which gold leaves are words: ptb, ctb, negra, unicode, or tags:TAG,TAG (the punctuation tags; tags:$,;$. "
-    "where a tag holds a comma)  "
-    "[default: recognised from the treebank's tags, and named under the table].",
-)
-@click.option(
-    "--encoding",
-    type=Encoding(),
-    default="UTF-8",
-    show_default=True,
-    help="The encoding of the gold files (NEGRA: latin-1).",
-)
-@click.option(
-    "--pred-encoding",
-    type=Encoding(),
-    default="UTF-8",
-    show_default=True,
-    help="The encoding of the --pred file (onparse writes UTF-8, whatever the gold's).",
-)
-@model_options
+@eval_options
 def evaluate(
     gold,
     pred,
@@ -251,37 +158,7 @@ def evaluate(
 
 
 @main.command()
-@run_options
-@options_of(TrainConfig, "family")
-@click.option(
-    "--epochs",
-    type=Positive,
-    help=f"Epochs in the schedule  [default: {TrainConfig.epochs}, a grammar "
-    f"{GRAMMAR_TRAINING['epochs']}; with --resume, the run's own].",
-)
-@options_of(TrainConfig, "evals_per_epoch")
-@options_of(OnlstmConfig, *MODEL_SIZES, "vocab_size")
-@options_of(GrammarConfig, *GRAMMAR_SIZES)
-@click.option(
-    "--batch-size",
-    type=Positive,
-    help=f"Streams of an update  [default: {TrainConfig.batch_size}; a grammar: "
-    f"words of an update, {GRAMMAR_TRAINING['batch_size']}].",
-)
-@options_of(TrainConfig, "bptt")
-@click.option(
-    "--lr",
-    type=PositiveNumber,
-    help=f"Learning rate  [default: {TrainConfig.lr:g}; a grammar {GRAMMAR_TRAINING['lr']:g}].",
-)
-@click.option(
-    "--layer",
-    type=LayerType(),
-    help="The layer its model directories parse with  [default: 2, the paper's, "
-    "or the top of a smaller model; a grammar: spans].",
-)
-@options_of(TrainConfig, "language")
-@options_of(Reading, "punctuation", "direction")
+@train_options
 def train(
     train_paths,
     dev,
@@ -336,58 +213,7 @@ def train(
 
 
 @main.command()
-@run_options
-@click.option(
-    "--teacher",
-    metavar="PATH",
-    help="Model or ensemble whose trees of the training text are learnt  [default: the shipped model].",
-)
-@click.option(
-    "--student",
-    metavar="PATH",
-    required=False,
-    help="Model directory to fine-tune (with --from-scratch: whose shape and vocabulary to use).",
-)
-@click.option(
-    "--from-scratch", is_flag=True, help="Start from fresh weights (drawn with --seed) instead of the student's."
-)
-@click.option(
-    "--passes",
-    "epochs",
-    type=Positive,
-    help="Passes over the teacher's trees  [default: 1; with --resume, the run's own].",
-)
-@click.option(
-    "--evals-per-pass",
-    "evals_per_epoch",
-    type=Positive,
-    default=default(FitPlan, "evals_per_epoch"),
-    show_default=True,
-    help="Dev evaluations (perplexity, agreement with the teacher, a saved model) per pass.",
-)
-@options_of(DistillConfig, *DISTILL_OPTIONS[:3])
-@click.option(
-    "--batch-size",
-    type=Positive,
-    help=f"An update's size  [default: an ON-LSTM student {default(FitPlan, 'student_batch_size')} sentences, "
-    f"a grammar {GRAMMAR_TRAINING['batch_size']} words].",
-)
-@click.option(
-    "--lr",
-    type=PositiveNumber,
-    help=f"[default: an ON-LSTM student {default(FitPlan, 'finetune_lr'):g}, a grammar {GRAMMAR_TRAINING['lr']:g}].",
-)
-@options_of(DistillConfig, *DISTILL_OPTIONS[3:])
-@click.option(
-    "--layer",
-    type=LayerType(),
-    help="The student's layer that learns the trees and parses  [default: the student's own].",
-)
-@click.option(
-    "--direction",
-    type=click.Choice([FORWARD, BACKWARD]),
-    help="With --from-scratch: read each sentence this way  [default: as the student does].",
-)
+@distill_options
 def distill(
     train_paths,
     dev,
@@ -450,59 +276,7 @@ def distill(
 
 
 @main.command()
-@click.argument("members", nargs=-1, required=True)
-@click.option(
-    "--out",
-    "out_dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    required=True,
-    help="The ensemble directory to write.",
-)
-@right_branching_options("too")
-@click.option(
-    "--link", is_flag=True, help="Name the members where they stand instead of copying them into OUT/members."
-)
-@click.option(
-    "--layers-by-agreement",
-    "agree_on",
-    metavar="TEXT",
-    help="Give each member the layer (or mean) whose trees agree best with the others' vote on this text (no gold "
-    "trees).",
-)
-@click.option(
-    "--choose-on",
-    "choose_on",
-    metavar="TEXT",
-    help="Unlabelled text (no gold trees) on which --layer-rule and --keep choose.",
-)
-@click.option(
-    "--layer-rule",
-    type=click.Choice(LAYER_RULES[:3]),
-    default=LAYER_RULES[0],
-    show_default=True,
-    help="With --choose-on: each member's own layer; the layer agreeing best with the others' vote "
-    "(as --layers-by-agreement); or the one layer whose trees agree best between the members.",
-)
-@click.option(
-    "--keep",
-    type=click.IntRange(min=1),
-    metavar="K",
-    help="With --choose-on: keep the K members whose trees agree best with the others' (a seed that learnt "
-    "something else is left out).",
-)
-@click.option(
-    "--dev-gold", help="Gold trees: print the ensemble's figures (with and without the voter) beside each member's."
-)
-@click.option(
-    "--encoding",
-    type=Encoding(),
-    default=default(TrainConfig, "encoding"),
-    show_default=True,
-    help="The encoding of the text and --dev-gold files.",
-)
-@click.option("--overwrite", is_flag=True, help="Replace an ensemble already at --out.")
-@click.option("--device", default=ParseConfig.device, show_default=True, help="torch device for --dev-gold, e.g. cuda.")
-@click.option("--threads", type=Threads, help=THREADS_HELP)
+@ensemble_options
 def ensemble(
     members,
     out_dir,
@@ -554,27 +328,7 @@ def ensemble(
 
 
 @main.command()
-@click.argument("model", metavar="MODEL")
-@click.option(
-    "--out",
-    "out_dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    required=True,
-    help="The int8 model directory to write.",
-)
-@click.option(
-    "--precision",
-    type=click.Choice(["int8", "int4-words"]),
-    default="int8",
-    show_default=True,
-    help="int4-words: the word tables (a row per word) in 4 bits.",
-)
-@click.option("--gold", help="Gold trees: score both precisions and record the F1 change in the card.")
-@click.option(
-    "--encoding", type=Encoding(), default="UTF-8", show_default=True, help="The encoding of the --gold files."
-)
-@click.option("--device", default=ParseConfig.device, show_default=True, help="torch device for --gold, e.g. cuda.")
-@click.option("--threads", type=Threads, help=THREADS_HELP)
+@quantize_options
 def quantize(model, out_dir, precision, gold, encoding, device, threads) -> None:
     """Store a model's weight matrices as int8 rows (a scale each): a quarter of fp32, half of bf16; an ensemble
     whole, every member so, with its layers and voter.
@@ -608,57 +362,7 @@ def quantize(model, out_dir, precision, gold, encoding, device, threads) -> None
 
 
 @main.command(cls=Sections, sections=FIT_SECTIONS)
-@click.option("--train", "train_paths", multiple=True, help="Training text (.mrg, or one sentence a line); repeatable.")
-@click.option("--dev", help="Dev text: perplexity and agreement with each teacher choose every checkpoint.")
-@click.option(
-    "--dev-gold", help="Gold trees: scored at every stage for the record; they choose nothing unless --select-by-gold."
-)
-@click.option(
-    "--out",
-    "out_dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    required=True,
-    help="Fit folder: a run folder or ensemble per stage, fit.json, and model/ (the parser).",
-)
-@click.option("--resume", is_flag=True, help="Continue the fit in --out where it stopped, with its own settings.")
-@click.option(
-    "--hours",
-    type=PositiveNumber,
-    help="Size the fit to end within this much wall time on this machine (its throughput timed first), and stop "
-    "(recorded, resumable) if it runs over.",
-)
-@options_of(FitPlan, "members", "more_members", "rounds", "member_epochs")
-@options_of(OnlstmConfig, *VARIED_SIZES, defaults=MEMBER_MODEL)
-@options_of(OnlstmConfig, "n_layers", "vocab_size")
-@options_of(FitPlan, "sentences", "scratch_passes", "student_directions", "grammar_students")
-@click.option(
-    "--student-nonterminals", type=Positive, help="The grammar students' nonterminals  [default: the grammar members']."
-)
-@click.option(
-    "--student-preterminals", type=Positive, help="The grammar students' preterminals  [default: the grammar members']."
-)
-@options_of(FitPlan, "generations", "stop_agreement", "evals_per_epoch")
-@right_branching_options("in every ensemble")
-@options_of(
-    FitPlan,
-    "teacher_prior",
-    "layer_rule",
-    "layer",
-    "vote_layer",
-    "keep_evaluations",
-    "select_by_gold",
-    "language",
-    "encoding",
-    "tokenized",
-    "punctuation",
-    "directions",
-    "probe_tokens",
-    "families",
-)
-@options_of(GrammarConfig, *GRAMMAR_SIZES)
-@options_of(FitPlan, "grammar_epochs", "grammar_batch_size", "larger_grammars", "seed", "dtype", "device")
-@click.option("--threads", type=Threads, help=THREADS_HELP)
-@MESSAGES
+@fit_options
 def fit(
     train_paths,
     dev,

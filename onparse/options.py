@@ -352,3 +352,19 @@ def run_options(command):
     ):
         command = option(command)
     return command
+
+
+FORMAT_NAMES = ("bracket", "mrg", "json", "pretty", "svg")  # parse --format (formats.FORMATS, without torch)
+MODEL_SIZES = ("embedding_size", "hidden_size", "n_layers", "chunk_size")  # an ON-LSTM's options
+GRAMMAR_SIZES = ("nonterminals", "preterminals", "symbol_size", "productions", "latent_size")  # a grammar's options
+
+
+def declared(*options: Callable) -> Callable[[Callable], Callable]:
+    """A command's options in one declaration, in the order its --help lists them."""
+
+    def apply(command: Callable) -> Callable:
+        for option in reversed(options):
+            command = option(command)
+        return command
+
+    return apply

@@ -16,6 +16,15 @@ from onparse.commandline import (
     set_threads,
     typed_command,
 )
+from onparse.config import LAYER_RULES, ParseConfig, TrainConfig
+from onparse.options import (
+    THREADS_HELP,
+    Encoding,
+    Threads,
+    declared,
+    right_branching_options,
+)
+from onparse.settings import default
 
 
 def build_ensemble(
@@ -71,3 +80,87 @@ def build_ensemble(
         + (f"; kept {', '.join(kept)}" if keep else ""),
         err=True,
     )  # a message: stdout stays for data
+
+
+ensemble_options = declared(  # onparse ensemble
+    click.argument("members", nargs=-1, required=True),
+    click.option(
+        "--out",
+        "out_dir",
+        type=click.Path(file_okay=False, path_type=Path),
+        required=True,
+        help="The ensemble directory to write.",
+    ),
+    right_branching_options("too"),
+    click.option(
+        "--link", is_flag=True, help="Name the members where they stand instead of copying them into OUT/members."
+    ),
+    click.option(
+        "--layers-by-agreement",
+        "agree_on",
+        metavar="TEXT",
+        help="Give each member the layer (or mean) whose trees agree best with the others' vote on this text (no gold "
+        "trees).",
+    ),
+    click.option(
+        "--choose-on",
+        "choose_on",
+        metavar="TEXT",
+        help="Unlabelled text (no gold trees) on which --layer-rule and --keep choose.",
+    ),
+    click.option(
+        "--layer-rule",
+        type=click.Choice(LAYER_RULES[:3]),
+        default=LAYER_RULES[0],
+        show_default=True,
+        help="With --choose-on: each member's own layer; the layer agreeing best with the others' vote "
+        "(as --layers-by-agreement); or the one layer whose trees agree best between the members.",
+    ),
+    click.option(
+        "--keep",
+        type=click.IntRange(min=1),
+        metavar="K",
+        help="With --choose-on: keep the K members whose trees agree best with the others' (a seed that learnt "
+        "something else is left out).",
+    ),
+    click.option(
+        "--dev-gold", help="Gold trees: print the ensemble's figures (with and without the voter) beside each member's."
+    ),
+    click.option(
+        "--encoding",
+        type=Encoding(),
+        default=default(TrainConfig, "encoding"),
+        show_default=True,
+        help="The encoding of the text and --dev-gold files.",
+    ),
+    click.option("--overwrite", is_flag=True, help="Replace an ensemble already at --out."),
+    click.option(
+        "--device", default=ParseConfig.device, show_default=True, help="torch device for --dev-gold, e.g. cuda."
+    ),
+    click.option("--threads", type=Threads, help=THREADS_HELP),
+)
+
+
+quantize_options = declared(  # onparse quantize
+    click.argument("model", metavar="MODEL"),
+    click.option(
+        "--out",
+        "out_dir",
+        type=click.Path(file_okay=False, path_type=Path),
+        required=True,
+        help="The int8 model directory to write.",
+    ),
+    click.option(
+        "--precision",
+        type=click.Choice(["int8", "int4-words"]),
+        default="int8",
+        show_default=True,
+        help="int4-words: the word tables (a row per word) in 4 bits.",
+    ),
+    click.option("--gold", help="Gold trees: score both precisions and record the F1 change in the card."),
+    click.option(
+        "--encoding", type=Encoding(), default="UTF-8", show_default=True, help="The encoding of the --gold files."
+    ),
+    click.option("--device", default=ParseConfig.device, show_default=True, help="torch device for --gold, e.g. cuda."),
+    click.option("--threads", type=Threads, help=THREADS_HELP),
+)

@@ -10,6 +10,12 @@ from collections.abc import Iterator
 import click
 
 from onparse.commandline import check_named, fail, import_nltk_quickly, load_parser, require_stdout
+from onparse.options import (
+    FORMAT_NAMES,
+    ShardType,
+    declared,
+    model_options,
+)
 from onparse.settings import LINE_BYTES_PER_WORD
 
 
@@ -109,3 +115,42 @@ def opened_lines(
     except OSError as err:  # no such input file, no such folder for the output: a mistyped path
         fail(f"{err.filename}: {err.strerror}")
     return lines
+
+
+parse_options = declared(  # onparse parse
+    click.argument("sentences", nargs=-1),
+    click.option(
+        "--input", "-i", "input_path", metavar="FILE", help="Read sentences from FILE, one per line ('-': stdin)."
+    ),
+    click.option("--output", "-o", "output_path", metavar="FILE", help="Write trees to FILE instead of stdout."),
+    click.option(
+        "--format",
+        "-f",
+        "fmt",
+        type=click.Choice(FORMAT_NAMES),
+        default="bracket",
+        show_default=True,
+        help="bracket: one line; mrg: one line with preterminals (EVALB, nltk); json: one object a line; pretty: "
+        "drawn; svg: a picture (one SVG a line; -o tree.svg holds one sentence, -o trees.html a page of them).",
+    ),
+    click.option("--no-punct", is_flag=True, help="Leave punctuation out of the printed tree."),
+    click.option(
+        "--tokenized",
+        is_flag=True,
+        help="Each line (or argument) is already tokens, split at whitespace and taken as given (PTB escapes such as "
+        "-LRB- are brackets).",
+    ),
+    click.option(
+        "--shard",
+        type=ShardType(),
+        help="Parse only the K-th of N equal parts of --input FILE (whole lines); "
+        "the N outputs, concatenated in order, are the whole file's.",
+    ),
+    click.option(
+        "--quiet",
+        "-q",
+        is_flag=True,
+        help="No progress bar (one shows, on a terminal, while lines are parsed to a file or pipe).",
+    ),
+    model_options,
+)

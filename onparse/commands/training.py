@@ -21,6 +21,25 @@ from onparse.commandline import (
     show_messages,
     typed_command,
 )
+from onparse.config import DISTILL_OPTIONS, DistillConfig, TrainConfig
+from onparse.families import GrammarConfig, OnlstmConfig
+from onparse.families.pcfg import GRAMMAR_TRAINING
+from onparse.options import (
+    GRAMMAR_SIZES,
+    MESSAGES,
+    MODEL_SIZES,
+    THREADS_HELP,
+    LayerType,
+    Positive,
+    PositiveNumber,
+    Threads,
+    declared,
+    options_of,
+    right_branching_options,
+    run_options,
+)
+from onparse.plan import MEMBER_MODEL, VARIED_SIZES, FitPlan
+from onparse.settings import BACKWARD, FORWARD, Reading, default
 
 
 @contextmanager
@@ -146,3 +165,157 @@ def run_fit(plan, out_dir: Path, hours: float | None, threads: int | None, messa
         )
     if ranks.main:
         click.echo(f"fit done: the parser is {out_dir / 'model'} (its card.md lists every stage)")
+
+
+train_options = declared(  # onparse train
+    run_options,
+    options_of(TrainConfig, "family"),
+    click.option(
+        "--epochs",
+        type=Positive,
+        help=f"Epochs in the schedule  [default: {TrainConfig.epochs}, a grammar "
+        f"{GRAMMAR_TRAINING['epochs']}; with --resume, the run's own].",
+    ),
+    options_of(TrainConfig, "evals_per_epoch"),
+    options_of(OnlstmConfig, *MODEL_SIZES, "vocab_size"),
+    options_of(GrammarConfig, *GRAMMAR_SIZES),
+    click.option(
+        "--batch-size",
+        type=Positive,
+        help=f"Streams of an update  [default: {TrainConfig.batch_size}; a grammar: "
+        f"words of an update, {GRAMMAR_TRAINING['batch_size']}].",
+    ),
+    options_of(TrainConfig, "bptt"),
+    click.option(
+        "--lr",
+        type=PositiveNumber,
+        help=f"Learning rate  [default: {TrainConfig.lr:g}; a grammar {GRAMMAR_TRAINING['lr']:g}].",
+    ),
+    click.option(
+        "--layer",
+        type=LayerType(),
+        help="The layer its model directories parse with  [default: 2, the paper's, "
+        "or the top of a smaller model; a grammar: spans].",
+    ),
+    options_of(TrainConfig, "language"),
+    options_of(Reading, "punctuation", "direction"),
+)
+
+
+distill_options = declared(  # onparse distill
+    run_options,
+    click.option(
+        "--teacher",
+        metavar="PATH",
+        help="Model or ensemble whose trees of the training text are learnt  [default: the shipped model].",
+    ),
+    click.option(
+        "--student",
+        metavar="PATH",
+        required=False,
+        help="Model directory to fine-tune (with --from-scratch: whose shape and vocabulary to use).",
+    ),
+    click.option(
+        "--from-scratch", is_flag=True, help="Start from fresh weights (drawn with --seed) instead of the student's."
+    ),
+    click.option(
+        "--passes",
+        "epochs",
+        type=Positive,
+        help="Passes over the teacher's trees  [default: 1; with --resume, the run's own].",
+    ),
+    click.option(
+        "--evals-per-pass",
+        "evals_per_epoch",
+        type=Positive,
+        default=default(FitPlan, "evals_per_epoch"),
+        show_default=True,
+        help="Dev evaluations (perplexity, agreement with the teacher, a saved model) per pass.",
+    ),
+    options_of(DistillConfig, *DISTILL_OPTIONS[:3]),
+    click.option(
+        "--batch-size",
+        type=Positive,
+        help=f"An update's size  [default: an ON-LSTM student {default(FitPlan, 'student_batch_size')} sentences, "
+        f"a grammar {GRAMMAR_TRAINING['batch_size']} words].",
+    ),
+    click.option(
+        "--lr",
+        type=PositiveNumber,
+        help=f"[default: an ON-LSTM student {default(FitPlan, 'finetune_lr'):g}, a grammar "
+        f"{GRAMMAR_TRAINING['lr']:g}].",
+    ),
+    options_of(DistillConfig, *DISTILL_OPTIONS[3:]),
+    click.option(
+        "--layer",
+        type=LayerType(),
+        help="The student's layer that learns the trees and parses  [default: the student's own].",
+    ),
+    click.option(
+        "--direction",
+        type=click.Choice([FORWARD, BACKWARD]),
+        help="With --from-scratch: read each sentence this way  [default: as the student does].",
+    ),
+)
+
+
+fit_options = declared(  # onparse fit
+    click.option(
+        "--train", "train_paths", multiple=True, help="Training text (.mrg, or one sentence a line); repeatable."
+    ),
+    click.option("--dev", help="Dev text: perplexity and agreement with each teacher choose every checkpoint."),
+    click.option(
+        "--dev-gold",
+        help="Gold trees: scored at every stage for the record; they choose nothing unless --select-by-gold.",
+    ),
+    click.option(
+        "--out",
+        "out_dir",
+        type=click.Path(file_okay=False, path_type=Path),
+        required=True,
+        help="Fit folder: a run folder or ensemble per stage, fit.json, and model/ (the parser).",
+    ),
+    click.option("--resume", is_flag=True, help="Continue the fit in --out where it stopped, with its own settings."),
+    click.option(
+        "--hours",
+        type=PositiveNumber,
+        help="Size the fit to end within this much wall time on this machine (its throughput timed first), and stop "
+        "(recorded, resumable) if it runs over.",
+    ),
+    options_of(FitPlan, "members", "more_members", "rounds", "member_epochs"),
+    options_of(OnlstmConfig, *VARIED_SIZES, defaults=MEMBER_MODEL),
+    options_of(OnlstmConfig, "n_layers", "vocab_size"),
+    options_of(FitPlan, "sentences", "scratch_passes", "student_directions", "grammar_students"),
+    click.option(
+        "--student-nonterminals",
+        type=Positive,
+        help="The grammar students' nonterminals  [default: the grammar members'].",
+    ),
+    click.option(
+        "--student-preterminals",
+        type=Positive,
+        help="The grammar students' preterminals  [default: the grammar members'].",
+    ),
+    options_of(FitPlan, "generations", "stop_agreement", "evals_per_epoch"),
+    right_branching_options("in every ensemble"),
+    options_of(
+        FitPlan,
+        "teacher_prior",
+        "layer_rule",
+        "layer",
+        "vote_layer",
+        "keep_evaluations",
+        "select_by_gold",
+        "language",
+        "encoding",
+        "tokenized",
+        "punctuation",
+        "directions",
+        "probe_tokens",
+        "families",
+    ),
+    options_of(GrammarConfig, *GRAMMAR_SIZES),
+    options_of(FitPlan, "grammar_epochs", "grammar_batch_size", "larger_grammars", "seed", "dtype", "device"),
+    click.option("--threads", type=Threads, help=THREADS_HELP),
+    MESSAGES,
+)
