@@ -19,7 +19,8 @@ import numpy as np
 from nltk import Tree
 
 from onparse.atomic import replacing_file
-from onparse.parse import Parse, Parser
+from onparse.parse import Parser
+from onparse.parsed import Parse
 from onparse.report import line_counter
 from onparse.trees import LABEL, bracketed, escape
 
