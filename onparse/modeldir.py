@@ -336,6 +336,8 @@ def load(path: Path | str | None = None) -> ModelBundle:
     the model is built, so a damaged or absurd directory is refused at once;
     weights holding NaN or infinity are refused too (they would parse every
     sentence into a right-branching tree without a word of warning).
+
+    Long: the one validator of a model directory, its checks in the order a damaged folder is found out.
     """
     path = locate(path)
     if not path.is_dir():

@@ -345,7 +345,14 @@ class FitPlan:
         return bool(self.onlstm_members()) and len(self.candidate_readings()) > 1
 
     def check(self) -> None:
-        """ValueError for a plan that cannot run (a setting of a wrong type or out of range, a missing file)."""
+        """ValueError for a plan that cannot run (a setting of a wrong type or out of range, settings that do not go
+        together, a language with no tokenizer here), each member's settings and reading checked too."""
+        self._check_types()
+        self._check_ranges()
+        self._check_together()
+
+    def _check_types(self) -> None:
+        """Each setting of the type it must be (a fit.json written by hand may hold anything)."""
         if (
             not isinstance(self.train, list)
             or not all(isinstance(path, str) for path in self.train)
@@ -387,6 +394,9 @@ class FitPlan:
             raise ValueError("member_model and member_variants must be objects, directions a list")
         if type(self.right_branching_voter) not in (int, float, bool) or self.right_branching_voter < 0:
             raise ValueError(f"right_branching_voter must be a number of votes, not {self.right_branching_voter!r:.40}")
+
+    def _check_ranges(self) -> None:
+        """Each setting within its range and among its choices."""
         if self.select_by_gold and not self.dev_gold:
             raise ValueError("choosing on gold trees needs them: give --dev-gold")
         if self.layer_rule not in LAYER_RULES:
@@ -432,6 +442,10 @@ class FitPlan:
                 "--larger-grammars sets the grammars' symbols and updates: give it or --nonterminals, "
                 "--preterminals and --grammar-batch-size, not both"
             )
+
+    def _check_together(self) -> None:
+        """Settings that need each other (students and the families that make them, the reading rule and its
+        referees), then each member's own settings and reading."""
         if (
             not isinstance(self.student_directions, list)
             or set(self.student_directions) - {FORWARD, BACKWARD}

@@ -137,3 +137,20 @@ def test_the_changelog_the_package_and_the_citation_share_one_version():
     changelog = re.search(r"^## (\d+\.\d+\.\d+)", (ROOT / "CHANGELOG.md").read_text(), re.M).group(1)
     citation = re.search(r"^version: (\S+)", (ROOT / "CITATION.cff").read_text(), re.M).group(1)
     assert changelog == citation == onparse.__version__
+
+
+LONG_FUNCTION = 60  # lines of a function's body (its docstring aside) past which its docstring says why
+
+
+def test_a_long_function_says_why_in_its_docstring():
+    long = []
+    for path in (ROOT / "onparse").rglob("*.py"):
+        if "models" in path.parts:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                documented = ast.get_docstring(node) is not None and len(node.body) > 1
+                length = node.end_lineno - node.body[1 if documented else 0].lineno + 1
+                if length > LONG_FUNCTION and "Long: " not in (ast.get_docstring(node) or ""):
+                    long.append(f"{path.relative_to(ROOT)}:{node.name} ({length} lines)")
+    assert not long, long

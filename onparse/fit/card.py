@@ -132,7 +132,9 @@ def folder_bytes(folder: Path) -> int:
 
 def write_card(model: Path, record: dict) -> None:
     """The fit's model card: its plan, every stage with its time and figures, how each choice was made, and the disk
-    the fit's folder takes."""
+    the fit's folder takes.
+
+    Long: the card's sections in the order it reads them."""
     disk = folder_bytes(model.parent)
     card = {**read_json(model / "card.json"), "fit": record, "disk_bytes": disk}
     write_json(model / "card.json", card)

@@ -59,6 +59,9 @@ def fit(
     Under torchrun (``ranks``: the launch's, as its command read them) every
     process trains the members together (DDP); then rank 0 goes on alone with
     the ensembles and the distillation stages, and the other processes end.
+
+    Long: one loop over the stages, each step of a stage (run, time, record, re-plan, retire, report) in the order
+    it happens.
     """
     console = (console or Console(stderr=True)) if ranks.main else Console(quiet=True)
     deadline = time.monotonic() + 3600 * hours if hours else None

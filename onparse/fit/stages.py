@@ -66,7 +66,10 @@ def trial_loser(record: dict | None) -> str | None:
 
 def stages(plan: FitPlan, out: Path, record: dict | None = None) -> list[Stage]:
     """The recipe's stages in order, each a run folder or ensemble directory under ``out``; ``record`` (what the fit
-    has done so far) settles what depends on earlier stages (the reading the rule chose)."""
+    has done so far) settles what depends on earlier stages (the reading the rule chose).
+
+    Long: the recipe read top to bottom in the order its stages run; split, that order would be spread over
+    functions."""
     chosen = chosen_reading(record)
     select = "dev_f1" if plan.select_by_gold else None
     common = dict(
