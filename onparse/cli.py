@@ -26,7 +26,7 @@ from onparse.commandline import (
 from onparse.commands.ensemble import ensemble_options, quantize_options
 from onparse.commands.evaluate import eval_options
 from onparse.commands.parse import parse_options
-from onparse.commands.training import distill_options, fit_options, run_fit, run_training, train_options
+from onparse.commands.training import distill_options, fit_options, fit_plan, run_fit, run_training, train_options
 from onparse.config import DISTILL_OPTIONS, DistillConfig, TrainConfig, train_config
 from onparse.families import GrammarConfig
 from onparse.options import (
@@ -36,7 +36,7 @@ from onparse.options import (
     Sections,
     right_branching_weight,
 )
-from onparse.plan import VARIED_SIZES, fit_plan
+from onparse.plan import VARIED_SIZES
 from onparse.settings import Reading
 
 

@@ -5,7 +5,7 @@ without loading either.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 
 from onparse.config import AUTO, LAYER_RULES, DistillConfig, TrainConfig, default_field_maximum
 from onparse.families import MEAN, NAMES, GrammarConfig, OnlstmConfig, checked_layer, named
@@ -488,18 +488,3 @@ class FitPlan:
     def fixed_layer(self) -> Layer:
         """Every member's layer in every ensemble under the fixed rule."""
         return self.layer if self.vote_layer is None else self.vote_layer
-
-
-def fit_plan(
-    member_sizes: dict[str, list[int]], grammar: GrammarConfig, student_symbols: dict[str, int | None], **settings
-) -> FitPlan:
-    """A plan from the command line's values: each ON-LSTM size as a list (several: member k takes the k-th, cycling),
-    the grammar members' sizes, and the grammar students' symbols where given (None: the members')."""
-    student = replace(grammar, **{name: value for name, value in student_symbols.items() if value})
-    return FitPlan(
-        member_model=OnlstmConfig(vocab_size=grammar.vocab_size, **{name: v[0] for name, v in member_sizes.items()}),
-        member_variants={name: list(v) for name, v in member_sizes.items() if len(v) > 1},
-        member_grammar=grammar,
-        student_grammar=student if student != grammar else None,
-        **settings,
-    )

@@ -154,3 +154,15 @@ def test_a_long_function_says_why_in_its_docstring():
                 if length > LONG_FUNCTION and "Long: " not in (ast.get_docstring(node) or ""):
                     long.append(f"{path.relative_to(ROOT)}:{node.name} ({length} lines)")
     assert not long, long
+
+
+LONG_MODULE = 500  # lines: past this a module holds more than one concern
+
+
+def test_no_module_is_over_its_length():
+    long = {
+        str(path.relative_to(ROOT)): count
+        for path in (ROOT / "onparse").rglob("*.py")
+        if "models" not in path.parts and (count := len(path.read_text().splitlines())) > LONG_MODULE
+    }
+    assert not long, long

@@ -7,6 +7,7 @@ import signal
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -319,3 +320,18 @@ fit_options = declared(  # onparse fit
     click.option("--threads", type=Threads, help=THREADS_HELP),
     MESSAGES,
 )
+
+
+def fit_plan(
+    member_sizes: dict[str, list[int]], grammar: GrammarConfig, student_symbols: dict[str, int | None], **settings
+) -> FitPlan:
+    """A plan from the command line's values: each ON-LSTM size as a list (several: member k takes the k-th, cycling),
+    the grammar members' sizes, and the grammar students' symbols where given (None: the members')."""
+    student = replace(grammar, **{name: value for name, value in student_symbols.items() if value})
+    return FitPlan(
+        member_model=OnlstmConfig(vocab_size=grammar.vocab_size, **{name: v[0] for name, v in member_sizes.items()}),
+        member_variants={name: list(v) for name, v in member_sizes.items() if len(v) > 1},
+        member_grammar=grammar,
+        student_grammar=student if student != grammar else None,
+        **settings,
+    )
