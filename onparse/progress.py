@@ -9,8 +9,6 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from onparse.train import Evaluation, Step, Trainer
 
-# What a run folder may hold: anything else is not the run's, and nothing here deletes it.
-
 
 class ProgressReport:
     """The progress bar of a run (a line every 50 updates where stderr is no terminal), fed the loop's events."""
