@@ -21,8 +21,8 @@ import torch
 from onparse.corpus import read_corpus
 from onparse.families import OnlstmConfig
 from onparse.families.onlstm_model import OnlstmModel, compute_dtype
+from onparse.families.onlstm_training import batchify, detach, n_segments, segment, stream
 from onparse.settings import COMPUTE_DTYPES
-from onparse.train import batchify, detach, n_segments, segment, stream
 from onparse.vocabulary import Vocabulary
 
 

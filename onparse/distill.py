@@ -23,167 +23,29 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import torch
-from torch import Tensor
-from torch.nn.utils.rnn import pack_sequence, pad_packed_sequence
 
 from onparse import modeldir
 from onparse.atomic import replacing_file
 from onparse.config import DistillConfig, TrainConfig
 from onparse.corpus import read_sentences
 from onparse.families import named, of
-from onparse.families.onlstm import tree_row
 from onparse.families.onlstm_model import OnlstmModel
 from onparse.families.pcfg_model import MIN_SHARE
-from onparse.families.pcfg_training import MAX_TRAINING_WORDS, GrammarObjective, grammar_perplexity
 from onparse.language import Sentence
 from onparse.modeldir import ModelBundle
 from onparse.parse import Parser
-from onparse.reading import model_tokens, pool, word_ranges
 from onparse.report import progress_bar
 from onparse.scoring import score
 from onparse.settings import Layer, Reading
-from onparse.train import Setup, WholeSentenceObjective, dev_stream, stream_perplexity
+from onparse.train import Setup
 from onparse.treebank import GoldSentence
 from onparse.trees import Span, spans
 from onparse.vocabulary import Vocabulary
-
-
-def split_spans(tree_spans: set[Span], n_words: int) -> tuple[np.ndarray, np.ndarray]:
-    """For each word k, the span [lo_k, hi_k) of the builder's recursion in which d_k must be the largest.
-
-    Follows the builder top-down over the teacher's tree (its spans of two or
-    more words): a span whose left child is one word splits at its first word;
-    otherwise it splits before its right child, whose first word then joins
-    the rest as a leaf (the nearest the builder comes when that right child
-    has a larger left child of its own). Distances ``hi - lo`` rebuild that
-    tree exactly.
-    """
-    lo, hi = np.zeros(n_words, dtype=np.int64), np.zeros(n_words, dtype=np.int64)
-    pending = [(0, n_words)] if n_words else []
-    while pending:
-        start, end = pending.pop()
-        # the teacher's left child of [start, end): its largest span starting at `start` (one word if none)
-        middle = max([b for a, b in tree_spans if a <= start < b < end], default=start + 1)
-        split = start if middle == start + 1 else middle
-        lo[split], hi[split] = start, end
-        if split == start:
-            if end - start > 1:
-                pending.append((start + 1, end))
-        else:
-            pending.append((start, middle))
-            if middle + 1 < end:
-                pending.append((middle + 1, end))
-    return lo, hi
-
-
-def ranking_loss(distances: Tensor, lo: Tensor, hi: Tensor, lengths: Tensor, margin: float) -> Tensor:
-    """Mean hinge ``max(0, margin - (d_k - d_j))`` over every word j of the span in which word k must win.
-
-    ``distances``, ``lo`` and ``hi`` are B x T (padding beyond ``lengths`` is ignored).
-    """
-    positions = torch.arange(distances.size(1), device=distances.device)
-    inside = (lo.unsqueeze(2) <= positions) & (positions < hi.unsqueeze(2))  # [b, k, j]: j in k's span
-    inside &= positions.view(1, -1, 1) != positions.view(1, 1, -1)
-    inside &= (positions < lengths.unsqueeze(1)).unsqueeze(2)
-    gaps = distances.unsqueeze(2) - distances.unsqueeze(1)  # d_k - d_j
-    hinge = torch.relu(margin - gaps)[inside]
-    return hinge.mean() if hinge.numel() else distances.sum() * 0.0
-
-
-@dataclass
-class Example:
-    """One training sentence: what the model reads of it, how its steps make the words' distances, its teacher
-    targets."""
-
-    ids: list[int]
-    ranges: list[tuple[int, int]]  # each word's read steps (``reading.word_ranges``)
-    lo: np.ndarray
-    hi: np.ndarray
-
-
-def examples(
-    sentences: Sequence[Sentence], tree_spans: Sequence[set[Span]], vocab: Vocabulary, reading: Reading = Reading()
-) -> list[Example]:
-    """Model ids and split targets of sentences and the teacher's spans over their words."""
-    found = []
-    for sentence, teacher in zip(sentences, tree_spans):
-        lo, hi = split_spans(teacher, len(sentence.words))
-        found.append(Example(vocab.ids(model_tokens(reading, sentence)), word_ranges(reading, sentence), lo, hi))
-    return found
-
-
-def batch_losses(
-    model: OnlstmModel, batch: list[Example], vocab: Vocabulary, layer: Layer, margin: float, dtype: torch.dtype
-) -> tuple[Tensor, Tensor]:
-    """Language-model and ranking losses of sentences sorted longest first, each read from a fresh state as in
-    parsing."""
-    inputs = [torch.tensor([vocab.eos_id] + e.ids) for e in batch]
-    targets = [torch.tensor(e.ids + [vocab.eos_id]) for e in batch]
-    packed = pack_sequence(inputs)
-    output, _, distances = model(packed.data, None, dtype, packed.batch_sizes.tolist())
-    lm_loss = model.loss(output, pack_sequence(targets).data, dtype)
-    padded = pad_packed_sequence(packed._replace(data=distances.t()))[0][1:]  # T x B x L: the read steps
-    steps = tree_row(padded.permute(2, 1, 0), layer)  # B x T
-    words = [pool(steps[b, : len(e.ids)], e.ranges) for b, e in enumerate(batch)]
-    row = torch.nn.utils.rnn.pad_sequence(words, batch_first=True)  # B x words
-    width = row.size(1)
-    pad = lambda a: np.pad(a, (0, width - len(a)))  # noqa: E731
-    lo = torch.from_numpy(np.stack([pad(e.lo) for e in batch]))
-    hi = torch.from_numpy(np.stack([pad(e.hi) for e in batch]))
-    lengths = torch.tensor([len(e.ranges) for e in batch])
-    return lm_loss, ranking_loss(row, lo, hi, lengths, margin)
-
-
-class DistillationObjective(WholeSentenceObjective):
-    """Language-model loss plus ``rank_weight`` times the ranking loss, over shuffled batches of similar-length
-    sentences.
-
-    The model trains without dropout: packed sentences (no padding work) leave
-    no time axis for variational dropout masks, and the ranking targets are
-    sharp. Each epoch's order is drawn from the seed and the epoch alone, so a
-    resumed run sees the batches an uninterrupted one would.
-    """
-
-    train_mode = False
-
-    def __init__(
-        self,
-        data: list[Example],
-        vocab: Vocabulary,
-        layer: Layer,
-        batch_size: int,
-        rank_weight: float,
-        margin: float,
-        seed: int,
-    ):
-        self.data, self.vocab, self.layer = data, vocab, layer
-        self.batch_size, self.rank_weight, self.margin, self.seed = batch_size, rank_weight, margin, seed
-        self.batches_per_epoch = -(-len(data) // batch_size)
-        self._order: tuple[int, list[list[int]]] | None = None
-
-    def batches(self, epoch: int) -> list[list[int]]:
-        """The epoch's batches of example indices: sorted by length, cut, shuffled."""
-        if self._order is None or self._order[0] != epoch:
-            rng = random.Random(self.seed * 1000 + epoch)
-            order = sorted(range(len(self.data)), key=lambda i: (len(self.data[i].ids), rng.random()))
-            batches = [order[i : i + self.batch_size] for i in range(0, len(order), self.batch_size)]
-            rng.shuffle(batches)
-            self._order = (epoch, batches)
-        return self._order[1]
-
-    def loss(
-        self, model: OnlstmModel, epoch: int, batch: int, dtype: torch.dtype
-    ) -> tuple[Tensor, int, dict[str, float]]:
-        examples_ = sorted((self.data[i] for i in self.batches(epoch)[batch]), key=lambda e: -len(e.ids))
-        lm_loss, rank_loss = batch_losses(model, examples_, self.vocab, self.layer, self.margin, dtype)
-        tokens = sum(len(e.ids) + 1 for e in examples_)
-        return lm_loss + self.rank_weight * rank_loss, tokens, {"lm": lm_loss.item(), "rank": rank_loss.item()}
 
 
 def teacher_parses(
@@ -356,53 +218,3 @@ def distillation_setup(config: TrainConfig, checkpoint: dict | None, work_dir: P
         )
         dev_figures = named(config.family).part("dev_figures")(config, dev_sentences, vocab, device)
     return Setup(model, vocab, objective, dev_figures, measures)
-
-
-def onlstm_student(
-    config: TrainConfig, sentences: list[Sentence], found: list[list[Span]], vocab: Vocabulary, shares: None = None
-):  # it learns trees alone (``Family.learns_span_shares``)
-    """An ON-LSTM student's objective: its language model and the ranking loss toward the teacher's trees."""
-    return DistillationObjective(
-        examples(sentences, [set(s) for s in found], vocab, config.reading),
-        vocab,
-        config.default_layer,
-        config.batch_size,
-        config.distill.rank_weight,
-        config.distill.margin,
-        config.seed,
-    )
-
-
-def grammar_student(
-    config: TrainConfig,
-    sentences: list[Sentence],
-    found: list[list[Span]],
-    vocab: Vocabulary,
-    shares: list[list[tuple[int, int, float]]] | None = None,
-):
-    """A grammar student's objective: the joint likelihood of each sentence of 2-40 words and its teacher's tree, or
-    (``shares``, soft targets) of every tree, each weighed by the teacher's shares of its spans, or (a focus) the
-    sentence's likelihood focused by those shares."""
-    spec = config.distill
-    focus = (
-        (spec.focus, spec.focus if spec.focus_end is None else spec.focus_end, config.epochs) if spec.focus else None
-    )
-    kept = [k for k, sentence in enumerate(sentences) if 2 <= len(sentence.words) <= MAX_TRAINING_WORDS]
-    return GrammarObjective(
-        [vocab.ids(model_tokens(config.reading, sentences[k])) for k in kept],
-        config.batch_size,
-        config.seed,
-        trees=[found[k] for k in kept],
-        shares=[shares[k] for k in kept] if shares is not None else None,
-        focus=focus,
-    )
-
-
-def onlstm_dev_figures(config: TrainConfig, sentences: list[Sentence], vocab: Vocabulary, device: torch.device):
-    """An ON-LSTM student's dev figures: its perplexity on the dev text read as a stream."""
-    return stream_perplexity(dev_stream(config, vocab, device), config.bptt)
-
-
-def grammar_dev_figures(config: TrainConfig, sentences: list[Sentence], vocab: Vocabulary, device: torch.device):
-    """A grammar student's dev figures: its perplexity on the dev sentences."""
-    return grammar_perplexity([vocab.ids(model_tokens(config.reading, s)) for s in sentences], config.batch_size)

@@ -19,9 +19,8 @@ from __future__ import annotations
 
 import math
 import time
-from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from typing import Protocol
 
 import torch
@@ -29,14 +28,12 @@ from torch import nn
 
 from onparse import corpus, distributed
 from onparse.config import SELECTIONS, TrainConfig
-from onparse.corpus import read_corpus, training_sentences
 from onparse.families import checked_layer
-from onparse.families.onlstm_model import OnlstmModel, State, compute_dtype
+from onparse.families.onlstm_model import compute_dtype
 from onparse.hardware import one_line
 from onparse.settings import layer_key
 from onparse.vocabulary import Vocabulary
 
-DEV_STREAMS = 10  # parallel streams the dev corpus is cut into for perplexity
 # Measures a model as it trains (dev F1 per layer, agreement with a teacher); called in eval mode, its figures go
 # into the history.
 Measure = Callable[[nn.Module, Vocabulary], object]
@@ -46,56 +43,6 @@ def read_sentences(paths: list[str], language: str = "en", encoding: str = "UTF-
     """The words of each sentence of a corpus, punctuation left out (``corpus.read_sentences`` keeps it): this
     module's reader before corpora had their own module, kept for scripts written against it."""
     return [sentence.word_tokens for sentence in corpus.read_sentences(paths, language, encoding)]
-
-
-def stream(sentences: list[list[str]], vocab: Vocabulary) -> torch.Tensor:
-    """All sentences as one id stream, each followed by <eos>."""
-    ids: list[int] = []
-    for sentence in sentences:
-        ids.extend(vocab.ids(sentence))
-        ids.append(vocab.eos_id)
-    return torch.tensor(ids, dtype=torch.long)
-
-
-def batchify(ids: torch.Tensor, batch_size: int) -> torch.Tensor:
-    """Cut a stream into ``batch_size`` columns (steps x batch), dropping the ragged tail."""
-    steps = ids.numel() // batch_size
-    return ids[: steps * batch_size].view(batch_size, steps).t().contiguous()
-
-
-def n_segments(data: torch.Tensor, bptt: int) -> int:
-    """How many segments of ``bptt`` steps (the last may be shorter) a batchified stream holds."""
-    return math.ceil((data.size(0) - 1) / bptt)
-
-
-def segment(data: torch.Tensor, bptt: int, index: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Inputs and next-word targets of segment ``index``: rows ``index * bptt`` onwards."""
-    start = index * bptt
-    targets = data[start + 1 : start + 1 + bptt]
-    return data[start : start + targets.size(0)], targets
-
-
-def detach(state: State | None) -> State | None:
-    """The state without its history, so back-propagation stops at the segment's start."""
-    return [(h.detach(), c.detach()) for h, c in state] if state else None
-
-
-@torch.no_grad()
-def perplexity(model: OnlstmModel, data: torch.Tensor, bptt: int, dtype: torch.dtype) -> tuple[float, float]:
-    """Perplexity of a batchified stream, and the mean |cell state| (a check on runaway counters)."""
-    was_training = model.training
-    model.eval()
-    state, total, count = None, 0.0, 0
-    for index in range(n_segments(data, bptt)):
-        inputs, targets = segment(data, bptt, index)
-        output, state, _ = model(inputs, state, dtype)
-        total += model.loss(output, targets, dtype).item() * targets.numel()
-        count += targets.numel()
-    model.train(was_training)
-    if not count:
-        raise ValueError("the dev stream is too short for one next-word prediction")
-    cell = sum(c.abs().mean().item() for _, c in state) / len(state)
-    return math.exp(total / count), cell
 
 
 def learning_rate(config: TrainConfig, update: int, total_updates: int) -> float:
@@ -178,34 +125,6 @@ class WholeSentenceObjective:
         pass
 
 
-class LanguageModelObjective:
-    """Next-word cross-entropy over bptt segments of one stream, the hidden state carried from segment to segment."""
-
-    train_mode = True
-
-    def __init__(self, data: torch.Tensor, bptt: int):
-        self.data, self.bptt = data, bptt
-        self.batches_per_epoch = n_segments(data, bptt)
-        self.hidden: State | None = None
-
-    def loss(
-        self, model: OnlstmModel, epoch: int, batch: int, dtype: torch.dtype
-    ) -> tuple[torch.Tensor, int, dict[str, float]]:
-        inputs, targets = segment(self.data, self.bptt, batch)
-        output, hidden, _ = model(inputs, detach(self.hidden), dtype)
-        self.hidden = detach(hidden)
-        return model.loss(output, targets, dtype), targets.numel(), {}
-
-    def new_epoch(self) -> None:
-        self.hidden = None
-
-    def state(self) -> list:
-        return [(h.cpu(), c.cpu()) for h, c in self.hidden or []]
-
-    def restore(self, state: list, device: torch.device) -> None:
-        self.hidden = [(h.to(device), c.to(device)) for h, c in state] or None
-
-
 # A run's dev figures at an evaluation: dev_ppl (what model/ is chosen by, unless the run says otherwise) and any the
 # family adds, from the model in eval mode and the run's matmul dtype.
 DevFigures = Callable[[nn.Module, torch.dtype], dict[str, float]]
@@ -221,59 +140,6 @@ class Setup:
     objective: Objective
     dev: DevFigures | None
     measures: dict[str, Measure] = field(default_factory=dict)
-
-
-def stream_perplexity(data: torch.Tensor | None, bptt: int) -> DevFigures | None:
-    """A language model's dev figures over a batchified dev stream: perplexity, and the mean |cell state|."""
-    if data is None:
-        return None
-
-    def figures(model: nn.Module, dtype: torch.dtype) -> dict[str, float]:
-        ppl, cell = perplexity(model, data, bptt, dtype)
-        return {"dev_ppl": ppl, "dev_mean_abs_cell": cell}
-
-    return figures
-
-
-def dev_stream(config: TrainConfig, vocab: Vocabulary, device: torch.device) -> torch.Tensor | None:
-    """The dev corpus cut into DEV_STREAMS columns for perplexity; ValueError before training when it is too short."""
-    if not config.dev:
-        return None
-    dev = stream(read_corpus([config.dev], config.language, config.encoding, config.reading, config.tokenized), vocab)
-    if dev.numel() < 2 * DEV_STREAMS:
-        raise ValueError(
-            f"the dev corpus {config.dev} holds {dev.numel()} words with their <eos>: "
-            f"at least {2 * DEV_STREAMS} are needed"
-        )
-    return batchify(dev, DEV_STREAMS).to(device)
-
-
-def language_model_setup(
-    config: TrainConfig, checkpoint: dict | None = None, ranks: distributed.Ranks = distributed.Ranks()
-) -> Setup:
-    """A language model from random weights (decoder bias at the unigram distribution) and its vocabulary from the
-    corpus.
-
-    Under torchrun each rank trains on its own columns of the batch: contiguous shards of the token stream.
-    """
-    device = torch.device(config.device)
-    sentences = training_sentences(config)
-    if not sentences:
-        raise ValueError("the training corpus holds no sentences")
-    vocab = Vocabulary(checkpoint["vocab"]) if checkpoint else Vocabulary.build(sentences, config.model.vocab_size)
-    data = batchify(stream(sentences, vocab), config.batch_size).to(device)
-    if data.size(0) < 2:
-        raise ValueError(f"the training corpus is too small for one batch of {config.batch_size} streams")
-    dev = dev_stream(config, vocab, device)
-    torch.manual_seed(config.seed)
-    model = OnlstmModel(replace(config.model, vocab_size=len(vocab))).to(device)
-    if not checkpoint:
-        unigram = Counter(data.flatten().tolist())
-        counts = torch.tensor([unigram.get(i, 0) + 1.0 for i in range(len(vocab))], device=device)
-        with torch.no_grad():  # start from the unigram distribution, not a uniform one
-            model.decoder_bias.copy_(torch.log(counts / counts.sum()))
-    own = data[:, distributed.own_columns(config.batch_size, ranks)].contiguous()
-    return Setup(model, vocab, LanguageModelObjective(own, config.bptt), stream_perplexity(dev, config.bptt))
 
 
 class Trainer:

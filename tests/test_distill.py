@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from nltk import Tree
 
-from onparse.distill import DistillationObjective, Example, examples, ranking_loss, split_spans
 from onparse.families.onlstm_model import OnlstmModel
+from onparse.families.onlstm_training import DistillationObjective, Example, examples, ranking_loss, split_spans
 from onparse.language import Sentence
 from onparse.trees import build_tree, right_branching, spans
 

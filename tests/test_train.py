@@ -9,8 +9,9 @@ import torch
 from onparse.config import TrainConfig
 from onparse.families import OnlstmConfig
 from onparse.families.onlstm_model import OnlstmModel
+from onparse.families.onlstm_training import batchify, n_segments, perplexity, segment
 from onparse.runfolder import trainer as make_trainer
-from onparse.train import Evaluation, Step, batchify, learning_rate, n_segments, perplexity, segment
+from onparse.train import Evaluation, Step, learning_rate
 from onparse.vocabulary import Vocabulary
 
 TINY = OnlstmConfig(embedding_size=8, hidden_size=12, chunk_size=4, n_layers=2)

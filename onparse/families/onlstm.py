@@ -65,9 +65,9 @@ class ONLSTM(Family):
     settings = OnlstmConfig
     parts = {
         "model": "onparse.families.onlstm_model:OnlstmModel",
-        "training_setup": "onparse.train:language_model_setup",
-        "student_objective": "onparse.distill:onlstm_student",
-        "dev_figures": "onparse.distill:onlstm_dev_figures",
+        "training_setup": "onparse.families.onlstm_training:language_model_setup",
+        "student_objective": "onparse.families.onlstm_training:onlstm_student",
+        "dev_figures": "onparse.families.onlstm_training:onlstm_dev_figures",
     }
     reads_either_way = True
     reads_distances = True

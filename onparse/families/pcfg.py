@@ -75,8 +75,8 @@ class Grammar(Family):
     parts = {
         "model": "onparse.families.pcfg_model:NeuralPCFG",
         "training_setup": "onparse.families.pcfg_training:grammar_setup",
-        "student_objective": "onparse.distill:grammar_student",
-        "dev_figures": "onparse.distill:grammar_dev_figures",
+        "student_objective": "onparse.families.pcfg_training:grammar_student",
+        "dev_figures": "onparse.families.pcfg_training:grammar_dev_figures",
     }
     reads_either_way = False  # its trees are over the words read left to right
     reads_distances = False

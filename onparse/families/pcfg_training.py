@@ -26,6 +26,8 @@ from onparse import distributed
 from onparse.config import TrainConfig
 from onparse.corpus import read_corpus, training_sentences
 from onparse.families.pcfg_model import NeuralPCFG, focus_span_scores, share_span_scores, tree_span_scores
+from onparse.language import Sentence
+from onparse.reading import model_tokens
 from onparse.train import DevFigures, Setup, WholeSentenceObjective
 from onparse.trees import Span
 from onparse.vocabulary import Vocabulary
@@ -163,3 +165,33 @@ def grammar_setup(
     torch.manual_seed(config.seed)
     model = NeuralPCFG(replace(config.model, vocab_size=len(vocab))).to(device)
     return Setup(model, vocab, GrammarObjective(data, config.batch_size, config.seed, ranks), dev)
+
+
+def grammar_student(
+    config: TrainConfig,
+    sentences: list[Sentence],
+    found: list[list[Span]],
+    vocab: Vocabulary,
+    shares: list[list[tuple[int, int, float]]] | None = None,
+):
+    """A grammar student's objective: the joint likelihood of each sentence of 2-40 words and its teacher's tree, or
+    (``shares``, soft targets) of every tree, each weighed by the teacher's shares of its spans, or (a focus) the
+    sentence's likelihood focused by those shares."""
+    spec = config.distill
+    focus = (
+        (spec.focus, spec.focus if spec.focus_end is None else spec.focus_end, config.epochs) if spec.focus else None
+    )
+    kept = [k for k, sentence in enumerate(sentences) if 2 <= len(sentence.words) <= MAX_TRAINING_WORDS]
+    return GrammarObjective(
+        [vocab.ids(model_tokens(config.reading, sentences[k])) for k in kept],
+        config.batch_size,
+        config.seed,
+        trees=[found[k] for k in kept],
+        shares=[shares[k] for k in kept] if shares is not None else None,
+        focus=focus,
+    )
+
+
+def grammar_dev_figures(config: TrainConfig, sentences: list[Sentence], vocab: Vocabulary, device: torch.device):
+    """A grammar student's dev figures: its perplexity on the dev sentences."""
+    return grammar_perplexity([vocab.ids(model_tokens(config.reading, s)) for s in sentences], config.batch_size)
