@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
 
-from onparse.families import NAMES, GrammarConfig, OnlstmConfig, checked_layer, named, of
+from onparse.families import REGISTRY, GrammarConfig, OnlstmConfig, checked_layer, named, of
 from onparse.language import check_language
 from onparse.settings import (
     AUTO_DTYPE,
@@ -140,7 +140,7 @@ class TrainConfig:
     family: str = setting(
         OnlstmConfig.family,
         "onlstm: an ON-LSTM language model; pcfg: a neural PCFG trained on the sentences' likelihood.",
-        choices=NAMES,
+        choices=REGISTRY,
     )  # what ``model`` describes
     model: OnlstmConfig | GrammarConfig = field(default_factory=OnlstmConfig)
     batch_size: int = 64

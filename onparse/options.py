@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import MISSING, fields
 from pathlib import Path
 
@@ -171,6 +171,23 @@ class ShardType(click.ParamType):
 VARY = " Repeat to vary the members: member k takes the k-th, cycling (students keep their start's sizes)."
 
 
+class LiveChoice(click.Choice):
+    """A choice among the names a registry holds when the command line is read, so that a family registered at run
+    time is one (``families.REGISTRY``)."""
+
+    def __init__(self, registry: Mapping[str, object]):
+        super().__init__(())
+        self.registry = registry
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        return tuple(self.registry)
+
+    @choices.setter
+    def choices(self, value: object) -> None:  # click's own __init__ sets it: the registry stands instead
+        pass
+
+
 def options_of(settings: type, *names: str, defaults: object = None) -> Callable[[Callable], Callable]:
     """The command-line options of fields of a settings dataclass, generated from each field (``config.setting``):
     ``--name`` from its name (or its ``option``), its default and its help, and its type from what the field
@@ -197,7 +214,11 @@ def options_of(settings: type, *names: str, defaults: object = None) -> Callable
                 ]
                 extra.update({} if meta.get("negatable") else {"is_flag": True})
             elif "choices" in meta:
-                extra.update(type=click.Choice(meta["choices"]), multiple=isinstance(value, list))
+                choices = meta["choices"]
+                live = isinstance(choices, Mapping)  # a registry: what it holds when the command line is read
+                extra.update(
+                    type=LiveChoice(choices) if live else click.Choice(choices), multiple=isinstance(value, list)
+                )
             elif kind in OPTION_TYPES:
                 extra["type"] = OPTION_TYPES[kind]()
             elif kind is float:

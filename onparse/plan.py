@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from onparse.config import AUTO, LAYER_RULES, DistillConfig, TrainConfig, default_field_maximum
-from onparse.families import MEAN, NAMES, GrammarConfig, OnlstmConfig, checked_layer, named
+from onparse.families import MEAN, REGISTRY, GrammarConfig, OnlstmConfig, checked_layer, named
 from onparse.families.onlstm import STUDENT_TRAINING
 from onparse.families.pcfg import GRAMMAR_TRAINING, LARGER_GRAMMAR
 from onparse.language import check_language, head_initial
@@ -143,7 +143,7 @@ class FitPlan:
         "k-th family, cycling (pcfg: a neural PCFG, trained on the words' likelihood; it votes "
         "as it is in every round).",
         option="--family",
-        choices=NAMES,
+        choices=REGISTRY,
     )
     member_grammar: GrammarConfig = field(default_factory=GrammarConfig)  # the grammar members' size
     grammar_epochs: int | None = setting(
@@ -424,8 +424,8 @@ class FitPlan:
             raise ValueError(
                 f"members read in directions ({FORWARD}, {BACKWARD}, repeated) or by the {AUTO!r} rule alone"
             )
-        if not isinstance(self.families, list) or not self.families or set(self.families) - set(NAMES):
-            raise ValueError(f"members' families are {' or '.join(NAMES)}, repeated, not {self.families!r:.40}")
+        if not isinstance(self.families, list) or not self.families or set(self.families) - set(REGISTRY):
+            raise ValueError(f"members' families are {' or '.join(REGISTRY)}, repeated, not {self.families!r:.40}")
         if self.grammar_epochs is not None and (type(self.grammar_epochs) is not int or self.grammar_epochs < 1):
             raise ValueError(f"grammar_epochs must be a whole number of at least 1, not {self.grammar_epochs!r:.40}")
         if type(self.grammar_batch_size) is not int or self.grammar_batch_size < 1:

@@ -111,3 +111,18 @@ def test_a_family_registered_by_name_votes_beside_the_others_through_the_builder
     assert spans(built.member_trees[0]) == spans(right_branching(4))
     assert built.tree == built.member_trees[1]  # two ON-LSTMs outvote the chain
     assert TreeBuilder(("chain",)).describe() == "a chain" and families.checked_layer("chain") == "chain"
+
+
+def test_a_family_registered_at_run_time_is_a_choice_of_the_commands_that_name_families(monkeypatch):
+    from click.testing import CliRunner
+
+    from onparse.cli import main
+
+    monkeypatch.setitem(families.REGISTRY, "chain", Chain())
+    for command in (["train", "--family", "chain"], ["fit", "--family", "chain", "--dev", "missing.txt"]):
+        done = CliRunner().invoke(main, [*command, "--train", "missing.txt", "--out", "run"])
+        assert done.exit_code == 2 and "missing.txt: no such file" in done.stderr, done.stderr  # past the option
+    assert "chain" in CliRunner().invoke(main, ["train", "--help"]).stdout
+    monkeypatch.delitem(families.REGISTRY, "chain")
+    refused = CliRunner().invoke(main, ["train", "--family", "chain", "--train", "missing.txt", "--out", "run"])
+    assert refused.exit_code == 2 and "'chain' is not one of" in refused.stderr
