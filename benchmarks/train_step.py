@@ -20,8 +20,9 @@ import torch
 
 from onparse.corpus import read_corpus
 from onparse.families import OnlstmConfig
-from onparse.families.onlstm_model import OnlstmModel, compute_dtype
+from onparse.families.onlstm_model import OnlstmModel
 from onparse.families.onlstm_training import batchify, detach, n_segments, segment, stream
+from onparse.hardware import compute_dtype
 from onparse.settings import COMPUTE_DTYPES
 from onparse.vocabulary import Vocabulary
 

@@ -9,6 +9,12 @@ from __future__ import annotations
 import os
 import platform
 import time
+from typing import TYPE_CHECKING
+
+from onparse.settings import AUTO_DTYPE, COMPUTE_DTYPES
+
+if TYPE_CHECKING:  # imported where needed, so that --help answers without it
+    import torch
 
 
 def cpu_name() -> str:
@@ -52,6 +58,16 @@ def native_bf16(device: object = "cpu") -> bool:
     if device.type == "cuda":
         return torch.cuda.is_bf16_supported()
     return device.type == "cpu" and bool(NATIVE_BF16_FLAGS & cpu_flags())
+
+
+def compute_dtype(name: str, device: object = "cpu") -> torch.dtype:
+    """The torch dtype of a matmul precision named as in ``settings.DTYPE_CHOICES`` (``auto``: bf16 where ``device``
+    computes it natively, float32 elsewhere)."""
+    import torch
+
+    if name == AUTO_DTYPE:
+        return torch.bfloat16 if native_bf16(device) else torch.float32
+    return getattr(torch, COMPUTE_DTYPES[name])
 
 
 def check_device(device: str) -> None:

@@ -26,8 +26,7 @@ from onparse.builder import Built, TreeBuilder
 from onparse.config import ParseConfig
 from onparse.corpus import id_end, is_comment
 from onparse.families import checked_layer, of, readouts
-from onparse.families.onlstm_model import compute_dtype
-from onparse.hardware import check_device
+from onparse.hardware import check_device, compute_dtype
 from onparse.kernels import release_freed_memory
 from onparse.language import Sentence, tokenizer
 from onparse.lines import TooLong

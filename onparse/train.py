@@ -29,8 +29,7 @@ from torch import nn
 from onparse import corpus, distributed
 from onparse.config import SELECTIONS, TrainConfig
 from onparse.families import checked_layer
-from onparse.families.onlstm_model import compute_dtype
-from onparse.hardware import one_line
+from onparse.hardware import compute_dtype, one_line
 from onparse.settings import layer_key
 from onparse.vocabulary import Vocabulary
 

@@ -76,7 +76,7 @@ def test_auto_precision_takes_bf16_only_where_the_cpu_computes_it_natively(monke
     import torch
 
     from onparse import hardware
-    from onparse.families.onlstm_model import compute_dtype
+    from onparse.hardware import compute_dtype
 
     monkeypatch.setattr(hardware, "cpu_flags", lambda: frozenset(flags))
     assert compute_dtype("auto", "cpu") == getattr(torch, expected)

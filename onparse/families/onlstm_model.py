@@ -27,11 +27,10 @@ from torch import Tensor, nn
 from torch.nn.utils.rnn import PackedSequence, pack_sequence, pad_packed_sequence
 
 from onparse.families import OnlstmConfig
-from onparse.hardware import native_bf16
 from onparse.kernels import linear
 from onparse.language import Sentence
 from onparse.reading import pool, word_ranges
-from onparse.settings import AUTO_DTYPE, COMPUTE_DTYPES, Reading
+from onparse.settings import Reading
 
 State = list[tuple[Tensor, Tensor]]
 
@@ -46,14 +45,6 @@ os.register_at_fork(after_in_child=lambda: torch.set_num_threads(1))
 # matmul library builds and caches a kernel for each shape, and memory would
 # otherwise creep up as new counts appear.
 ROW_GROUP = 16
-
-
-def compute_dtype(name: str, device: str | torch.device = "cpu") -> torch.dtype:
-    """The torch dtype of a matmul precision named as in ``onparse.config.DTYPE_CHOICES`` (``auto``: bf16 where
-    ``device`` computes it natively, float32 elsewhere)."""
-    if name == AUTO_DTYPE:
-        return torch.bfloat16 if native_bf16(device) else torch.float32
-    return getattr(torch, COMPUTE_DTYPES[name])
 
 
 def cumax(x: Tensor, dim: int = -1) -> Tensor:
