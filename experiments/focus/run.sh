@@ -20,9 +20,14 @@ student() {  # name, then its own flags; a run begun before resumes with its own
     if [ -f $R/$1/checkpoint.pt ]; then
         onp distill --out $R/$1 --resume --threads 1 --quiet
     else
-        onp distill --teacher $R/teacher --out $R/$1 "${@:2}" --train "$WSJ/[01][0-9]" --train $WSJ/20 --dev $WSJ/22 \
-            --dev-gold $WSJ/22 --threads 1 --sample-seed 1111 --trees $R/teacher.jsonl --quiet
+        onp distill --teacher $R/${TEACHER:-teacher} --out $R/$1 "${@:2}" --train "$WSJ/[01][0-9]" --train $WSJ/20 --dev $WSJ/22 \
+            --dev-gold $WSJ/22 --threads 1 --sample-seed 1111 --trees $R/${TEACHER:-teacher}.jsonl --quiet
     fi
+}
+# a second generation: the nine voters and the focused and soft students of the first vote together
+teacher2() {
+    [ -d $R/teacher2 ] || onp ensemble $VOTERS $R/sc-f3/model $R/sc-f3-anneal/model $R/sc-soft/model $R/sc-f9/model \
+        $R/sc-f3-w60/model --link --out $R/teacher2
 }
 for name in "$@"; do
     case $name in
@@ -46,6 +51,8 @@ for name in "$@"; do
                        experiments/focus/wide.py $R/sc-f3-w60 60 120 -- --teacher $R/teacher --student models/pcfg-wsj \
                        --train "$WSJ/[01][0-9],$WSJ/20" --dev $WSJ/22 --dev-gold $WSJ/22 --sample-seed 1111 \
                        --trees $R/teacher.jsonl --focus 3 --passes 6 --seed 1211 --evals-per-pass 2 ;;
+        g2-f3) teacher2 && TEACHER=teacher2 student g2-f3 --student models/pcfg-wsj --from-scratch --seed 1211 --passes 4 --focus 3 \
+                   --select-by-perplexity ;;
         # from sc-f3's point of lowest dev perplexity (pass 4.0: the gold-free rule that predicted better there)
         sc-f3-anneal) student sc-f3-anneal --student $R/sc-f3/epoch-04.00 --lr 5e-4 --passes 2 --focus 3 --focus-end 0 \
                           --keep-evaluations ;;
