@@ -297,13 +297,17 @@ def test_ensemble_chooses_layers_by_agreement_on_text(tmp_path):
 
 @pytest.mark.parametrize("signal_name, code", [("SIGTERM", 130), ("SIGINT", 130)])
 def test_a_signal_outside_the_training_loop_says_how_to_continue(
-    tmp_path, tiny_ensemble_dir, tiny_model_dir, monkeypatch, signal_name, code
+    tmp_path, tiny_ensemble_dir, tiny_model_dir, monkeypatch, signal_name, code, request
 ):
     """Stopped while the teacher parses (a stage's set-up, before any update): one line, the way to continue."""
     import os
     import signal
 
     from onparse import distill
+
+    # Ctrl-C as a terminal's process gets it: a job started in the background by a script inherits SIGINT ignored
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    request.addfinalizer(lambda: signal.signal(signal.SIGINT, previous))
 
     def stopped(*args, **kwargs):
         os.kill(os.getpid(), getattr(signal, signal_name))
