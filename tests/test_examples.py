@@ -150,6 +150,16 @@ def test_the_documentation_site_builds_in_strict_mode(tmp_path):
     assert (tmp_path / "site" / "install" / "index.html").is_file()
 
 
+def test_the_install_lines_take_torchs_cpu_build_by_name_and_a_clone_without_history():
+    """pip left to itself fetches torch's CUDA build (GBs): every install line names the CPU build, never by luck."""
+    readme = (ROOT / "README.md").read_text()
+    install = readme.split("## Install", 1)[1].split("## ", 1)[0]
+    assert "git clone --depth 1" in install and "torch==2.13.0+cpu" in install
+    assert "pip install -q 'torch==2.13.0+cpu'" in (ROOT / "Makefile").read_text()
+    page = (ROOT / "docs" / "install.md").read_text()
+    assert "torch==2.13.0+cpu" in page and "make models" in page and "| `pip install .`" in page  # measured lines
+
+
 def test_the_readme_is_short_and_a_newcomers_path_comes_first():
     """Install, parse, Python and a new language within the first 120 lines of fewer than 300; the rest is the
     site's."""
