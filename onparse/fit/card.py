@@ -6,7 +6,7 @@ from pathlib import Path
 
 from onparse.atomic import replacing_file
 from onparse.families import OnlstmConfig, of
-from onparse.fit.stages import DIRECTIONS, READINGS, chosen_reading
+from onparse.fit.stages import DIRECTIONS, READINGS, chosen_reading, done_entries
 from onparse.modeldir import read_json, write_json
 from onparse.plan import FitPlan
 
@@ -105,7 +105,7 @@ def prior_summary(record: dict) -> str | None:
 def reading_summary(record: dict) -> str:
     """What the card says of the reading rules: each probe's agreement with its referee, the direction trial's
     perplexities, and the reading chosen."""
-    done = {entry["name"]: entry for entry in record["stages"]}
+    done = done_entries(record)
     reads = of(OnlstmConfig()).describe_reading(chosen_reading(record))
     why = []
     if READINGS in done:
