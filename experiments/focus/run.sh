@@ -53,6 +53,11 @@ for name in "$@"; do
                        --trees $R/teacher.jsonl --focus 3 --passes 6 --seed 1211 --evals-per-pass 2 ;;
         g2-f3) teacher2 && TEACHER=teacher2 student g2-f3 --student models/pcfg-wsj --from-scratch --seed 1211 --passes 4 --focus 3 \
                    --select-by-perplexity ;;
+        # an ON-LSTM student of the second generation's vote (the fit's students' shape: 3 x 600, chunk 10), from
+        # scratch, kept by agreement with its teacher (the fit's rule for ON-LSTM students)
+        onlstm-g2) teacher2 && TEACHER=teacher2 student onlstm-g2 \
+                       --student models/onlstm-wsj-distilled-r3/members/distill-scratch --from-scratch --seed 1211 \
+                       --passes 3 --lr 2e-3 --evals-per-pass 2 --keep-evaluations ;;
         # from sc-f3's point of lowest dev perplexity (pass 4.0: the gold-free rule that predicted better there)
         sc-f3-anneal) student sc-f3-anneal --student $R/sc-f3/epoch-04.00 --lr 5e-4 --passes 2 --focus 3 --focus-end 0 \
                           --keep-evaluations ;;
