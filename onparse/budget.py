@@ -15,12 +15,10 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from onparse.families import GrammarConfig
-from onparse.families.pcfg import LARGER_GRAMMAR
-from onparse.plan import DEFAULT_GRAMMAR_SHAPE
+from onparse.families import named
 
 if TYPE_CHECKING:
     from onparse.config import TrainConfig
@@ -28,42 +26,20 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("onparse")
 
-# Tokens a member reads: one epoch of WSJ 00-20 (about 0.95 M) parsed best of the schedules measured; a smaller
-# corpus is read more often.
-MEMBER_TOKENS = 1_000_000
-# ... and a text up to this many times longer is read whole, once, rather than sampled: seed for seed, CTB 29 (1.36 M
-# tokens) read whole made members of dev perplexity 274 and 270 and 46.7 / 45.3 F1, a 1 M-token sample 301 and 300 and
-# 41.4 / 43.7 (experiments/notebook.md)
-WHOLE_TEXT_RATIO = 2
-# Words a grammar member reads: five epochs of WSJ 00-20's or CTB 29's sentences of 2-40 words, fifteen of NEGRA's;
-# the members measured were within half a point of their best by then (experiments/notebook.md)
-GRAMMAR_TOKENS = 4_000_000
-# Words a larger grammar (LARGER_GRAMMAR) reads: nine epochs of NEGRA's, where the German one that read 51.0 was kept
-LARGER_GRAMMAR_TOKENS = 2_400_000
 # A small text is read at most this often: past it a model learns the text by heart (its dev perplexity turns after a
 # few epochs), and 400 sentences would otherwise be read 269 times over
 MAX_EPOCHS = 20
 
 TIMED_UPDATES = 6  # updates timed per family, after one that warms the caches
-# wall time over training time: a language model's dev evaluations; a grammar's (its dev perplexity is an inside pass
-# over every dev sentence, four times an epoch: 1.10-1.38 in the plain fits measured (experiments/notebook.md);
-# scoring the dev gold trees
-# too, an MBR parse each time, 1.9); students: a distillation step against a language model's
-LM_WALL, GRAMMAR_WALL, GRAMMAR_SCORED_WALL, STUDENT_WALL = 1.25, 1.3, 1.9, 1.5
-# parsing a word costs a fraction of training on it (no backward pass), a grammar's its inside and outside passes
-LM_PARSE, GRAMMAR_PARSE = 1 / 3, 1.0
+# wall time over training time of a student (a distillation step against a language model's); each family's members'
+# own (``Family.wall``) and its parse's cost over training's (``Family.parse_cost``)
+STUDENT_WALL = 1.5
 USABLE = 0.85  # of the hours: what the plan fills, the rest is margin for what the model does not foresee
 LEAST_SCALE = 0.05  # the least of the recipe's reading a model is sized to: under it, no model worth making
 FIXED_MINUTES = 6.0  # the votes on the dev text and the model's copy
 
 
-@dataclass
-class Rates:
-    """Throughput of this machine on the fit's text: a language model's tokens and a grammar's words per second of
-    training (None for a family the fit has no member of)."""
-
-    onlstm_tokens: float | None
-    grammar_words: float | None
+Rates = dict[str, float]  # this machine's throughput on the fit's text, by family: units a second of training
 
 
 def timed(config: TrainConfig) -> float:
@@ -80,14 +56,17 @@ def timed(config: TrainConfig) -> float:
     return tokens / max(seconds, 1e-9)
 
 
-def measure(members: list[TrainConfig]) -> Rates:
-    """This machine's throughput for the first language model and the first grammar among ``members`` (runs)."""
-    from onparse.families import of
-
-    first = {}
+def first_of_each(members: list[TrainConfig]) -> dict[str, TrainConfig]:
+    """The first member (run) of each family among ``members``, by family name."""
+    first: dict[str, TrainConfig] = {}
     for config in members:
-        first.setdefault(of(config.model).reads_either_way, config)  # a language model reads either way; a grammar not
-    return Rates(*(timed(first[kind]) if kind in first else None for kind in (True, False)))
+        first.setdefault(config.family, config)
+    return first
+
+
+def measure(members: list[TrainConfig]) -> Rates:
+    """This machine's throughput for the first member of each family among ``members`` (runs)."""
+    return {name: timed(config) for name, config in first_of_each(members).items()}
 
 
 def reading_of(target: float, corpus: float) -> tuple[int, int | None]:
@@ -101,100 +80,79 @@ def reading_of(target: float, corpus: float) -> tuple[int, int | None]:
     return min(MAX_EPOCHS, round(target / max(corpus, 1))), None
 
 
-def member_tokens(corpus: float) -> float:
-    """Tokens a language model reads at the recipe's full scale of a text of ``corpus``: MEMBER_TOKENS, or the whole
-    text where that is at most WHOLE_TEXT_RATIO times as long (a sample would leave out what the members learn from)."""
-    return corpus if MEMBER_TOKENS < corpus <= WHOLE_TEXT_RATIO * MEMBER_TOKENS else MEMBER_TOKENS
-
-
 def read_of(epochs: int, sample: int | None, corpus: float) -> float:
     """Tokens a model reads over its run: its sample, or the text, each epoch."""
     return epochs * (sample if sample is not None else corpus)
 
 
-def costs(
-    plan: FitPlan, rates: Rates, corpus: dict[str, float], done: dict[str, int] | None = None
-) -> dict[str, float]:
+def costs(plan: FitPlan, rates: Rates, corpus: dict, done: dict[str, int] | None = None) -> dict[str, float]:
     """Predicted wall minutes of each part of ``plan`` (its members' epochs and samples settled). ``corpus``: the
-    text's ``tokens`` (a language model's, sentence ends included), ``grammar_words`` (of the sentences a grammar
-    learns) and ``sentence_tokens`` (a sentence's, on average). ``done``: how many ``probes``, ``language models``
-    and ``grammars`` are trained already, so cost nothing more."""
+    text's ``units`` by family (what its members learn of it, in the units of its rate), ``tokens`` (a language
+    model's) and ``sentence_tokens`` (a sentence's, on average). ``done``: how many ``probes`` and members of each
+    family (by name) are trained already, so cost nothing more.
+
+    Long: each family's parts (members, students, their parse of the teacher's sample) and the stages that are the
+    plan's own (the probes, the generations) are summed in the order the fit runs them."""
     done = done or {}
-    lm_to_train = len(plan.onlstm_members()) - done.get("language models", 0)
-    grammars_to_train = plan.members - len(plan.onlstm_members()) - done.get("grammars", 0)
-    lm, grammars = len(plan.onlstm_members()), plan.members - len(plan.onlstm_members())  # the voters, all parsing
-    probes = (len(plan.candidate_readings()) if plan.chooses_reading else 0) - done.get("probes", 0)
     student_tokens = min(plan.sentences * corpus["sentence_tokens"], corpus["tokens"])
-    parse_seconds = 0.0  # a word's, the teacher's members together
+    students = plan.student_counts()
+    parse_seconds = student_parse = 0.0  # a word's, the teacher's members (and a generation's students) together
     minutes = {}
-    if lm:
-        minutes["probes"] = (
-            probes * plan.probe_epochs * min(plan.probe_tokens, corpus["tokens"]) / rates.onlstm_tokens * LM_WALL / 60
+    directed = [name for name in plan.member_families() if named(name).reads_either_way]
+    if directed and plan.chooses_reading:  # the reading probes: short members of the first directed family
+        probes = len(plan.candidate_readings()) - done.get("probes", 0)
+        read = probes * plan.probe_epochs * min(plan.probe_tokens, corpus["tokens"])
+        minutes["probes"] = read / rates[directed[0]] * named(directed[0]).wall[0] / 60
+    for name in plan.member_families():
+        family, section, count = named(name), plan.sections[name], len(plan.members_of(name))
+        wall = family.wall[1] if plan.dev_gold else family.wall[0]
+        read = read_of(section.epochs, section.sample, corpus["units"][name])
+        minutes[family.plural] = (count - done.get(name, 0)) * read / rates[name] * wall / 60
+        minutes[family.students_plural] = (
+            students[name] * plan.scratch_passes * student_tokens / rates[name] * STUDENT_WALL / 60
         )
-        minutes["language models"] = (
-            lm_to_train
-            * read_of(plan.member_epochs, plan.member_sample, corpus["tokens"])
-            / rates.onlstm_tokens
-            * LM_WALL
-            / 60
-        )
-        minutes["language-model students"] = (
-            plan.onlstm_students * plan.scratch_passes * student_tokens / rates.onlstm_tokens * STUDENT_WALL / 60
-        )
-        parse_seconds += lm * LM_PARSE / rates.onlstm_tokens
-    if grammars:
-        minutes["grammars"] = (
-            grammars_to_train
-            * read_of(plan.grammar_epochs, plan.grammar_sample, corpus["grammar_words"])
-            / rates.grammar_words
-            * (GRAMMAR_SCORED_WALL if plan.dev_gold else GRAMMAR_WALL)
-            / 60
-        )
-        minutes["grammar students"] = (
-            plan.grammar_student_count * plan.scratch_passes * student_tokens / rates.grammar_words * STUDENT_WALL / 60
-        )
-        parse_seconds += grammars * GRAMMAR_PARSE / rates.grammar_words
+        parse_seconds += count * family.parse_cost / rates[name]
+        student_parse += students[name] * family.parse_cost / rates[name]
     minutes["teacher's trees"] = student_tokens * parse_seconds / 60
     if plan.generations:  # each generation as the first students, taught the vote before it: the first generation's
         # teacher holds the members and the first students, a later one that generation's students alone
-        students = (plan.onlstm_students * LM_PARSE / rates.onlstm_tokens if lm else 0.0) + (
-            plan.grammar_student_count * GRAMMAR_PARSE / rates.grammar_words if grammars else 0.0
-        )
-        taught = minutes.get("language-model students", 0.0) + minutes.get("grammar students", 0.0)
+        taught = sum(minutes[named(name).students_plural] for name in plan.member_families())
         minutes["generations"] = sum(
-            student_tokens * (parse_seconds + students if g == 1 else students) / 60 + taught
+            student_tokens * (parse_seconds + student_parse if g == 1 else student_parse) / 60 + taught
             for g in range(1, plan.generations + 1)
         )
     minutes["votes"] = FIXED_MINUTES
     return minutes
 
 
-def at_scale(plan: FitPlan, corpus: dict[str, float], scale: float, given: FitPlan) -> FitPlan:
-    """The plan reading ``scale`` of the recipe: each language model's tokens, each grammar's words and the students'
-    sample; epochs the user gave (``given``) stay as given (``member_epochs`` for the grammars too, unless
-    ``grammar_epochs``
-    says otherwise), and the reading probes read no more than a member does."""
-    member = (
-        (given.member_epochs, given.member_sample)
-        if given.member_epochs
-        else reading_of(scale * member_tokens(corpus["tokens"]), corpus["tokens"])
+def at_scale(plan: FitPlan, corpus: dict, scale: float, given: FitPlan) -> FitPlan:
+    """The plan reading ``scale`` of the recipe: each family's members' units and the students' sample; epochs the
+    user gave (``given``: a section's own, else ``member_epochs`` for every family) stay as given, and the reading
+    probes read no more than a member of the first directed family does."""
+    sections = {}
+    for name, section in plan.sections.items():
+        asked = given.sections.get(name, section)
+        units = corpus["units"].get(name, corpus["tokens"])
+        epochs, sample = (
+            (asked.epochs, asked.sample)
+            if asked.epochs
+            else (given.member_epochs, asked.sample)
+            if given.member_epochs
+            else reading_of(scale * named(name).recipe_units(section, units), units)
+        )
+        sections[name] = replace(section, epochs=epochs, sample=sample)
+    directed = plan.directed_members()
+    lead = sections[plan.family(directed[0])] if directed else None
+    probe_tokens = (
+        min(given.probe_tokens, round(read_of(lead.epochs, lead.sample, corpus["tokens"])))
+        if lead
+        else given.probe_tokens
     )
-    grammar = (
-        (given.grammar_epochs, given.grammar_sample)
-        if given.grammar_epochs
-        else (given.member_epochs, None)
-        if given.member_epochs
-        else reading_of(scale * (plan.grammar_tokens or GRAMMAR_TOKENS), corpus["grammar_words"])
-    )
-    probe_tokens = min(given.probe_tokens, round(read_of(*member, corpus["tokens"])))
     return replace(
         plan,
         probe_tokens=probe_tokens,
         probe_epochs=reading_of(probe_tokens, corpus["tokens"])[0],
-        member_epochs=member[0],
-        member_sample=member[1],
-        grammar_epochs=grammar[0],
-        grammar_sample=grammar[1],
+        sections=sections,
         sentences=max(1, round(scale * given.sentences)),
     )
 
@@ -202,7 +160,7 @@ def at_scale(plan: FitPlan, corpus: dict[str, float], scale: float, given: FitPl
 def sized(
     plan: FitPlan,
     rates: Rates,
-    corpus: dict[str, float],
+    corpus: dict,
     hours: float,
     spent: float = 0.0,
     given: FitPlan | None = None,
@@ -237,7 +195,7 @@ def sized(
     return found, {
         "hours": hours,
         "scale": round(scale, 3),
-        "rates": {"lm_tokens_per_second": rates.onlstm_tokens, "grammar_words_per_second": rates.grammar_words},
+        "rates": dict(rates),
         "predicted_minutes": predicted,
         "predicted_total_minutes": round(sum(predicted.values()), 1),
         "measured_at": time.strftime("%Y-%m-%d %H:%M"),
@@ -267,7 +225,7 @@ def more_members(plan: FitPlan) -> FitPlan:
 def with_more_members(
     sized_plan: tuple[FitPlan, dict],
     rates: Rates,
-    corpus: dict[str, float],
+    corpus: dict,
     hours: float,
     spent: float,
     given: FitPlan,
@@ -300,33 +258,36 @@ def time_chooses_members(plan: FitPlan) -> bool:
     return plan.more_members is None
 
 
-def larger(plan: FitPlan) -> FitPlan:
-    """``plan`` with the larger grammar members (and students of their shape), each reading LARGER_GRAMMAR_TOKENS."""
-    symbols = {name: LARGER_GRAMMAR[name] for name in ("nonterminals", "preterminals")}
+def larger(plan: FitPlan, families: list[str]) -> FitPlan:
+    """``plan`` with the larger members (``Family.larger``) of each of ``families``."""
     return replace(
         plan,
-        member_grammar=replace(plan.member_grammar, **symbols),
-        grammar_batch_size=LARGER_GRAMMAR["batch_size"],
-        grammar_tokens=LARGER_GRAMMAR_TOKENS,
+        sections={
+            name: named(name).larger(section) if name in families else section
+            for name, section in plan.sections.items()
+        },
     )
 
 
-def time_chooses_grammars(plan: FitPlan) -> bool:
-    """Whether the hours choose the grammars' shape: the user asked neither way and left their symbols, updates,
-    reading and students' shape as the recipe's."""
-    return (
-        plan.larger_grammars is None
-        and bool(plan.members_of(GrammarConfig.family))
-        and plan.grammar_epochs is None
-        and plan.student_grammar is None
-        and plan.grammar_shape == DEFAULT_GRAMMAR_SHAPE
-    )
-
-
-# what a re-plan needs of the plan as the user gave it: the readings ``at_scale`` scales unless they were given
-GIVEN = ("member_epochs", "member_sample", "grammar_epochs", "grammar_sample", "probe_tokens", "sentences")
+def shape_chosen_by_time(plan: FitPlan) -> str | None:
+    """The family whose members' shape the hours choose (``Family.time_chooses_shape``), where one has members."""
+    return next((name for name in plan.member_families() if named(name).time_chooses_shape(plan.sections[name])), None)
 
 
 def given_reading(plan: FitPlan) -> dict:
-    """The readings of ``plan`` as the user gave it, for the record, so a re-plan scales what the first plan scaled."""
-    return {name: getattr(plan, name) for name in GIVEN}
+    """The readings of ``plan`` as the user gave it, for the record, so a re-plan scales what the first plan scaled:
+    the common ones and each family's epochs and sample."""
+    return {
+        "member_epochs": plan.member_epochs,
+        "probe_tokens": plan.probe_tokens,
+        "sentences": plan.sentences,
+        "sections": {name: {"epochs": s.epochs, "sample": s.sample} for name, s in plan.sections.items()},
+    }
+
+
+def given_plan(plan: FitPlan, given: dict) -> FitPlan:
+    """``plan`` with the readings the user gave (``given_reading``'s record of them)."""
+    sections = {
+        name: replace(section, **given.get("sections", {}).get(name, {})) for name, section in plan.sections.items()
+    }
+    return replace(plan, **{key: value for key, value in given.items() if key != "sections"}, sections=sections)

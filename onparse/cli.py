@@ -29,6 +29,7 @@ from onparse.commands.parse import parse_options
 from onparse.commands.training import distill_options, fit_options, fit_plan, run_fit, run_training, train_options
 from onparse.config import DISTILL_OPTIONS, DistillConfig, TrainConfig, train_config
 from onparse.families import GrammarConfig
+from onparse.families.onlstm import VARIED_SIZES
 from onparse.options import (
     FIT_SECTIONS,
     GRAMMAR_SIZES,
@@ -36,7 +37,6 @@ from onparse.options import (
     Sections,
     right_branching_weight,
 )
-from onparse.plan import VARIED_SIZES
 from onparse.settings import Reading
 
 
@@ -371,8 +371,6 @@ def fit(
     resume,
     hours,
     vocab_size,
-    student_nonterminals,
-    student_preterminals,
     right_branching_voter,
     right_branching_votes,
     threads,
@@ -414,12 +412,13 @@ def fit(
         plan = fit_plan(
             {**{name: list(settings.pop(name)) for name in VARIED_SIZES}, "n_layers": [settings.pop("n_layers")]},
             GrammarConfig(vocab_size=vocab_size, **{name: settings.pop(name) for name in GRAMMAR_SIZES}),
-            {"nonterminals": student_nonterminals, "preterminals": student_preterminals},
-            train=list(train_paths),
-            dev=dev,
-            dev_gold=dev_gold,
-            right_branching_voter=right_branching_weight(right_branching_voter, right_branching_votes),
-            **{name: list(value) if isinstance(value, tuple) else value for name, value in settings.items()},
+            {
+                "train": list(train_paths),
+                "dev": dev,
+                "dev_gold": dev_gold,
+                "right_branching_voter": right_branching_weight(right_branching_voter, right_branching_votes),
+                **{name: list(value) if isinstance(value, tuple) else value for name, value in settings.items()},
+            },
         )
     run_fit(plan, out_dir, hours, threads, messages)
 

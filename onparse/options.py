@@ -60,7 +60,7 @@ FIT_SECTIONS = {  # fit --help: what every fit names first, then the rest by fam
         "latent_size",
         "grammar_epochs",
         "grammar_batch_size",
-        "larger_grammars",
+        "grammar_larger",
     ),
     "The vote": (
         "right_branching_voter",
@@ -73,7 +73,7 @@ FIT_SECTIONS = {  # fit --help: what every fit names first, then the rest by fam
     "Students": (
         "sentences",
         "scratch_passes",
-        "student_directions",
+        "onlstm_student_directions",
         "grammar_students",
         "student_nonterminals",
         "student_preterminals",
@@ -188,13 +188,16 @@ class LiveChoice(click.Choice):
         pass
 
 
-def options_of(settings: type, *names: str, defaults: object = None) -> Callable[[Callable], Callable]:
+def options_of(
+    settings: type, *names: str, defaults: object = None, prefix: str = ""
+) -> Callable[[Callable], Callable]:
     """The command-line options of fields of a settings dataclass, generated from each field (``config.setting``):
     ``--name`` from its name (or its ``option``), its default and its help, and its type from what the field
     says: ``choices`` (repeated where the default is a list), a flag for a bool (``negatable``: with its --no- form),
     a layer, a language, an encoding, or a number from its ``minimum`` (1 unless said) to its ``maximum``; so that a
     setting is declared once. With ``defaults`` (an instance: a fit's members' sizes) each option repeats, its
-    default that instance's value."""
+    default that instance's value. With ``prefix`` (a family's section of a fit, its students' sizes) each option
+    is ``--PREFIX-NAME`` (unless the field names its option) and its value ``PREFIX_NAME``."""
     declared = {f.name: f for f in fields(settings)}
 
     def decorate(command: Callable) -> Callable:
@@ -203,14 +206,15 @@ def options_of(settings: type, *names: str, defaults: object = None) -> Callable
             meta = found.metadata
             value = found.default_factory() if found.default is MISSING else found.default
             value = value if defaults is None else getattr(defaults, name)
-            flag = "--" + name.replace("_", "-")
-            declared_as = [meta.get("option", flag), name]
+            value_name = f"{prefix}_{name}" if prefix else name
+            flag = "--" + value_name.replace("_", "-")
+            declared_as = [meta.get("option", flag), value_name]
             extra: dict = {}
             kind = meta.get("kind", type(value))
             if isinstance(value, bool) or kind is bool:
                 declared_as = [
                     f"{declared_as[0]}/--no-{declared_as[0][2:]}" if meta.get("negatable") else declared_as[0],
-                    name,
+                    value_name,
                 ]
                 extra.update({} if meta.get("negatable") else {"is_flag": True})
             elif "choices" in meta:

@@ -5,43 +5,25 @@ without loading either.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, replace
 
 from onparse.config import AUTO, LAYER_RULES, DistillConfig, TrainConfig, default_field_maximum
-from onparse.families import MEAN, REGISTRY, GrammarConfig, OnlstmConfig, checked_layer, named
+from onparse.families import MEAN, REGISTRY, FitSection, GrammarConfig, OnlstmConfig, checked_layer, named
+from onparse.families.base import section_from_dict
 from onparse.families.onlstm import STUDENT_TRAINING
-from onparse.families.pcfg import GRAMMAR_TRAINING, LARGER_GRAMMAR
 from onparse.language import check_language, head_initial
 from onparse.settings import (
     BACKWARD,
     FORWARD,
     Layer,
     Reading,
-    default,
     setting,
     setting_of,
 )
 
-# Grammar students a fit trains by default where it has grammar members: in English two students of the fit's first
-# vote read 58.8-59.5 alone where the vote read 55.1 (experiments/notebook.md)
-GRAMMAR_STUDENTS = 2
 # The right-branching tree's share of a teacher's votes in a head-initial language: WSJ section 22's gold trees chose
 # it (the English teacher read 48.5, 52.3 and 54.3 at 0, 1/4 and 1/2), the one choice of the plain fit made on gold
 HEAD_INITIAL_PRIOR = 0.5
-
-# The grammar members' symbols and update size unless asked otherwise (where the time allows: LARGER_GRAMMAR)
-DEFAULT_GRAMMAR_SHAPE = {
-    "nonterminals": default(GrammarConfig, "nonterminals"),
-    "preterminals": default(GrammarConfig, "preterminals"),
-    "batch_size": GRAMMAR_TRAINING["batch_size"],
-}
-# The members' architecture: small enough that four train in well under an hour on two cores.
-MEMBER_MODEL = OnlstmConfig(embedding_size=200, hidden_size=600, n_layers=3, chunk_size=10)
-VARIED_SIZES = (
-    "embedding_size",
-    "hidden_size",
-    "chunk_size",
-)  # what members may vary: the layers stay, so one layer rule fits all
 
 
 @dataclass
@@ -55,20 +37,14 @@ class FitPlan:
     members: int = setting(5, "Members trained from random weights (language models, or grammars: --family).")
     # distillation rounds reproduced their teacher in every language measured (experiments/notebook.md)
     rounds: int = setting(0, "Distillation rounds (each student learns the last ensemble).", minimum=0)
-    member_model: OnlstmConfig = field(default_factory=lambda: OnlstmConfig(**asdict(MEMBER_MODEL)))
-    # members cycle through these sizes, e.g. {"hidden_size": [600, 1150], "chunk_size": [5, 10, 20]} (absent:
-    # member_model's)
-    member_variants: dict[str, list[int]] = field(default_factory=dict)
     member_epochs: int | None = setting(
         None,
         "Epochs of each member, grammars too unless --grammar-epochs  [default: "
         "enough to read about a million tokens (with --hours, what fits them), a sample "
         "of the text where that is less; the reading probes read no more].",
         kind=int,
-    )  # None: about MEMBER_TOKENS tokens
-    member_sample: int | None = None  # settled by the fit: the tokens of the sample each member reads (None: the text)
+    )  # as given: the fit settles each family's in its section
     evals_per_epoch: int = setting(4, "Dev evaluations (perplexity, agreement, a saved model) per epoch of each run.")
-    batch_size: int = 64  # language-model streams of the members
     sentences: int = setting_of(DistillConfig, "sentences")  # each teacher's
     student_batch_size: int = STUDENT_TRAINING["batch_size"]  # sentences per distillation update
     finetune_passes: int = 1
@@ -145,36 +121,6 @@ class FitPlan:
         option="--family",
         choices=REGISTRY,
     )
-    member_grammar: GrammarConfig = field(default_factory=GrammarConfig)  # the grammar members' size
-    grammar_epochs: int | None = setting(
-        None,
-        "Epochs of each grammar member  [default: --member-epochs where given, "
-        "else enough to read about four million "
-        "words of sentences of 2-40 words (with --hours, what fits them), a sample "
-        "of the text where that is less].",
-        kind=int,
-    )
-    grammar_sample: int | None = (
-        None  # settled by the fit: the tokens of the sample each grammar reads (None: the text)
-    )
-    grammar_batch_size: int = setting(
-        GRAMMAR_TRAINING["batch_size"],
-        "Words of a grammar member's update (German 64 x 128 grammars did better at 200).",
-    )
-    larger_grammars: bool | None = setting(
-        None,
-        f"Grammar members of {LARGER_GRAMMAR['nonterminals']} x "
-        f"{LARGER_GRAMMAR['preterminals']} symbols in {LARGER_GRAMMAR['batch_size']}-word "
-        "updates, each reading about 2.4 million words (in German 1 to 5 points better "
-        "than the default shape; in English no better, at three times the cost)  [default: "
-        "where --hours leave time for them with every other model reading all the "
-        "recipe reads; the default shape otherwise].",
-        negatable=True,
-        kind=bool,
-    )
-    grammar_tokens: int | None = (
-        None  # settled by the fit: the words a grammar member reads at full scale (None: budget's)
-    )
     # a turn more: the German plain fit's model read 51.16 on valid.penn against 50.84 (experiments/notebook.md)
     more_members: bool | None = setting(
         None,
@@ -184,24 +130,6 @@ class FitPlan:
         negatable=True,
         kind=bool,
     )
-    student_directions: list[str] = setting(
-        [],
-        "The student from scratch reads in this direction  [default: the first "
-        "voting ON-LSTM's]; repeat for one student per direction, each voting "
-        "(together they see both sides of every gap).",
-        option="--student-direction",
-        choices=(FORWARD, BACKWARD),
-    )
-    grammar_students: int | None = setting(
-        None,
-        "Grammars from scratch that learn the last ensemble's trees beside the "
-        "ON-LSTM students (the first grammar member's shape and vocabulary, "
-        "--scratch-passes passes, seeds counting up from --seed); each votes  "
-        f"[default: {GRAMMAR_STUDENTS} where the fit has grammar members, else none].",
-        minimum=0,
-        kind=int,
-    )
-    student_grammar: GrammarConfig | None = None  # the grammar students' shape (None: the first grammar member's)
     # generation 0 is the first students' vote
     generations: int = setting(
         0,
@@ -210,6 +138,8 @@ class FitPlan:
         minimum=0,
         maximum=20,
     )  # climbs level off after two or three (experiments/notebook.md)
+    # each family's part, by name: its members' shape, reading and update, its students (``Family.section``)
+    sections: dict[str, FitSection] = field(default_factory=dict)
     stop_agreement: float = setting(
         95.0,
         "End the generations after one whose vote agrees with its teacher's trees on "
@@ -218,37 +148,53 @@ class FitPlan:
         maximum=100,
     )
 
+    def __post_init__(self) -> None:
+        """A section for each family of the members that has none, with the family's defaults."""
+        if isinstance(self.families, list) and isinstance(self.sections, dict):
+            for name in self.families:
+                if name in REGISTRY and name not in self.sections:
+                    self.sections[name] = REGISTRY[name].section()
+
     @classmethod
     def from_dict(cls, values: dict) -> "FitPlan":
-        """A plan from ``fit.json``; TypeError or ValueError for one that is not a plan."""
-        values = dict(values)
-        if not isinstance(values.get("member_model"), dict):
-            raise ValueError("member_model must be an object of model settings")
-        if not isinstance(values.get("member_grammar", {}), dict):
-            raise ValueError("member_grammar must be an object of grammar settings")
-        if not isinstance(values.get("student_grammar") or {}, dict):
-            raise ValueError("student_grammar must be an object of grammar settings")
-        student_grammar = values.get("student_grammar")
+        """A plan from ``fit.json`` (one written before the plan had a section per family, translated); TypeError or
+        ValueError for one that is not a plan."""
+        values = translated_plan(values)
+        sections = values.get("sections", {})
+        if not isinstance(sections, dict) or set(sections) - set(REGISTRY):
+            raise ValueError(
+                f"sections are objects of settings by family ({', '.join(REGISTRY)}), not {sections!r:.40}"
+            )
         return cls(
             **{
                 **values,
-                "member_model": OnlstmConfig(**values["member_model"]),
-                "member_grammar": GrammarConfig(**values.get("member_grammar", {})),
-                "student_grammar": GrammarConfig(**student_grammar) if student_grammar else None,
+                "sections": {
+                    name: section_from_dict(REGISTRY[name].section, REGISTRY[name].settings, value)
+                    for name, value in sections.items()
+                },
             }
         )
+
+    def with_section(self, family: str, **changes: object) -> "FitPlan":
+        """The plan with some settings of one family's section changed (its defaults' where it had none)."""
+        section = self.sections.get(family) or named(family).section()
+        return replace(self, sections={**self.sections, family: replace(section, **changes)})
 
     def family(self, k: int) -> str:
         """Member ``k``'s family (from 1), in its turn."""
         return self.families[(k - 1) % len(self.families)]
 
-    def member_settings(self, k: int) -> OnlstmConfig | GrammarConfig:
+    def section(self, k: int) -> FitSection:
+        """Member ``k``'s family's section (from 1)."""
+        return self.sections[self.family(k)]
+
+    def member_settings(self, k: int) -> object:
         """Member ``k``'s sizes (from 1): its family's, in its turn."""
-        return named(self.family(k)).member_settings(self, k)
+        return named(self.family(k)).member_settings(self.section(k), k)
 
     def schedule(self, k: int) -> dict:
-        """Member ``k``'s epochs and update size: the plan's settings for its family."""
-        return named(self.family(k)).schedule(self)
+        """Member ``k``'s epochs, update size and sample: its family's section's."""
+        return named(self.family(k)).schedule(self.section(k))
 
     def members_of(self, family: str) -> list[int]:
         """The members (from 1) of the family of that name."""
@@ -257,9 +203,22 @@ class FitPlan:
             grouped.setdefault(self.family(k), []).append(k)
         return grouped.get(family, [])
 
-    def onlstm_members(self) -> list[int]:
-        """The members (from 1) that are ON-LSTMs: the ones that read in a direction, and that students start from."""
+    def member_families(self) -> list[str]:
+        """The families the members are of, each once, in the order of their first member."""
+        return list(dict.fromkeys(self.family(k) for k in range(1, self.members + 1)))
+
+    def directed_members(self) -> list[int]:
+        """The members (from 1) of families that read in a direction (the ON-LSTMs): the reading rule's and the
+        direction trial's."""
         return [k for k in range(1, self.members + 1) if named(self.family(k)).reads_either_way]
+
+    def referees(self) -> list[int]:
+        """The members (from 1) that read as trained (the grammars): their vote referees the reading probes."""
+        return [k for k in range(1, self.members + 1) if not named(self.family(k)).reads_either_way]
+
+    def student_counts(self) -> dict[str, int]:
+        """Students from scratch of each teacher, by family: none for a family with no member to start from."""
+        return {name: named(name).student_count(self.sections[name]) for name in self.member_families()}
 
     def reading(self, k: int, chosen: Reading | None = None) -> Reading:
         """What member ``k`` (from 1) reads: a grammar, the words left to right; an ON-LSTM, the plan's punctuation
@@ -291,7 +250,7 @@ class FitPlan:
         the other does not vote (none where the directions are given or the fit has one ON-LSTM). Probes a quarter
         of a member's size could not tell the directions apart in Chinese, where full members could
         (experiments/notebook.md)."""
-        members = self.onlstm_members()
+        members = self.directed_members()
         return members[:2] if self.directions == [AUTO] and len(members) >= 2 else []
 
     def candidate_readings(self) -> list[Reading]:
@@ -309,28 +268,6 @@ class FitPlan:
         return [Reading(p, d) for p in punctuation for d in directions]
 
     @property
-    def grammar_shape(self) -> dict:
-        """The grammar members' symbols and update size, as LARGER_GRAMMAR names them."""
-        return {
-            "nonterminals": self.member_grammar.nonterminals,
-            "preterminals": self.member_grammar.preterminals,
-            "batch_size": self.grammar_batch_size,
-        }
-
-    @property
-    def grammar_student_count(self) -> int:
-        """The grammar students each teacher has: as asked, else GRAMMAR_STUDENTS where the fit has grammar members."""
-        if self.grammar_students is not None:
-            return self.grammar_students
-        return GRAMMAR_STUDENTS if self.members_of(GrammarConfig.family) else 0
-
-    @property
-    def onlstm_students(self) -> int:
-        """The ON-LSTM students from scratch each teacher has: one per direction asked for, else one (none without
-        ON-LSTM members)."""
-        return (len(self.student_directions) or 1) if self.onlstm_members() else 0
-
-    @property
     def teacher_right_branching(self) -> float:
         """The share of a teacher's votes the right-branching tree casts: as asked, else HEAD_INITIAL_PRIOR for a
         head-initial language. A grammar student of the English fit's first vote read 58.0 with it against 51.0, the
@@ -342,7 +279,7 @@ class FitPlan:
     @property
     def chooses_reading(self) -> bool:
         """Whether the fit's ON-LSTMs read as its reading rule chooses (probes first)."""
-        return bool(self.onlstm_members()) and len(self.candidate_readings()) > 1
+        return bool(self.directed_members()) and len(self.candidate_readings()) > 1
 
     def check(self) -> None:
         """ValueError for a plan that cannot run (a setting of a wrong type or out of range, settings that do not go
@@ -363,7 +300,6 @@ class FitPlan:
             "members",
             "rounds",
             "evals_per_epoch",
-            "batch_size",
             "sentences",
             "student_batch_size",
             "finetune_passes",
@@ -383,15 +319,10 @@ class FitPlan:
         if not isinstance(self.language, str):
             raise ValueError(f"language must be a code such as en, not {self.language!r:.40}")
         check_language(self.language, self.tokenized)  # its tokenizer installed, where the text is to be tokenized
-        for name in ("member_epochs", "grammar_students"):
-            if getattr(self, name) is not None and type(getattr(self, name)) is not int:
-                raise ValueError(f"{name} must be a whole number, not {getattr(self, name)!r:.40}")
-        if (
-            not isinstance(self.member_model, OnlstmConfig)
-            or not isinstance(self.member_variants, dict)
-            or not isinstance(self.directions, list)
-        ):
-            raise ValueError("member_model and member_variants must be objects, directions a list")
+        if self.member_epochs is not None and type(self.member_epochs) is not int:
+            raise ValueError(f"member_epochs must be a whole number, not {self.member_epochs!r:.40}")
+        if not isinstance(self.directions, list):
+            raise ValueError(f"directions must be a list, not {self.directions!r:.40}")
         if type(self.right_branching_voter) not in (int, float, bool) or self.right_branching_voter < 0:
             raise ValueError(f"right_branching_voter must be a number of votes, not {self.right_branching_voter!r:.40}")
 
@@ -403,11 +334,11 @@ class FitPlan:
             raise ValueError(f"the layer rule is {' or '.join(LAYER_RULES)}, not {self.layer_rule!r}")
         if (
             min(self.members, self.member_epochs or 1, self.evals_per_epoch, self.sentences, self.scratch_passes) < 1
-            or min(self.rounds, self.grammar_students or 0, self.generations) < 0
+            or min(self.rounds, self.generations) < 0
         ):
             raise ValueError(
-                "members, epochs, evaluations, sentences and passes must be at least 1, rounds, grammar "
-                "students and generations at least 0"
+                "members, epochs, evaluations, sentences and passes must be at least 1, rounds and generations at "
+                "least 0"
             )
         if self.generations > default_field_maximum(FitPlan, "generations"):
             raise ValueError(
@@ -415,76 +346,86 @@ class FitPlan:
             )
         if type(self.stop_agreement) not in (int, float) or not 0 <= self.stop_agreement <= 100:
             raise ValueError(f"stop_agreement is a sentence F1 from 0 to 100, not {self.stop_agreement!r:.40}")
-        unvaried = set(self.member_variants) - set(VARIED_SIZES)
-        if unvaried:
-            raise ValueError(
-                f"members can vary only their {', '.join(VARIED_SIZES)}, not {', '.join(sorted(unvaried))}"
-            )
         if not self.directions or (AUTO in self.directions and self.directions != [AUTO]):
             raise ValueError(
                 f"members read in directions ({FORWARD}, {BACKWARD}, repeated) or by the {AUTO!r} rule alone"
             )
         if not isinstance(self.families, list) or not self.families or set(self.families) - set(REGISTRY):
             raise ValueError(f"members' families are {' or '.join(REGISTRY)}, repeated, not {self.families!r:.40}")
-        if self.grammar_epochs is not None and (type(self.grammar_epochs) is not int or self.grammar_epochs < 1):
-            raise ValueError(f"grammar_epochs must be a whole number of at least 1, not {self.grammar_epochs!r:.40}")
-        if type(self.grammar_batch_size) is not int or self.grammar_batch_size < 1:
+        if self.more_members is not None and type(self.more_members) is not bool:
             raise ValueError(
-                f"grammar_batch_size must be a whole number of at least 1, not {self.grammar_batch_size!r:.40}"
+                f"more_members must be true, false or null (where the time allows), not {self.more_members!r:.40}"
             )
-        for name in ("larger_grammars", "more_members"):
-            if getattr(self, name) is not None and type(getattr(self, name)) is not bool:
-                raise ValueError(
-                    f"{name} must be true, false or null (where the time allows), not {getattr(self, name)!r:.40}"
-                )
-        if self.larger_grammars and self.grammar_shape not in (DEFAULT_GRAMMAR_SHAPE, LARGER_GRAMMAR):
-            raise ValueError(
-                "--larger-grammars sets the grammars' symbols and updates: give it or --nonterminals, "
-                "--preterminals and --grammar-batch-size, not both"
-            )
+        for name, section in self.sections.items():
+            if not isinstance(section, REGISTRY[name].section):
+                raise ValueError(f"the {name} section must be an object of {name} settings, not {section!r:.40}")
+            section.check()
 
     def _check_together(self) -> None:
         """Settings that need each other (students and the families that make them, the reading rule and its
         referees), then each member's own settings and reading."""
-        if (
-            not isinstance(self.student_directions, list)
-            or set(self.student_directions) - {FORWARD, BACKWARD}
-            or len(set(self.student_directions)) < len(self.student_directions)
-        ):
+        refined = [name for name in REGISTRY if REGISTRY[name].refined_in_rounds]
+        if self.rounds and not any(self.members_of(name) for name in refined):
+            raise ValueError(f"distillation rounds refine members of {' or '.join(refined)}: add --family {refined[0]}")
+        for name, section in self.sections.items():
+            if section.asks_for_students() and not self.members_of(name):
+                raise ValueError(
+                    f"{REGISTRY[name].students_plural} take the shape and vocabulary of a member of their family: "
+                    f"add --family {name}"
+                )
+        if self.chooses_reading and len(self.candidate_readings()) < 4 and not self.referees():
+            referees = [name for name in REGISTRY if not REGISTRY[name].reads_either_way]
             raise ValueError(
-                f"students read {FORWARD}, {BACKWARD} or both, each once, not {self.student_directions!r:.40}"
-            )
-        if not self.onlstm_members() and (self.rounds or self.student_directions):
-            raise ValueError("distillation rounds and students' directions need ON-LSTM members: add --family onlstm")
-        if self.chooses_reading and len(self.candidate_readings()) < 4 and not self.members_of(GrammarConfig.family):
-            raise ValueError(
-                "the reading rule compares two probes with the grammar members' trees: add --family pcfg, or "
-                "give --punctuation or --no-punctuation (and --direction, with one ON-LSTM member)"
+                f"the reading rule compares two probes with the vote of members read as trained: add --family "
+                f"{referees[0]}, or give --punctuation or --no-punctuation (and --direction, with one directed member)"
             )
         for name in ("probe_tokens", "probe_epochs"):
             if type(getattr(self, name)) is not int or getattr(self, name) < 1:
                 raise ValueError(f"{name} must be a whole number of at least 1, not {getattr(self, name)!r:.40}")
-        if self.grammar_students and not self.members_of(GrammarConfig.family):
-            raise ValueError("grammar students take the shape and vocabulary of a grammar member: add --family pcfg")
-        if not isinstance(self.member_grammar, GrammarConfig) or not isinstance(
-            self.student_grammar, GrammarConfig | None
-        ):
-            raise ValueError("member_grammar and student_grammar must be objects of grammar settings")
-        self.member_grammar.check()
-        if self.student_grammar is not None:
-            self.student_grammar.check()
-            if not self.grammar_student_count:
-                raise ValueError("student_grammar is the grammar students' shape: ask for grammar students too")
-        if self.generations and not (self.onlstm_members() or self.grammar_student_count):
-            raise ValueError("generations are students: they need ON-LSTM members or grammar students")
+        if self.generations and not any(self.student_counts().values()):
+            raise ValueError("generations are students: they need members of a family that has students")
         for k in range(1, self.members + 1):
             self.member_settings(k).check()
             self.reading(k).check()
         for layer in (self.layer, self.vote_layer):
             if layer is not None:
-                checked_layer(layer, self.member_model)
+                owners = [name for name in self.sections if REGISTRY[name].owns(layer)]
+                checked_layer(layer, self.sections[owners[0]].model if owners else None)
 
     @property
     def fixed_layer(self) -> Layer:
         """Every member's layer in every ensemble under the fixed rule."""
         return self.layer if self.vote_layer is None else self.vote_layer
+
+
+# what the plan's family settings were named before it had a section per family: (family, section field) of each
+OLD_SECTION_FIELDS = {
+    "member_model": ("onlstm", "model"),
+    "member_variants": ("onlstm", "variants"),
+    "member_sample": ("onlstm", "sample"),
+    "batch_size": ("onlstm", "batch_size"),
+    "student_directions": ("onlstm", "student_directions"),
+    "member_grammar": ("pcfg", "model"),
+    "grammar_epochs": ("pcfg", "epochs"),
+    "grammar_sample": ("pcfg", "sample"),
+    "grammar_batch_size": ("pcfg", "batch_size"),
+    "larger_grammars": ("pcfg", "larger"),
+    "grammar_tokens": ("pcfg", "tokens"),
+    "grammar_students": ("pcfg", "students"),
+    "student_grammar": ("pcfg", "student_model"),
+}
+
+
+def translated_plan(values: dict) -> dict:
+    """A plan's values as ``fit.json`` holds them, those written before the plan had a section per family moved into
+    the sections of its families (the ON-LSTMs' settled epochs, then held in ``member_epochs``, into theirs)."""
+    if not isinstance(values, dict) or "member_model" not in values:
+        return values
+    values = dict(values)
+    sections: dict[str, dict] = {}
+    for old, (family, name) in OLD_SECTION_FIELDS.items():
+        if old in values:
+            sections.setdefault(family, {})[name] = values.pop(old)
+    sections["onlstm"]["epochs"] = values.get("member_epochs")
+    families = values.get("families") or []  # the sections of the plan's families (the old plan held every family's)
+    return {**values, "sections": {name: section for name, section in sections.items() if name in families}}

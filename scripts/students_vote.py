@@ -12,7 +12,6 @@ with the second student in place of the first.
 
 import json
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 import torch
@@ -25,7 +24,7 @@ torch.set_num_threads(1)
 fit, other, out = Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3])
 out.mkdir(parents=True, exist_ok=True)
 record = json.load(open(fit / "fit.json"))
-plan = replace(FitPlan.from_dict(record["plan"]), student_directions=sys.argv[4:6])
+plan = FitPlan.from_dict(record["plan"]).with_section("onlstm", student_directions=sys.argv[4:6])
 model = {s.name: s for s in stages(plan, fit, record)}["model"]
 links = {
     "scratch": fit / "scratch",

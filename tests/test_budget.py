@@ -1,7 +1,7 @@
 """A fit sized to its hours: the recipe's reading scaled so that the predicted minutes fit, never past the recipe."""
 
 import json
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import pytest
@@ -9,25 +9,42 @@ import pytest
 from onparse import budget
 from onparse.budget import Rates, costs, reading_of, sized
 from onparse.families import OnlstmConfig
+from onparse.families.onlstm import MEMBER_TOKENS
 from onparse.fit import sizing
 from onparse.plan import FitPlan
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
-CORPUS = {"tokens": 950_000, "grammar_words": 800_000, "sentence_tokens": 25.0}  # WSJ 00-20's size
-SMALL = {"tokens": 8_600, "grammar_words": 7_000, "sentence_tokens": 21.5}  # 400 sentences
-RATES = Rates(onlstm_tokens=1_000.0, grammar_words=4_500.0)  # one thread of this project's machines
 
 
-def plan(**changes) -> FitPlan:
-    return FitPlan(**{"train": ["t"], "dev": "d", "member_epochs": None, "grammar_students": 2, **changes})
+def corpus(tokens: int, words: int, sentence_tokens: float) -> dict:
+    return {"tokens": tokens, "units": {"onlstm": tokens, "pcfg": words}, "sentence_tokens": sentence_tokens}
+
+
+CORPUS = corpus(950_000, 800_000, 25.0)  # WSJ 00-20's size
+SMALL = corpus(8_600, 7_000, 21.5)  # 400 sentences
+RATES: Rates = {"onlstm": 1_000.0, "pcfg": 4_500.0}  # one thread of this project's machines
+
+
+def plan(onlstm: dict | None = None, pcfg: dict | None = None, **changes) -> FitPlan:
+    """A plan of the default families, two grammar students each teacher, with ``changes`` and each family's section
+    changed as given."""
+    found = FitPlan(**{"train": ["t"], "dev": "d", "member_epochs": None, **changes})
+    if "pcfg" in found.sections or pcfg:
+        found = found.with_section("pcfg", **{"students": 2, **(pcfg or {})})
+    return found.with_section("onlstm", **onlstm) if onlstm else found
+
+
+def section(found: FitPlan, family: str, *names: str) -> tuple:
+    """Some settings of one family's section."""
+    return tuple(getattr(found.sections[family], name) for name in names)
 
 
 def test_members_epochs_hold_for_the_grammars_and_the_probes_read_no_more_than_a_member():
     from onparse.budget import at_scale
 
-    given, small = plan(member_epochs=1), {**CORPUS, "tokens": 100_000, "grammar_words": 80_000}
+    given, small = plan(member_epochs=1), corpus(100_000, 80_000, 25.0)
     settled = at_scale(given, small, 1.0, given)
-    assert settled.grammar_epochs == 1 and settled.probe_tokens == 100_000 and settled.probe_epochs == 1
+    assert settled.sections["pcfg"].epochs == 1 and settled.probe_tokens == 100_000 and settled.probe_epochs == 1
     assert at_scale(plan(), CORPUS, 1.0, plan()).probe_tokens == plan().probe_tokens  # a member reads more than a probe
 
 
@@ -49,11 +66,11 @@ def test_a_model_reads_the_text_whole_as_often_as_its_target_says_or_a_sample_of
 def test_a_text_up_to_twice_the_members_reading_is_read_whole_and_a_longer_one_sampled(tokens, reading):
     from onparse.budget import at_scale
 
-    corpus = {**CORPUS, "tokens": tokens}
-    settled = at_scale(plan(), corpus, 1.0, plan())
-    assert (settled.member_epochs, settled.member_sample) == reading
-    if reading[1] is None and tokens > budget.MEMBER_TOKENS:  # short of time, the whole text shrinks to a sample
-        assert at_scale(plan(), corpus, 0.5, plan()).member_sample == tokens // 2
+    text = corpus(tokens, 800_000, 25.0)
+    settled = at_scale(plan(), text, 1.0, plan())
+    assert section(settled, "onlstm", "epochs", "sample") == reading
+    if reading[1] is None and tokens > MEMBER_TOKENS:  # short of time, the whole text shrinks to a sample
+        assert at_scale(plan(), text, 0.5, plan()).sections["onlstm"].sample == tokens // 2
 
 
 @pytest.mark.parametrize("hours", [1.0, 2.0, 3.0])
@@ -68,21 +85,25 @@ def test_the_plan_fills_the_hours_given_and_no_more(hours):
 
 
 def test_a_text_larger_than_a_members_reading_fills_the_hours_too():
-    chinese = {**CORPUS, "tokens": 1_360_000}  # CTB 29: a member reads less than one epoch of it at 3 hours
+    chinese = corpus(1_360_000, 800_000, 25.0)  # CTB 29: a member reads less than one epoch of it at 3 hours
     found, _ = sized(plan(), RATES, chinese, 3.0)
-    assert found.member_sample is not None and sum(costs(found, RATES, chinese).values()) >= 0.98 * budget.USABLE * 180
+    assert (
+        found.sections["onlstm"].sample is not None
+        and sum(costs(found, RATES, chinese).values()) >= 0.98 * budget.USABLE * 180
+    )
 
 
 def test_hours_to_spare_never_train_past_the_recipe():
     found, record = sized(plan(), RATES, CORPUS, 100.0)
-    assert record["scale"] == 1 and found.member_epochs == 1 and found.member_sample is None
-    assert found.grammar_epochs == 5 and found.sentences == plan().sentences
+    assert record["scale"] == 1 and section(found, "onlstm", "epochs", "sample") == (1, None)
+    assert found.sections["pcfg"].epochs == 5 and found.sentences == plan().sentences
 
 
 def test_too_few_hours_are_said(caplog):
     with caplog.at_level("WARNING", logger="onparse"):
         found, record = sized(plan(), RATES, CORPUS, 0.05)
-    assert "hours are few" in caplog.text and record["scale"] == 0.05 and found.member_sample < CORPUS["tokens"]
+    assert "hours are few" in caplog.text and record["scale"] == 0.05
+    assert found.sections["onlstm"].sample < CORPUS["tokens"]
 
 
 @pytest.mark.slow
@@ -94,7 +115,6 @@ def test_a_fit_given_hours_measures_this_machine_and_records_its_plan(tmp_path):
         dev=str(EXAMPLES / "dev.txt"),
         members=2,
         rounds=0,
-        member_model=OnlstmConfig(vocab_size=60, embedding_size=16, hidden_size=24, n_layers=3, chunk_size=4),
         families=["onlstm", "pcfg"],
         directions=["forward"],
         punctuation=False,
@@ -103,23 +123,23 @@ def test_a_fit_given_hours_measures_this_machine_and_records_its_plan(tmp_path):
         evals_per_epoch=1,
         dtype="fp32",
         member_epochs=1,
-        grammar_epochs=1,
-    )
-    record = fit(given, tmp_path / "fit", hours=2.0)
+    ).with_section("onlstm", model=OnlstmConfig(vocab_size=60, embedding_size=16, hidden_size=24, chunk_size=4))
+    record = fit(given.with_section("pcfg", epochs=1), tmp_path / "fit", hours=2.0)
     sizing = json.loads((tmp_path / "fit" / "fit.json").read_text())["budget"]
     assert sizing == record["budget"] and sizing["hours"] == 2.0
-    assert sizing["rates"]["lm_tokens_per_second"] > 0 and sizing["rates"]["grammar_words_per_second"] > 0
+    assert sizing["rates"]["onlstm"] > 0 and sizing["rates"]["pcfg"] > 0
     card = (tmp_path / "fit" / "model" / "card.md").read_text()
     assert "Sized to 2 hours" in card and "After member-2" in card  # sized again once both families trained
     member = next(entry for entry in record["stages"] if entry["name"] == "member-1")
-    assert sizing["replanned"]["rates"]["lm_tokens_per_second"] == pytest.approx(member["tokens_per_second"])
+    assert sizing["replanned"]["rates"]["onlstm"] == pytest.approx(member["tokens_per_second"])
 
 
 def test_a_grammar_is_cut_as_the_rest_and_its_dev_gold_scoring_is_paid_for():
     from onparse.budget import at_scale
 
     full = at_scale(plan(), CORPUS, 1.0, plan())
-    assert full.grammar_epochs == 5 and at_scale(plan(), CORPUS, 0.6, plan()).grammar_epochs == 3  # five epochs, 60%
+    assert full.sections["pcfg"].epochs == 5
+    assert at_scale(plan(), CORPUS, 0.6, plan()).sections["pcfg"].epochs == 3  # five epochs, 60%
     scored = plan(dev_gold="gold.mrg")
     assert (
         costs(full, RATES, CORPUS)["grammars"] < costs(at_scale(scored, CORPUS, 1.0, scored), RATES, CORPUS)["grammars"]
@@ -130,11 +150,13 @@ def test_the_onlstm_students_are_paid_for_one_per_direction():
     from onparse.budget import at_scale
 
     def student_minutes(given: FitPlan) -> float:
-        return costs(at_scale(given, CORPUS, 1.0, given), RATES, CORPUS).get("language-model students", 0.0)
+        return costs(at_scale(given, CORPUS, 1.0, given), RATES, CORPUS).get("ON-LSTM students", 0.0)
 
-    one, both = (student_minutes(plan(student_directions=directions)) for directions in ([], ["forward", "backward"]))
+    one, both = (
+        student_minutes(plan(onlstm={"student_directions": directions})) for directions in ([], ["forward", "backward"])
+    )
     assert 0 < one and both == pytest.approx(2 * one)
-    assert student_minutes(plan(families=["pcfg"], grammar_students=None)) == 0  # grammars alone: no ON-LSTM student
+    assert student_minutes(plan(families=["pcfg"], pcfg={"students": None})) == 0  # grammars alone: no ON-LSTM student
 
 
 def test_a_fit_replans_at_the_rates_its_first_models_showed_to_fill_the_time_left(tmp_path):
@@ -144,9 +166,7 @@ def test_a_fit_replans_at_the_rates_its_first_models_showed_to_fill_the_time_lef
     from onparse.fit.stages import stages
 
     given = plan()
-    slow = Rates(
-        onlstm_tokens=RATES.onlstm_tokens / 2, grammar_words=RATES.grammar_words / 2
-    )  # timed beside other work
+    slow = {name: rate / 2 for name, rate in RATES.items()}  # timed beside other work
     first, sizing = sized(given, slow, CORPUS, 3.0)
     record = {
         "plan": asdict(first),
@@ -159,23 +179,22 @@ def test_a_fit_replans_at_the_rates_its_first_models_showed_to_fill_the_time_lef
             {"name": name, "tokens_seen": tokens, "tokens_per_second": rate, "wall_minutes": 1.25 * tokens / rate / 60}
         )
 
-    trained("probe-forward-punctuation", first.probe_tokens, RATES.onlstm_tokens / 3)  # smaller batches: slower a token
-    trained("probe-forward-words", first.probe_tokens, RATES.onlstm_tokens / 3)
-    trained("member-2", 2_000_000, RATES.grammar_words)
-    trained("member-4", 2_000_000, RATES.grammar_words)
+    trained("probe-forward-punctuation", first.probe_tokens, RATES["onlstm"] / 3)  # smaller batches: slower a token
+    trained("probe-forward-words", first.probe_tokens, RATES["onlstm"] / 3)
+    trained("member-2", 2_000_000, RATES["pcfg"])
+    trained("member-4", 2_000_000, RATES["pcfg"])
     record["stages"].append({"name": "readings", "wall_minutes": 1.0})
     assert replanned(first, record, stages(first, tmp_path, record)) is None  # no ON-LSTM member's rate seen yet
-    trained("member-1", first.member_sample, RATES.onlstm_tokens)
+    trained("member-1", first.sections["onlstm"].sample, RATES["onlstm"])
     again = replanned(first, record, stages(first, tmp_path, record))
     redone = record["budget"]["replanned"]
-    assert redone["after"] == "member-1" and redone["rates"]["lm_tokens_per_second"] == pytest.approx(
-        RATES.onlstm_tokens
-    )
-    assert redone["scale"] > 1.3 * sizing["scale"] and again.member_sample > first.member_sample  # twice the speed
-    done = {"probes": 2, "language models": 1, "grammars": 2}
+    assert redone["after"] == "member-1" and redone["rates"]["onlstm"] == pytest.approx(RATES["onlstm"])
+    assert redone["scale"] > 1.3 * sizing["scale"]
+    assert again.sections["onlstm"].sample > first.sections["onlstm"].sample  # twice the speed
+    done = {"probes": 2, "onlstm": 1, "pcfg": 2}
     whole, rest = costs(again, RATES, CORPUS), costs(again, RATES, CORPUS, done)
     assert rest["probes"] == rest["grammars"] == 0 < whole["probes"]
-    assert rest["language models"] == pytest.approx(whole["language models"] * 2 / 3)  # one of three trained
+    assert rest["ON-LSTMs"] == pytest.approx(whole["ON-LSTMs"] * 2 / 3)  # one of three trained
     left = budget.USABLE * 180 - redone["spent_minutes"]
     assert (
         left * 0.95 <= sum(costs(again, RATES, CORPUS, done).values()) <= left
@@ -187,55 +206,53 @@ def test_a_fit_replans_at_the_rates_its_first_models_showed_to_fill_the_time_lef
 def test_only_grammars_the_user_left_as_the_recipes_are_grown_by_the_time():
     from onparse.families import GrammarConfig
 
-    assert budget.time_chooses_grammars(plan())
+    assert budget.shape_chosen_by_time(plan()) == "pcfg"
     for chosen in (
-        plan(larger_grammars=False),
-        plan(larger_grammars=True),
-        plan(grammar_batch_size=200),
-        plan(member_grammar=GrammarConfig(nonterminals=40)),
-        plan(grammar_epochs=3),
+        plan(pcfg={"larger": False}),
+        plan(pcfg={"larger": True}),
+        plan(pcfg={"batch_size": 200}),
+        plan(pcfg={"model": GrammarConfig(nonterminals=40)}),
+        plan(pcfg={"epochs": 3}),
         plan(families=["onlstm"]),
     ):
-        assert not budget.time_chooses_grammars(chosen)
-    larger = budget.larger(plan())
-    assert (larger.member_grammar.nonterminals, larger.member_grammar.preterminals, larger.grammar_batch_size) == (
-        64,
-        128,
-        200,
-    )
+        assert budget.shape_chosen_by_time(chosen) is None
+    larger = budget.larger(plan(), ["pcfg"])
+    grown = larger.sections["pcfg"]
+    assert (grown.model.nonterminals, grown.model.preterminals, grown.batch_size) == (64, 128, 200)
     settled = budget.at_scale(larger, CORPUS, 1.0, larger)  # 2.4 M words: three epochs of 800,000
-    assert settled.grammar_epochs == 3 and budget.at_scale(plan(), CORPUS, 1.0, plan()).grammar_epochs == 5
-    asked = plan(train=[str(EXAMPLES / "corpus.txt")], dev=str(EXAMPLES / "dev.txt"), larger_grammars=True)
     assert (
-        sizing.settled_plan(asked, Path("unused"), None)[0].grammar_shape["nonterminals"] == 64
-    )  # asked: no hours needed
+        settled.sections["pcfg"].epochs == 3
+        and budget.at_scale(plan(), CORPUS, 1.0, plan()).sections["pcfg"].epochs == 5
+    )
+    asked = plan(train=[str(EXAMPLES / "corpus.txt")], dev=str(EXAMPLES / "dev.txt"), pcfg={"larger": True})
+    found = sizing.settled_plan(asked, Path("unused"), None)[0]
+    assert found.sections["pcfg"].shape["nonterminals"] == 64  # asked: no hours needed
     with pytest.raises(ValueError, match="larger-grammars"):
-        plan(larger_grammars=True, member_grammar=GrammarConfig(nonterminals=40)).check()
+        plan(pcfg={"larger": True, "model": GrammarConfig(nonterminals=40)}).check()
 
 
 @pytest.mark.parametrize("room", ["both", "default only", "neither"])
 def test_hours_to_spare_grow_the_grammars_where_the_larger_ones_fit(tmp_path, monkeypatch, room):
-    from onparse.families import of
     from onparse.fit.card import budget_summary
     from onparse.fit.sizing import settled_plan, text_size
 
-    given = plan(train=[str(EXAMPLES / "corpus.txt")], dev=str(EXAMPLES / "dev.txt"), grammar_students=None)
+    given = plan(train=[str(EXAMPLES / "corpus.txt")], dev=str(EXAMPLES / "dev.txt"), pcfg={"students": None})
     slower = 3.0  # a larger grammar's words a second, against the default's
     monkeypatch.setattr(
         budget,
         "timed",
         lambda config: (
-            RATES.onlstm_tokens
-            if of(config.model).reads_either_way
-            else RATES.grammar_words / (slower if config.model.nonterminals > 30 else 1)
+            RATES["onlstm"]
+            if config.family == "onlstm"
+            else RATES["pcfg"] / (slower if config.model.nonterminals > 30 else 1)
         ),
     )
-    corpus = text_size(given)
+    text = text_size(given)
     minutes = {
-        name: sum(costs(budget.at_scale(shaped, corpus, 1.0, shaped), rates, corpus).values())
+        name: sum(costs(budget.at_scale(shaped, text, 1.0, shaped), rates, text).values())
         for name, shaped, rates in (
             ("default", given, RATES),
-            ("larger", budget.larger(given), Rates(RATES.onlstm_tokens, RATES.grammar_words / slower)),
+            ("larger", budget.larger(given, ["pcfg"]), {**RATES, "pcfg": RATES["pcfg"] / slower}),
         )
     }
     assert minutes["larger"] > minutes["default"]
@@ -246,27 +263,23 @@ def test_hours_to_spare_grow_the_grammars_where_the_larger_ones_fit(tmp_path, mo
     }[room] / (60 * budget.USABLE)
     found, sizing = settled_plan(given, tmp_path, hours)
     grown = room == "both"
-    assert found.grammar_shape == (
+    assert found.sections["pcfg"].shape == (
         {"nonterminals": 64, "preterminals": 128, "batch_size": 200}
         if grown
         else {"nonterminals": 30, "preterminals": 60, "batch_size": 600}
     )
     assert (sizing["scale"] < 1) == (room == "neither")
     if room == "neither":  # no time to spare: the larger grammars are not even timed
-        assert "larger_grammars" not in sizing
+        assert "larger" not in sizing
         return
-    weighed = sizing["larger_grammars"]
-    assert weighed["chosen"] == grown and weighed["grammar_words_per_second"] == pytest.approx(
-        RATES.grammar_words / slower
-    )
+    weighed = sizing["larger"]
+    assert weighed["chosen"] == grown and weighed["family"] == "pcfg"
+    assert weighed["rate"] == pytest.approx(RATES["pcfg"] / slower)
     assert weighed["default_predicted_total_minutes"] == pytest.approx(minutes["default"], abs=0.5)
     if grown:
         assert weighed["predicted_total_minutes"] == pytest.approx(minutes["larger"], abs=0.5)
-    shape = {"nonterminals": found.member_grammar.nonterminals, "preterminals": found.member_grammar.preterminals}
-    said = budget_summary(
-        {"budget": sizing, "plan": {"member_grammar": shape, "grammar_batch_size": found.grammar_batch_size}}
-    )
-    assert ("64 x 128 symbols" in said) == grown and ("no time for them" in said) == (not grown)
+    said = budget_summary({"budget": sizing, "plan": asdict(found)})
+    assert ("nonterminals=64, preterminals=128" in said) == grown and ("no time for them" in said) == (not grown)
 
 
 def test_a_generation_is_paid_for_its_teachers_trees_and_its_students():
@@ -274,7 +287,7 @@ def test_a_generation_is_paid_for_its_teachers_trees_and_its_students():
 
     full = at_scale(plan(generations=0), CORPUS, 1.0, plan())
     none, one, two = (costs(replace(full, generations=g), RATES, CORPUS) for g in (0, 1, 2))
-    students = none["language-model students"] + none["grammar students"]
+    students = none["ON-LSTM students"] + none["grammar students"]
     assert "generations" not in none and one["generations"] > students  # the students again, and their teacher's trees
     # the first generation's teacher parses with the members and the first students, a later one with its students alone
     assert students < two["generations"] - one["generations"] < one["generations"]
@@ -293,7 +306,7 @@ def test_a_replan_with_time_to_spare_trains_one_more_member_of_each_family(tmp_p
     from onparse.fit.sizing import replanned
     from onparse.fit.stages import stages
 
-    fast, done = Rates(4 * RATES.onlstm_tokens, 4 * RATES.grammar_words), {"language models": 1, "grammars": 2}
+    fast, done = {name: 4 * rate for name, rate in RATES.items()}, {"onlstm": 1, "pcfg": 2}
     five = plan(families=["onlstm", "pcfg"], directions=["forward"], punctuation=False)
     rest = [
         sum(costs(at_scale(shaped, CORPUS, 1.0, five), fast, CORPUS, done).values())
@@ -311,9 +324,9 @@ def test_a_replan_with_time_to_spare_trains_one_more_member_of_each_family(tmp_p
             "stages": [
                 {"name": name, "tokens_seen": tokens, "tokens_per_second": 4 * rate, "wall_minutes": spent / 3}
                 for name, tokens, rate in (
-                    ("member-2", 4_000_000, RATES.grammar_words),
-                    ("member-4", 4_000_000, RATES.grammar_words),
-                    ("member-1", 950_000, RATES.onlstm_tokens),
+                    ("member-2", 4_000_000, RATES["pcfg"]),
+                    ("member-4", 4_000_000, RATES["pcfg"]),
+                    ("member-1", 950_000, RATES["onlstm"]),
                 )
             ],
         }  # 4 times the timing

@@ -28,13 +28,16 @@ STAGES = ["member-1", "member-2", "ensemble-1", "round-1-1", "round-1-2", "ensem
 DEV = [line for line in (EXAMPLES / "dev.txt").read_text().splitlines() if line.strip()]
 
 
-def tiny_plan(**changes) -> FitPlan:
+TINY_ONLSTM = OnlstmConfig(vocab_size=60, embedding_size=16, hidden_size=24, n_layers=3, chunk_size=4)
+
+
+def tiny_plan(onlstm: dict | None = None, pcfg: dict | None = None, **changes) -> FitPlan:
+    """A plan of two tiny ON-LSTMs, with ``changes`` and each family's section changed as given."""
     settings = dict(
         train=[str(EXAMPLES / "corpus.txt")],
         dev=str(EXAMPLES / "dev.txt"),
         members=2,
         rounds=1,
-        member_model=OnlstmConfig(vocab_size=60, embedding_size=16, hidden_size=24, n_layers=3, chunk_size=4),
         member_epochs=1,
         sentences=200,
         evals_per_epoch=2,
@@ -43,7 +46,8 @@ def tiny_plan(**changes) -> FitPlan:
         directions=["forward"],
         punctuation=False,
     )
-    return FitPlan(**{**settings, **changes})
+    plan = FitPlan(**{**settings, **changes}).with_section("onlstm", **{"model": TINY_ONLSTM, **(onlstm or {})})
+    return plan.with_section("pcfg", **pcfg) if pcfg else plan
 
 
 def trees(model: Path) -> list[str]:
@@ -347,36 +351,35 @@ def test_the_maintainer_tool_starts_a_gold_selected_fit_from_another_fits_member
 
 
 def test_members_of_a_small_corpus_read_it_more_often_and_of_a_large_one_a_sample(monkeypatch, tmp_path):
-    from onparse import budget
     from onparse.corpus import read_corpus
+    from onparse.families import onlstm
     from onparse.fit.sizing import settled_plan
     from onparse.settings import Reading
 
     plan = tiny_plan(member_epochs=None)
     tokens = sum(len(words) + 1 for words in read_corpus(plan.train, reading=Reading(punctuation=True)))
-    monkeypatch.setattr(budget, "MEMBER_TOKENS", 3 * tokens)
+    monkeypatch.setattr(onlstm, "MEMBER_TOKENS", 3 * tokens)
     settled, sizing = settled_plan(plan, tmp_path)
-    assert (settled.member_epochs, settled.member_sample, sizing) == (3, None, None)
-    monkeypatch.setattr(budget, "MEMBER_TOKENS", tokens // 10)
+    assert (settled.sections["onlstm"].epochs, settled.sections["onlstm"].sample, sizing) == (3, None, None)
+    monkeypatch.setattr(onlstm, "MEMBER_TOKENS", tokens // 10)
     settled = settled_plan(plan, tmp_path)[0]
-    assert (settled.member_epochs, settled.member_sample) == (1, tokens // 10)  # a tenth of the text, once
+    assert (settled.sections["onlstm"].epochs, settled.sections["onlstm"].sample) == (1, tokens // 10)  # a tenth, once
     stage = next(stage for stage in stages(settled, tmp_path) if stage.name == "member-1")
     assert stage.config.sample_tokens == tokens // 10
-    assert settled_plan(tiny_plan(member_epochs=2), tmp_path)[0].member_epochs == 2  # as asked
+    assert settled_plan(tiny_plan(member_epochs=2), tmp_path)[0].sections["onlstm"].epochs == 2  # as asked
 
 
 def test_grammars_epochs_are_counted_in_the_words_a_grammar_reads_not_the_punctuation_it_leaves_out(
     monkeypatch, tmp_path
 ):
-    from onparse import budget
     from onparse.corpus import read_corpus
-    from onparse.families.pcfg_training import MAX_TRAINING_WORDS
+    from onparse.families import pcfg
     from onparse.fit import sizing
 
     plan = tiny_plan(member_epochs=None, families=["onlstm", "pcfg"])
-    words = sum(len(s) for s in read_corpus(plan.train) if 2 <= len(s) <= MAX_TRAINING_WORDS)  # the words alone
-    monkeypatch.setattr(budget, "GRAMMAR_TOKENS", 10 * words)
-    assert sizing.settled_plan(plan, tmp_path)[0].grammar_epochs == 10  # counted with punctuation: 9
+    words = sum(len(s) for s in read_corpus(plan.train) if 2 <= len(s) <= pcfg.MAX_TRAINING_WORDS)  # the words alone
+    monkeypatch.setattr(pcfg, "GRAMMAR_TOKENS", 10 * words)
+    assert sizing.settled_plan(plan, tmp_path)[0].sections["pcfg"].epochs == 10  # counted with punctuation: 9
 
 
 def test_members_can_vary_their_sizes_and_students_keep_their_starts_shape(tmp_path):
@@ -385,7 +388,7 @@ def test_members_can_vary_their_sizes_and_students_keep_their_starts_shape(tmp_p
         rounds=1,
         scratch_passes=1,
         evals_per_epoch=1,
-        member_variants={"chunk_size": [4, 8], "hidden_size": [24, 32, 40]},
+        onlstm={"variants": {"chunk_size": [4, 8], "hidden_size": [24, 32, 40]}},
     )
     shapes = [(s.config.model.chunk_size, s.config.model.hidden_size) for s in stages(plan, tmp_path) if s.config]
     assert shapes == [(4, 24), (8, 32), (4, 24), (8, 32), (4, 24)]  # members, students, then the student from scratch
@@ -398,10 +401,10 @@ def test_members_can_vary_their_sizes_and_students_keep_their_starts_shape(tmp_p
     ]  # scratch (member-1's shape) and two students
     with pytest.raises(ValueError, match="chunk"):
         tiny_plan(
-            member_variants={"chunk_size": [4, 7]}
+            onlstm={"variants": {"chunk_size": [4, 7]}}
         ).check()  # 7 divides neither the embedding (16) nor the hidden size (24)
     with pytest.raises(ValueError, match="n_layers"):
-        tiny_plan(member_variants={"n_layers": [2, 3]}).check()
+        tiny_plan(onlstm={"variants": {"n_layers": [2, 3]}}).check()
 
 
 def test_every_member_draws_its_own_seed_and_reads_in_its_turns_direction():
@@ -451,7 +454,7 @@ def test_probes_choose_the_punctuation_and_two_members_reading_each_way_the_dire
         punctuation=None,
         scratch_passes=1,
         probe_tokens=100_000,
-        grammar_epochs=1,
+        pcfg={"epochs": 1},
     )
     names = [stage.name for stage in stages(plan, tmp_path)]
     probes = ["probe-forward-punctuation", "probe-forward-words"]
@@ -549,7 +552,8 @@ def test_the_reading_rule_needs_a_referee_where_it_weighs_two_probes():
     tiny_plan(directions=["auto"], punctuation=True).check()  # two ON-LSTMs try the directions: no probe to referee
     assert not tiny_plan(directions=["forward"], punctuation=True).chooses_reading
     # two grammar students by default where there are grammars to take their shape from; none asked of a fit without
-    assert tiny_plan(families=["onlstm", "pcfg"]).grammar_student_count == 2 and tiny_plan().grammar_student_count == 0
+    assert tiny_plan(families=["onlstm", "pcfg"]).student_counts() == {"onlstm": 1, "pcfg": 2}
+    assert tiny_plan().student_counts() == {"onlstm": 1}
     tiny_plan().check()
     assert [r.punctuation for r in tiny_plan(families=["onlstm", "pcfg"], punctuation=None).candidate_readings()] == [
         True,
@@ -565,19 +569,21 @@ def test_a_fit_mixing_families_votes_grammars_beside_onlstms_and_resumes_to_the_
         families=["onlstm", "pcfg"],
         rounds=1,
         scratch_passes=1,
-        grammar_epochs=2,
-        grammar_batch_size=50,
-        grammar_students=0,
-        member_grammar=GrammarConfig(vocab_size=60, nonterminals=3, preterminals=4, symbol_size=8),
+        pcfg={
+            "epochs": 2,
+            "batch_size": 50,
+            "students": 0,
+            "model": GrammarConfig(vocab_size=60, nonterminals=3, preterminals=4, symbol_size=8),
+        },
     )
     settled = {stage.name: stage for stage in stages(plan, tmp_path)}
     assert [settled[f"member-{k}"].config.family for k in (1, 2, 3)] == ["onlstm", "pcfg", "onlstm"]
     grammar = settled["member-2"].config
     assert grammar.default_layer == SPANS and grammar.epochs == 2 and grammar.reading.punctuation is False
-    assert grammar.batch_size == 50 and settled["member-1"].config.batch_size == plan.batch_size
+    assert grammar.batch_size == 50 and settled["member-1"].config.batch_size == plan.sections["onlstm"].batch_size
     for wrong in (0, 2.5):
-        with pytest.raises(ValueError, match="grammar_batch_size"):
-            tiny_plan(grammar_batch_size=wrong).check()
+        with pytest.raises(ValueError, match="batch_size"):
+            tiny_plan(families=["onlstm", "pcfg"], pcfg={"batch_size": wrong}).check()
     # a grammar is no student: it votes as it is in every round, and the student from scratch starts from an ON-LSTM
     assert settled["ensemble-2"].members == ["round-1-1", "member-2", "round-1-3"]
     assert settled["scratch"].config.distill.start.endswith("member-1/model")
@@ -604,7 +610,7 @@ def test_a_fit_mixing_families_votes_grammars_beside_onlstms_and_resumes_to_the_
 
 def test_students_from_scratch_in_both_directions_learn_one_teacher_and_all_vote(tmp_path):
     plan = tiny_plan(
-        members=2, rounds=0, scratch_passes=1, evals_per_epoch=1, student_directions=["forward", "backward"]
+        members=2, rounds=0, scratch_passes=1, evals_per_epoch=1, onlstm={"student_directions": ["forward", "backward"]}
     )
     settled = {stage.name: stage for stage in stages(plan, tmp_path)}
     one, two = settled["scratch"].config, settled["scratch-2"].config
@@ -617,9 +623,9 @@ def test_students_from_scratch_in_both_directions_learn_one_teacher_and_all_vote
     ]  # one student unless asked
     for wrong in (["sideways"], "backward", ["backward", "backward"]):
         with pytest.raises(ValueError, match="students read"):
-            tiny_plan(student_directions=wrong).check()
-    with pytest.raises(ValueError, match="students' directions"):
-        tiny_plan(families=["pcfg"], rounds=0, student_directions=["backward"]).check()
+            tiny_plan(onlstm={"student_directions": wrong}).check()
+    with pytest.raises(ValueError, match="ON-LSTM students take .* add --family onlstm"):
+        tiny_plan(families=["pcfg"], rounds=0, onlstm={"student_directions": ["backward"]}).check()
     fit(plan, tmp_path / "fit")
     model = Parser.load(tmp_path / "fit" / "model")
     assert sorted(m.reading.direction for m in model.members) == ["backward", "forward", "forward", "forward"]
@@ -636,10 +642,7 @@ def test_grammar_students_learn_the_last_ensembles_trees_beside_the_onlstm_stude
         rounds=0,
         scratch_passes=1,
         evals_per_epoch=1,
-        grammar_epochs=1,
-        grammar_batch_size=50,
-        member_grammar=grammar,
-        grammar_students=2,
+        pcfg={"epochs": 1, "batch_size": 50, "model": grammar, "students": 2},
     )
     settled = {stage.name: stage for stage in stages(plan, tmp_path)}
     assert settled["model"].members == ["scratch", "grammar-student-1", "grammar-student-2", "member-1", "member-2"]
@@ -650,10 +653,10 @@ def test_grammar_students_learn_the_last_ensembles_trees_beside_the_onlstm_stude
     assert first.lr == 1e-3 and first.batch_size == 600 and first.epochs == plan.scratch_passes
     assert [s.name for s in stages(tiny_plan(rounds=0), tmp_path)][-2:] == ["scratch", "model"]  # none unless asked
     with pytest.raises(ValueError, match="grammar students take"):
-        tiny_plan(grammar_students=1).check()
-    with pytest.raises(ValueError, match="grammar students and generations at least 0"):
-        tiny_plan(families=["onlstm", "pcfg"], grammar_students=-1).check()
-    record = fit(replace(plan, grammar_students=1), tmp_path / "fit")
+        tiny_plan(pcfg={"students": 1}).check()
+    with pytest.raises(ValueError, match="students must be a whole number of at least 0"):
+        tiny_plan(families=["onlstm", "pcfg"], pcfg={"students": -1}).check()
+    record = fit(plan.with_section("pcfg", students=1), tmp_path / "fit")
     assert [stage["name"] for stage in record["stages"]][-2:] == ["grammar-student-1", "model"]
     student = json.loads((tmp_path / "fit" / "grammar-student-1" / "model" / "card.json").read_text())
     assert student["config"]["family"] == "pcfg" and "teacher_agreement" in student["selected"]
@@ -663,7 +666,7 @@ def test_grammar_students_learn_the_last_ensembles_trees_beside_the_onlstm_stude
 
 def test_each_student_learns_the_vote_just_before_it(tmp_path):
     """Round r's students learn ensemble-r; the students from scratch learn the last ensemble, not the first."""
-    planned = {s.name: s for s in stages(tiny_plan(rounds=2, grammar_students=0), tmp_path)}
+    planned = {s.name: s for s in stages(tiny_plan(rounds=2, pcfg={"students": 0}), tmp_path)}
     teachers = {
         name: Path(s.config.distill.teacher).name for name, s in planned.items() if s.config and s.config.distill
     }
@@ -677,24 +680,24 @@ def test_each_student_learns_the_vote_just_before_it(tmp_path):
     assert all(Path(planned[name].config.distill.trees).stem == teacher for name, teacher in teachers.items())
 
 
-def climbing_plan(**changes) -> FitPlan:
+TINY_GRAMMAR = {"epochs": 1, "batch_size": 50, "students": 1}
+
+
+def climbing_plan(pcfg: dict | None = None, **changes) -> FitPlan:
     from onparse.families import GrammarConfig
 
     grammar = GrammarConfig(vocab_size=60, nonterminals=3, preterminals=4, symbol_size=8)
     return tiny_plan(
+        pcfg={**TINY_GRAMMAR, "model": grammar, **(pcfg or {})},
         **{
             "members": 2,
             "families": ["onlstm", "pcfg"],
             "rounds": 0,
             "scratch_passes": 1,
             "evals_per_epoch": 1,
-            "grammar_epochs": 1,
-            "grammar_batch_size": 50,
-            "member_grammar": grammar,
-            "grammar_students": 1,
             "generations": 2,
             **changes,
-        }
+        },
     )
 
 
@@ -727,14 +730,14 @@ def test_each_generation_learns_the_vote_before_it_with_seeds_of_its_own(tmp_pat
     assert by_name["model"].members == ["generation-2-scratch", "generation-2-grammar-student-1"]
     seeds = [by_name[name].config.seed for name in ("scratch", "generation-1-scratch", "generation-2-scratch")]
     assert len(set(seeds)) == 3
-    larger = climbing_plan(student_grammar=replace(climbing_plan().member_grammar, nonterminals=6))
+    larger = climbing_plan(pcfg={"student_model": replace(climbing_plan().sections["pcfg"].model, nonterminals=6)})
     assert {s.config.model.nonterminals for s in stages(larger, tmp_path) if "grammar-student" in s.name} == {6}
     assert [s.name for s in stages(climbing_plan(generations=0), tmp_path)][-1:] == ["model"]
     assert "generation-0" not in [s.name for s in stages(climbing_plan(generations=0), tmp_path)]
     with pytest.raises(ValueError, match="generations at least 0"):
         climbing_plan(generations=-1).check()
     with pytest.raises(ValueError, match="ask for grammar students"):
-        climbing_plan(grammar_students=0, student_grammar=larger.student_grammar).check()
+        climbing_plan(pcfg={"students": 0, "student_model": larger.sections["pcfg"].student_model}).check()
 
 
 def test_the_climb_stops_after_a_generation_that_barely_moved_its_teachers_trees(tmp_path):
@@ -792,11 +795,60 @@ def test_a_generation_learns_its_teachers_trees_records_how_far_it_moved_and_res
     )
 
 
+def as_written_before_sections(record: dict) -> dict:
+    """A record as onparse wrote it before the plan had a section per family (its family settings flat in the plan,
+    rates and text sizes keyed by kind): ``plan.OLD_SECTION_FIELDS`` read backwards."""
+    from onparse.plan import OLD_SECTION_FIELDS
+
+    plan = dict(record["plan"])
+    sections = plan.pop("sections")
+    for old, (family, name) in OLD_SECTION_FIELDS.items():
+        plan[old] = sections.get(family, {}).get(name)
+    plan["member_epochs"] = sections["onlstm"]["epochs"]
+    plan["member_grammar"] = plan["member_grammar"] or {}
+    old = {**record, "plan": plan}
+    if "budget" in record:
+        sizing = dict(record["budget"])
+        sizing["rates"] = {"lm_tokens_per_second": sizing["rates"].get("onlstm"), "grammar_words_per_second": None}
+        sizing["corpus"] = {**{k: v for k, v in sizing["corpus"].items() if k != "units"}, "grammar_words": 0}
+        given = sizing["given"]
+        sizing["given"] = {
+            **{key: given[key] for key in ("member_epochs", "probe_tokens", "sentences")},
+            "member_sample": None,
+            "grammar_epochs": None,
+            "grammar_sample": None,
+        }
+        old["budget"] = sizing
+    return old
+
+
+def test_a_fit_recorded_before_the_plan_had_family_sections_resumes_as_it_was_planned(tmp_path):
+    from onparse.fit.records import read_record
+
+    out = tmp_path / "fit"
+    plan = tiny_plan(rounds=0, member_epochs=None, onlstm={"variants": {"hidden_size": [24, 32]}})
+    with pytest.raises(TimeUp):
+        fit(plan, out, hours=0.0001)  # sized, timed, then stopped before the first member ends
+    record = json.loads((out / "fit.json").read_text())
+    (out / "fit.json").write_text(json.dumps(as_written_before_sections(record)))
+    translated = read_record(out)
+    assert FitPlan.from_dict(translated["plan"]) == FitPlan.from_dict(record["plan"])
+    assert translated["budget"]["rates"] == record["budget"]["rates"]
+    assert translated["budget"]["given"] == record["budget"]["given"]
+    assert translated["budget"]["corpus"]["units"] == {"onlstm": record["budget"]["corpus"]["tokens"]}
+    resumed = fit(None, out, resume=True)
+    assert (
+        resumed["stages"][-1]["name"] == "model"
+        and "member_model" not in json.loads((out / "fit.json").read_text())["plan"]
+    )
+    assert sorted(m.model.config.hidden_size for m in Parser.load(out / "model").members) == [24, 24, 32]
+
+
 def test_a_finished_fit_asked_for_more_students_makes_its_model_again_and_resume_takes_no_new_settings(tmp_path):
     out = tmp_path / "fit"
     fit(tiny_plan(rounds=0), out)
     record = json.loads((out / "fit.json").read_text())
-    record["plan"]["student_directions"] = ["forward", "backward"]  # one more student, asked for after the end
+    record["plan"]["sections"]["onlstm"]["student_directions"] = ["forward", "backward"]  # more, asked after the end
     (out / "fit.json").write_text(json.dumps(record))
     again = fit(None, out, resume=True)
     assert [entry["name"] for entry in again["stages"]][-2:] == ["scratch-2", "model"]
@@ -806,7 +858,16 @@ def test_a_finished_fit_asked_for_more_students_makes_its_model_again_and_resume
     record = json.loads((out / "fit.json").read_text())
     for edit, said in (
         (("families", ["onlstm", "pcfg"]), "member-2 of family pcfg (trained with onlstm)"),
-        (("member_variants", {"hidden_size": [32]}), "member-1 of hidden_size 32 (trained with 24)"),
+        (
+            (
+                "sections",
+                {
+                    **record["plan"]["sections"],
+                    "onlstm": {**record["plan"]["sections"]["onlstm"], "variants": {"hidden_size": [32]}},
+                },
+            ),
+            "member-1 of hidden_size 32 (trained with 24)",
+        ),
     ):
         (out / "fit.json").write_text(json.dumps({**record, "plan": {**record["plan"], edit[0]: edit[1]}}))
         with pytest.raises(RunFolderError, match=re.escape(said)):
@@ -899,13 +960,13 @@ def test_text_given_as_tokens_needs_no_tokenizer_for_its_language(tmp_path):
 
 
 def test_a_fit_on_small_text_says_so_before_it_trains(caplog, tmp_path):
-    from onparse.budget import MEMBER_TOKENS
+    from onparse.families.onlstm import MEMBER_TOKENS
     from onparse.fit import sizing
     from onparse.fit.sizing import settled_plan
 
     with caplog.at_level("WARNING", logger="onparse"):
         planned = settled_plan(tiny_plan(member_epochs=None), tmp_path)[0]
-    assert planned.member_epochs > 1 and "the training text is small (" in caplog.text
+    assert planned.sections["onlstm"].epochs > 1 and "the training text is small (" in caplog.text
     caplog.clear()
     few_long = {"sentences": 50, "tokens": sizing.SMALL_TEXT_TOKENS}  # few sentences, enough tokens: not small
     with caplog.at_level("WARNING", logger="onparse"):

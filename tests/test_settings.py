@@ -8,8 +8,9 @@ import pytest
 from onparse.cli import main
 from onparse.config import DistillConfig, ParseConfig, TrainConfig
 from onparse.families import OnlstmConfig, named
+from onparse.families.onlstm import MEMBER_MODEL
 from onparse.families.pcfg import GRAMMAR_TRAINING
-from onparse.plan import MEMBER_MODEL, FitPlan
+from onparse.plan import FitPlan
 from onparse.settings import default
 
 

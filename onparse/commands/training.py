@@ -23,7 +23,9 @@ from onparse.commandline import (
     typed_command,
 )
 from onparse.config import DISTILL_OPTIONS, DistillConfig, TrainConfig
-from onparse.families import GrammarConfig, OnlstmConfig
+from onparse.families import REGISTRY, GrammarConfig, OnlstmConfig
+from onparse.families.base import section_options
+from onparse.families.onlstm import MEMBER_MODEL, VARIED_SIZES
 from onparse.families.pcfg import GRAMMAR_TRAINING
 from onparse.options import (
     GRAMMAR_SIZES,
@@ -39,7 +41,7 @@ from onparse.options import (
     right_branching_options,
     run_options,
 )
-from onparse.plan import MEMBER_MODEL, VARIED_SIZES, FitPlan
+from onparse.plan import FitPlan
 from onparse.settings import BACKWARD, FORWARD, Reading, default
 
 
@@ -260,6 +262,9 @@ distill_options = declared(  # onparse distill
 )
 
 
+STUDENT_PREFIX = "student"  # the grammar students' sizes: --student-nonterminals, ...
+
+
 fit_options = declared(  # onparse fit
     click.option(
         "--train", "train_paths", multiple=True, help="Training text (.mrg, or one sentence a line); repeatable."
@@ -286,17 +291,12 @@ fit_options = declared(  # onparse fit
     options_of(FitPlan, "members", "more_members", "rounds", "member_epochs"),
     options_of(OnlstmConfig, *VARIED_SIZES, defaults=MEMBER_MODEL),
     options_of(OnlstmConfig, "n_layers", "vocab_size"),
-    options_of(FitPlan, "sentences", "scratch_passes", "student_directions", "grammar_students"),
-    click.option(
-        "--student-nonterminals",
-        type=Positive,
-        help="The grammar students' nonterminals  [default: the grammar members'].",
+    options_of(FitPlan, "sentences", "scratch_passes"),
+    *(  # each family's section of the plan, as ``--PREFIX-SETTING``
+        options_of(family.section, *section_options(family.section), prefix=family.option_prefix)
+        for family in REGISTRY.values()
     ),
-    click.option(
-        "--student-preterminals",
-        type=Positive,
-        help="The grammar students' preterminals  [default: the grammar members'].",
-    ),
+    options_of(GrammarConfig, "nonterminals", "preterminals", prefix=STUDENT_PREFIX),
     options_of(FitPlan, "generations", "stop_agreement", "evals_per_epoch"),
     right_branching_options("in every ensemble"),
     options_of(
@@ -316,22 +316,32 @@ fit_options = declared(  # onparse fit
         "families",
     ),
     options_of(GrammarConfig, *GRAMMAR_SIZES),
-    options_of(FitPlan, "grammar_epochs", "grammar_batch_size", "larger_grammars", "seed", "dtype", "device"),
+    options_of(FitPlan, "seed", "dtype", "device"),
     click.option("--threads", type=Threads, help=THREADS_HELP),
     MESSAGES,
 )
 
 
-def fit_plan(
-    member_sizes: dict[str, list[int]], grammar: GrammarConfig, student_symbols: dict[str, int | None], **settings
-) -> FitPlan:
+def fit_plan(member_sizes: dict[str, list[int]], grammar: GrammarConfig, values: dict) -> FitPlan:
     """A plan from the command line's values: each ON-LSTM size as a list (several: member k takes the k-th, cycling),
-    the grammar members' sizes, and the grammar students' symbols where given (None: the members')."""
-    student = replace(grammar, **{name: value for name, value in student_symbols.items() if value})
-    return FitPlan(
-        member_model=OnlstmConfig(vocab_size=grammar.vocab_size, **{name: v[0] for name, v in member_sizes.items()}),
-        member_variants={name: list(v) for name, v in member_sizes.items() if len(v) > 1},
-        member_grammar=grammar,
-        student_grammar=student if student != grammar else None,
-        **settings,
+    the grammar members' sizes, each family's section from its ``--PREFIX-SETTING`` values and the grammar students'
+    sizes where given (None: the members'); the rest are the plan's own settings."""
+    sections = {
+        family.name: family.section(
+            **{name: values.pop(f"{family.option_prefix}_{name}") for name in section_options(family.section)}
+        )
+        for family in REGISTRY.values()
+    }
+    student = replace(
+        grammar,
+        **{
+            name: value
+            for name in ("nonterminals", "preterminals")
+            if (value := values.pop(f"{STUDENT_PREFIX}_{name}"))
+        },
     )
+    onlstm, pcfg = sections[OnlstmConfig.family], sections[GrammarConfig.family]
+    onlstm.model = OnlstmConfig(vocab_size=grammar.vocab_size, **{name: v[0] for name, v in member_sizes.items()})
+    onlstm.variants = {name: list(v) for name, v in member_sizes.items() if len(v) > 1}
+    pcfg.model, pcfg.student_model = grammar, student if student != grammar else None
+    return FitPlan(sections=sections, **values)

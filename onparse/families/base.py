@@ -11,12 +11,71 @@ settings without loading either.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from dataclasses import dataclass, fields
 from importlib import import_module
 from typing import Any, ClassVar
 
 from onparse.settings import Layer, Reading
 
 PARTS = ("model", "training_setup", "student_objective", "dev_figures")
+
+
+@dataclass
+class FitSection:
+    """A family's part of a fit's plan (``FitPlan.sections``, by family name): how much each of its members reads
+    (settled by the fit unless given), its update, its students of each teacher and its members' shape (``model``).
+    A family subclasses it with the defaults and whatever else it decides; its fields with a help text are options of
+    ``onparse fit``, named ``--PREFIX-FIELD`` (``Family.option_prefix``) unless the field names its option."""
+
+    model: Any = None  # the members' settings (the family's ``settings``)
+    epochs: int | None = None  # each member's: as given (None: --member-epochs, else what the recipe reads)
+    sample: int | None = None  # settled by the fit: the units of the sample each member reads (None: the text)
+    batch_size: int = 64
+    students: int | None = None  # students from scratch of each teacher (None: the family's default)
+    student_model: Any = None  # the students' settings (None: their start's)
+    larger: bool | None = None  # members of the family's larger shape (``Family.larger``); None: where time allows
+
+    def asks_for_students(self) -> bool:
+        """Whether the section asks for students (beside the family's default): they need a member to start from."""
+        return bool(self.students) or self.student_model is not None
+
+    def check(self) -> None:
+        """ValueError for a section that cannot run: the members' and students' settings checked too."""
+        for name in ("epochs", "sample", "students"):
+            value = getattr(self, name)
+            least = 0 if name == "students" else 1
+            if value is not None and (type(value) is not int or value < least):
+                raise ValueError(f"{name} must be a whole number of at least {least}, not {value!r:.40}")
+        if self.larger is not None and type(self.larger) is not bool:
+            raise ValueError(f"larger must be true, false or null (where the time allows), not {self.larger!r:.40}")
+        if type(self.batch_size) is not int or self.batch_size < 1:
+            raise ValueError(f"batch_size must be a whole number of at least 1, not {self.batch_size!r:.40}")
+        for settings in (self.model, self.student_model):
+            if settings is not None:
+                settings.check()
+
+
+def section_from_dict(section: type[FitSection], settings: type, values: dict) -> FitSection:
+    """A family's section from ``fit.json``: its settings objects made from their dicts (TypeError or ValueError for
+    what is no section)."""
+    if not isinstance(values, dict):
+        raise ValueError(f"a family's section of a plan is an object, not {values!r:.40}")
+    made = {
+        name: settings(**value) if name in ("model", "student_model") and isinstance(value, dict) else value
+        for name, value in values.items()
+    }
+    if made.get("model") is None:
+        made.pop("model", None)
+    found = section(**made)
+    for name in ("model", "student_model"):
+        if getattr(found, name) is not None and not isinstance(getattr(found, name), settings):
+            raise ValueError(f"{name} must be an object of {settings.__name__} settings")
+    return found
+
+
+def section_options(section: type[FitSection]) -> list[str]:
+    """The section's fields that are options of ``onparse fit`` (those with a help text)."""
+    return [f.name for f in fields(section) if "help" in f.metadata]
 
 
 class Family(ABC):
@@ -33,6 +92,18 @@ class Family(ABC):
     learns_span_shares: ClassVar[bool] = (
         False  # a student learns its teacher's span shares (soft targets), or trees alone
     )
+    # In a fit: its section of the plan and the prefix of the section's options, the names of its members and
+    # students in the budget and the card, the unit its throughput counts (``text_units``), whether distillation
+    # rounds refine its members (or they vote again as trained), its wall time over its training time (evaluations;
+    # scored on dev gold trees too) and its parse's cost over training's per unit of text
+    section: ClassVar[type[FitSection]] = FitSection
+    option_prefix: ClassVar[str]
+    plural: ClassVar[str]
+    students_plural: ClassVar[str]
+    unit: ClassVar[str] = "tokens"
+    refined_in_rounds: ClassVar[bool] = False
+    wall: ClassVar[tuple[float, float]] = (1.25, 1.25)
+    parse_cost: ClassVar[float] = 1.0
 
     def part(self, name: str) -> Any:
         """One of the family's heavier parts (``PARTS``), imported when first asked for."""
@@ -92,10 +163,60 @@ class Family(ABC):
     def batch_share(self, batch_size: int, processes: int) -> str:
         """What each of several processes trains on of an update."""
 
-    @abstractmethod
-    def schedule(self, plan: Any) -> dict:
-        """A fit member's epochs and update size, from the plan's settings for this family."""
+    def schedule(self, section: FitSection) -> dict:
+        """A fit member's epochs, update size and sample, from the plan's section for this family."""
+        return {"epochs": section.epochs, "batch_size": section.batch_size, "sample_tokens": section.sample}
 
-    @abstractmethod
-    def member_settings(self, plan: Any, k: int) -> Any:
+    def member_settings(self, section: FitSection, k: int) -> Any:
         """A fit member's sizes: member ``k``'s (from 1) in its turn."""
+        return section.model
+
+    def sized_reading(self, reading: Reading) -> Reading:
+        """What the budget counts of a sentence for a member reading it as ``reading``: the same, unless the family
+        says otherwise."""
+        return reading
+
+    def text_units(self, tokens: list[str]) -> int:
+        """What a sentence of ``tokens`` (as ``sized_reading`` reads it) adds to the text a member learns, in the
+        units its throughput is timed in (the budget's): every token and the sentence's end, unless the family says
+        otherwise."""
+        return len(tokens) + 1
+
+    def recipe_units(self, section: FitSection, text_units: float) -> float:
+        """The units a member reads at the recipe's full scale, of a text of ``text_units``: the text once, unless the
+        family says otherwise."""
+        return text_units
+
+    def student_count(self, section: FitSection) -> int:
+        """Students from scratch of each teacher: as the section asks, else none."""
+        return section.students or 0
+
+    def students(self, section: FitSection, start: Any, seed: int, prefix: str, plan: Any) -> list[tuple[str, dict]]:
+        """Each student from scratch of one teacher as its name and its run's settings (a TrainConfig's, beside the
+        fit's common ones); ``start`` is the voter it starts from: its folder, settings and reading."""
+        folder, model, _ = start
+        return [
+            (
+                f"{prefix}{self.option_prefix}-student-{i + 1}",
+                {
+                    "family": self.name,
+                    "model": section.student_model or model,
+                    "epochs": plan.scratch_passes,
+                    "seed": seed + i,
+                    "start": folder,
+                    **self.student_training,
+                    "default_layer": self.default_readout(model),
+                },
+            )
+            for i in range(self.student_count(section))
+        ]
+
+    def larger(self, section: FitSection) -> FitSection:
+        """The section with larger members (--larger-..., or where the hours choose the shape: ``time_chooses_shape``);
+        the section as it is for a family with no larger shape."""
+        return section
+
+    def time_chooses_shape(self, section: FitSection) -> bool:
+        """Whether the hours choose between the section's shape and ``larger``: the user left the shape as the
+        recipe's and asked for neither."""
+        return False

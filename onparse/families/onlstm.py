@@ -4,11 +4,11 @@ layer; a tree is built greedily top-down from one layer's distances or their mea
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import Any, ClassVar
+from dataclasses import dataclass, field, replace
+from typing import ClassVar
 
-from onparse.families.base import Family
-from onparse.settings import LARGEST_SIZES, Layer, Reading, setting
+from onparse.families.base import Family, FitSection
+from onparse.settings import BACKWARD, FORWARD, LARGEST_SIZES, Layer, Reading, setting
 
 NAME = "onlstm"
 MEAN = "mean"  # the readout of the distances averaged over all layers
@@ -52,6 +52,56 @@ class OnlstmConfig:
                 raise ValueError(f"{name} must be in [0, 1), not {getattr(self, name)}")
 
 
+# A fit's members: small enough that four train in well under an hour on two cores.
+MEMBER_MODEL = OnlstmConfig(embedding_size=200, hidden_size=600, n_layers=3, chunk_size=10)
+VARIED_SIZES = ("embedding_size", "hidden_size", "chunk_size")  # what members may vary: one layer rule fits all
+# Tokens a member reads: one epoch of WSJ 00-20 (about 0.95 M) parsed best of the schedules measured; a smaller
+# corpus is read more often.
+MEMBER_TOKENS = 1_000_000
+# ... and a text up to this many times longer is read whole, once, rather than sampled: seed for seed, CTB 29 (1.36 M
+# tokens) read whole made members of dev perplexity 274 and 270 and 46.7 / 45.3 F1, a 1 M-token sample 301 and 300 and
+# 41.4 / 43.7 (experiments/notebook.md)
+WHOLE_TEXT_RATIO = 2
+
+
+@dataclass
+class OnlstmSection(FitSection):
+    """The ON-LSTM members of a fit: their model (``MEMBER_MODEL``), the sizes they vary (member k takes each size's
+    k-th, cycling, e.g. ``{"hidden_size": [600, 1150]}``) and their students' directions."""
+
+    model: OnlstmConfig = field(default_factory=lambda: replace(MEMBER_MODEL))
+    variants: dict[str, list[int]] = field(default_factory=dict)
+    student_directions: list[str] = setting(
+        [],
+        "The student from scratch reads in this direction  [default: the first "
+        "voting ON-LSTM's]; repeat for one student per direction, each voting "
+        "(together they see both sides of every gap).",
+        option="--student-direction",
+        choices=(FORWARD, BACKWARD),
+    )
+
+    def asks_for_students(self) -> bool:
+        return super().asks_for_students() or bool(self.student_directions)
+
+    def check(self) -> None:
+        super().check()
+        if not isinstance(self.model, OnlstmConfig) or not isinstance(self.variants, dict):
+            raise ValueError("an ON-LSTM section's model and variants must be objects")
+        unvaried = set(self.variants) - set(VARIED_SIZES)
+        if unvaried:
+            raise ValueError(
+                f"members can vary only their {', '.join(VARIED_SIZES)}, not {', '.join(sorted(unvaried))}"
+            )
+        if (
+            not isinstance(self.student_directions, list)
+            or set(self.student_directions) - {FORWARD, BACKWARD}
+            or len(set(self.student_directions)) < len(self.student_directions)
+        ):
+            raise ValueError(
+                f"students read {FORWARD}, {BACKWARD} or both, each once, not {self.student_directions!r:.40}"
+            )
+
+
 def tree_row(distances, layer: Layer):
     """The distances a tree is built from: one layer's (1-based) or the mean of all; layers on the first axis
     (numpy or torch)."""
@@ -71,6 +121,11 @@ class ONLSTM(Family):
     }
     reads_either_way = True
     reads_distances = True
+    section = OnlstmSection
+    option_prefix, plural, students_plural, unit = "onlstm", "ON-LSTMs", "ON-LSTM students", "tokens"
+    refined_in_rounds = True
+    wall = (1.25, 1.25)  # a language model's dev evaluations (experiments/notebook.md)
+    parse_cost = 1 / 3  # parsing a token: no backward pass
     training: ClassVar[dict] = {}
     student_training = STUDENT_TRAINING
     longest_sentence = 2000  # words: its distances are linear in length (8 s at 2,000 words, one core)
@@ -130,11 +185,40 @@ class ONLSTM(Family):
         """Its batch is parallel streams."""
         return f"{batch_size // processes} of the {batch_size} streams"
 
-    def schedule(self, plan: Any) -> dict:
-        return {"epochs": plan.member_epochs, "batch_size": plan.batch_size, "sample_tokens": plan.member_sample}
+    def member_settings(self, section: OnlstmSection, k: int) -> OnlstmConfig:
+        """The section's model, with each varied size at member ``k``'s turn in its cycle."""
+        return replace(section.model, **{name: sizes[(k - 1) % len(sizes)] for name, sizes in section.variants.items()})
 
-    def member_settings(self, plan: Any, k: int) -> OnlstmConfig:
-        """``member_model``, with each varied size at member ``k``'s turn in its cycle."""
-        return replace(
-            plan.member_model, **{name: sizes[(k - 1) % len(sizes)] for name, sizes in plan.member_variants.items()}
-        )
+    def sized_reading(self, reading: Reading) -> Reading:
+        """Every token with punctuation: the most a member may read (the reading rule may choose it)."""
+        return replace(reading, punctuation=True)
+
+    def recipe_units(self, section: OnlstmSection, text_units: float) -> float:
+        """MEMBER_TOKENS, or the whole text where that is at most WHOLE_TEXT_RATIO times as long (a sample would leave
+        out what the members learn from)."""
+        return text_units if MEMBER_TOKENS < text_units <= WHOLE_TEXT_RATIO * MEMBER_TOKENS else MEMBER_TOKENS
+
+    def student_count(self, section: OnlstmSection) -> int:
+        """One per direction asked for, else one."""
+        return len(section.student_directions) or 1
+
+    def students(self, section: OnlstmSection, start, seed: int, prefix: str, plan) -> list[tuple[str, dict]]:
+        """A student per direction (one reading as its start where none is asked for), all from ``seed``, at the
+        plan's scratch learning rate and student update."""
+        folder, model, reading = start
+        readings = [replace(reading, direction=d) for d in section.student_directions] or [reading]
+        return [
+            (
+                prefix + (f"scratch-{i + 1}" if i else "scratch"),
+                {
+                    "model": model,
+                    "reading": student_reading,
+                    "epochs": plan.scratch_passes,
+                    "lr": plan.scratch_lr,
+                    "batch_size": plan.student_batch_size,
+                    "seed": seed,
+                    "start": folder,
+                },
+            )
+            for i, student_reading in enumerate(readings)
+        ]

@@ -4,10 +4,10 @@ their span marginals; a tree is the one with the most expected constituents (min
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, ClassVar
+from dataclasses import dataclass, field, replace
+from typing import ClassVar
 
-from onparse.families.base import Family
+from onparse.families.base import Family, FitSection
 from onparse.settings import FORWARD, LARGEST_SIZES, Layer, Reading, setting
 
 NAME = "pcfg"
@@ -67,6 +67,83 @@ class GrammarConfig:
             raise ValueError("a compound grammar (latent_size) takes independent productions, not joint ones")
 
 
+# Words a grammar member reads: five epochs of WSJ 00-20's or CTB 29's sentences of 2-40 words, fifteen of NEGRA's;
+# the members measured were within half a point of their best by then (experiments/notebook.md)
+GRAMMAR_TOKENS = 4_000_000
+# Words a larger grammar (LARGER_GRAMMAR) reads: nine epochs of NEGRA's, where the German one that read 51.0 was kept
+LARGER_GRAMMAR_TOKENS = 2_400_000
+# Grammar students a fit trains by default: in English two students of the fit's first vote read 58.8-59.5 alone
+# where the vote read 55.1 (experiments/notebook.md)
+GRAMMAR_STUDENTS = 2
+MAX_TRAINING_WORDS = 40  # a grammar learns from sentences of 2 to this many words (Kim, Dyer & Rush, 2019)
+
+
+@dataclass
+class GrammarSection(FitSection):
+    """The grammar members of a fit: their shape, how much each reads (``tokens`` at the recipe's full scale: words of
+    its training sentences), their update, and their students."""
+
+    model: GrammarConfig = field(default_factory=GrammarConfig)
+    epochs: int | None = setting(
+        None,
+        "Epochs of each grammar member  [default: --member-epochs where given, "
+        "else enough to read about four million "
+        "words of sentences of 2-40 words (with --hours, what fits them), a sample "
+        "of the text where that is less].",
+        kind=int,
+    )
+    batch_size: int = setting(
+        GRAMMAR_TRAINING["batch_size"],
+        "Words of a grammar member's update (German 64 x 128 grammars did better at 200).",
+    )
+    larger: bool | None = setting(
+        None,
+        f"Grammar members of {LARGER_GRAMMAR['nonterminals']} x "
+        f"{LARGER_GRAMMAR['preterminals']} symbols in {LARGER_GRAMMAR['batch_size']}-word "
+        "updates, each reading about 2.4 million words (in German 1 to 5 points better "
+        "than the default shape; in English no better, at three times the cost)  [default: "
+        "where --hours leave time for them with every other model reading all the "
+        "recipe reads; the default shape otherwise].",
+        negatable=True,
+        kind=bool,
+        option="--larger-grammars",
+    )
+    tokens: int | None = None  # settled by the fit: the words a member reads at full scale (None: GRAMMAR_TOKENS)
+    students: int | None = setting(
+        None,
+        "Grammars from scratch that learn the last ensemble's trees beside the "
+        "ON-LSTM students (the first grammar member's shape and vocabulary, "
+        "--scratch-passes passes, seeds counting up from --seed); each votes  "
+        f"[default: {GRAMMAR_STUDENTS} where the fit has grammar members, else none].",
+        minimum=0,
+        kind=int,
+    )
+
+    @property
+    def shape(self) -> dict:
+        """The members' symbols and update size, as LARGER_GRAMMAR names them."""
+        return {
+            "nonterminals": self.model.nonterminals,
+            "preterminals": self.model.preterminals,
+            "batch_size": self.batch_size,
+        }
+
+    def check(self) -> None:
+        super().check()
+        if not isinstance(self.model, GrammarConfig) or not isinstance(self.student_model, GrammarConfig | None):
+            raise ValueError("a grammar section's model and student_model must be objects of grammar settings")
+        if self.larger and self.shape not in (DEFAULT_SHAPE, LARGER_GRAMMAR):
+            raise ValueError(
+                "--larger-grammars sets the grammars' symbols and updates: give it or --nonterminals, "
+                "--preterminals and --grammar-batch-size, not both"
+            )
+        if self.student_model is not None and self.students == 0:
+            raise ValueError("student_model is the grammar students' shape: ask for grammar students too")
+
+
+DEFAULT_SHAPE = GrammarSection().shape  # the members' symbols and update unless asked otherwise
+
+
 class Grammar(Family):
     """Grammar members: span marginals over the words read left to right; they vote as trained."""
 
@@ -84,6 +161,12 @@ class Grammar(Family):
     student_training: ClassVar[dict] = {name: GRAMMAR_TRAINING[name] for name in ("lr", "batch_size", "clip")}
     learns_span_shares = True  # every tree weighed by the shares of its spans (``pcfg_model.share_span_scores``)
     longest_sentence = 800  # words: inside and outside passes are cubic (70 s at 800 words, one core)
+    section = GrammarSection
+    option_prefix, plural, students_plural, unit = "grammar", "grammars", "grammar students", "words"
+    # its dev perplexity is an inside pass over every dev sentence, four times an epoch: 1.10-1.38 in the plain fits
+    # measured; scoring the dev gold trees too, an MBR parse each time, 1.9 (experiments/notebook.md)
+    wall = (1.3, 1.9)
+    parse_cost = 1.0  # its inside and outside passes
 
     def readouts(self, settings: GrammarConfig) -> list[Layer]:
         return [SPANS]
@@ -138,12 +221,32 @@ class Grammar(Family):
         """Its batch is words of sentences of one length."""
         return f"one in {processes} of the sentences of each {batch_size}-word batch"
 
-    def schedule(self, plan: Any) -> dict:
-        return {
-            "epochs": plan.grammar_epochs,
-            "batch_size": plan.grammar_batch_size,
-            "sample_tokens": plan.grammar_sample,
-        }
+    def text_units(self, tokens: list[str]) -> int:
+        """The words of a sentence it learns from (two to MAX_TRAINING_WORDS), else none."""
+        return len(tokens) if 2 <= len(tokens) <= MAX_TRAINING_WORDS else 0
 
-    def member_settings(self, plan: Any, k: int) -> GrammarConfig:
-        return plan.member_grammar
+    def recipe_units(self, section: GrammarSection, text_units: float) -> float:
+        return section.tokens or GRAMMAR_TOKENS
+
+    def student_count(self, section: GrammarSection) -> int:
+        """As asked, else GRAMMAR_STUDENTS."""
+        return GRAMMAR_STUDENTS if section.students is None else section.students
+
+    def larger(self, section: GrammarSection) -> GrammarSection:
+        """LARGER_GRAMMAR's symbols and update (students of that shape too), each reading LARGER_GRAMMAR_TOKENS."""
+        symbols = {name: LARGER_GRAMMAR[name] for name in ("nonterminals", "preterminals")}
+        return replace(
+            section,
+            model=replace(section.model, **symbols),
+            batch_size=LARGER_GRAMMAR["batch_size"],
+            tokens=LARGER_GRAMMAR_TOKENS,
+        )
+
+    def time_chooses_shape(self, section: GrammarSection) -> bool:
+        """The user asked neither way and left the symbols, updates, reading and students' shape as the recipe's."""
+        return (
+            section.larger is None
+            and section.epochs is None
+            and section.student_model is None
+            and section.shape == DEFAULT_SHAPE
+        )

@@ -25,14 +25,13 @@ from torch import Tensor, nn
 from onparse import distributed
 from onparse.config import TrainConfig
 from onparse.corpus import read_corpus, training_sentences
+from onparse.families.pcfg import MAX_TRAINING_WORDS
 from onparse.families.pcfg_model import NeuralPCFG, focus_span_scores, share_span_scores, tree_span_scores
 from onparse.language import Sentence
 from onparse.reading import model_tokens
 from onparse.train import DevFigures, Setup, WholeSentenceObjective
 from onparse.trees import Span
 from onparse.vocabulary import Vocabulary
-
-MAX_TRAINING_WORDS = 40  # longer sentences are left out of training (as Kim et al., 2019); parsing takes any length
 
 
 def length_batches(lengths: list[int], words: int, rng: random.Random | None = None) -> list[list[int]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from onparse.atomic import replacing_file
-from onparse.families import OnlstmConfig, of
+from onparse.families import named
 from onparse.fit.stages import DIRECTIONS, READINGS, chosen_reading, done_entries
 from onparse.modeldir import read_json, write_json
 from onparse.plan import FitPlan
@@ -32,11 +32,8 @@ def climb_summary(record: dict) -> str:
 def budget_summary(record: dict) -> str:
     """What the card says of the fit's sizing: the hours, this machine's rates, the scale and the minutes foreseen."""
     sizing = record["budget"]
-    rates = sizing["rates"]
     measured = ", ".join(
-        f"{value:,.0f} {name.replace('_per_second', '').replace('_', ' ')} a second"
-        for name, value in rates.items()
-        if value
+        f"{value:,.0f} {named(name).unit} a second ({named(name).plural})" for name, value in sizing["rates"].items()
     )
     again = sizing.get("replanned")
     replan = (
@@ -45,8 +42,7 @@ def budget_summary(record: dict) -> str:
         else (
             f" After {again['after']} ({again['spent_minutes']:.0f} minutes in) the rest was sized again at the "
             f"rates its "
-            f"models trained ({', '.join(f'{value:,.0f}' for value in again['rates'].values() if value)} a "
-            f"second): each "
+            f"models trained ({', '.join(f'{value:,.0f}' for value in again['rates'].values())} a second): each "
             f"model still to train read {again['scale']:.0%}, foreseen to take "
             f"{again['predicted_total_minutes']:.0f} more minutes."
         )
@@ -58,27 +54,26 @@ def budget_summary(record: dict) -> str:
             f"{more['predicted_total_minutes']:.0f} more minutes: "
             + ("trained." if more["chosen"] else "no time for them.")
         )
-    weighed, shape = sizing.get("larger_grammars"), record["plan"]["member_grammar"]
-    grammars = (
-        ""
-        if not weighed
-        else (
-            f" With every model reading all of it there was time to spare, so larger grammars were timed "
-            f"({weighed['grammar_words_per_second']:,.0f} words a second), foreseen to take "
+    weighed = sizing.get("larger")
+    larger = ""
+    if weighed:
+        family = named(weighed["family"])
+        section = FitPlan.from_dict(record["plan"]).sections[family.name]
+        larger = (
+            f" With every model reading all of it there was time to spare, so larger {family.plural} were timed "
+            f"({weighed['rate']:,.0f} {family.unit} a second), foreseen to take "
             f"{weighed['predicted_total_minutes']:.0f} minutes in all against "
             f"{weighed['default_predicted_total_minutes']:.0f}: "
             + (
-                f"the grammars have {shape['nonterminals']} x {shape['preterminals']} symbols and learn in "
-                f"{record['plan']['grammar_batch_size']}-word updates."
+                f"the {family.plural} are {section.model} and learn in updates of {section.batch_size}."
                 if weighed["chosen"]
                 else "no time for them."
             )
         )
-    )
     return (
         f"Sized to {sizing['hours']:g} hours: this machine trained {measured} on this text, so each model read "
         f"{sizing['scale']:.0%} of what the recipe reads (at most all of it), foreseen to take "
-        f"{sizing['predicted_total_minutes']:.0f} minutes.{grammars}{replan}"
+        f"{sizing['predicted_total_minutes']:.0f} minutes.{larger}{replan}"
     )
 
 
@@ -106,7 +101,8 @@ def reading_summary(record: dict) -> str:
     """What the card says of the reading rules: each probe's agreement with its referee, the direction trial's
     perplexities, and the reading chosen."""
     done = done_entries(record)
-    reads = of(OnlstmConfig()).describe_reading(chosen_reading(record))
+    directed = [name for name in FitPlan.from_dict(record["plan"]).member_families() if named(name).reads_either_way]
+    reads = named(directed[0]).describe_reading(chosen_reading(record))
     why = []
     if READINGS in done:
         probes = done[READINGS]
@@ -122,7 +118,7 @@ def reading_summary(record: dict) -> str:
             f"the direction of the trial's member of lower dev perplexity ({figures}; "
             f"{trial['out_of_the_vote']} does not vote)"
         )
-    return f"Reading: the ON-LSTMs read {reads}: {'; '.join(why)}; no gold trees."
+    return f"Reading: the {named(directed[0]).plural} read {reads}: {'; '.join(why)}; no gold trees."
 
 
 def folder_bytes(folder: Path) -> int:

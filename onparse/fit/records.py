@@ -14,7 +14,7 @@ from onparse.families import of
 from onparse.fit.stages import RECORD, stages
 from onparse.hardware import one_line
 from onparse.modeldir import read_json
-from onparse.plan import FitPlan
+from onparse.plan import FitPlan, translated_plan
 
 
 class TimeUp(Exception):
@@ -24,7 +24,7 @@ class TimeUp(Exception):
 def read_record(out: Path) -> dict:
     """The fit's record, its plan and the stages done so far, checked field by field: RunFolderError naming
     what is wrong in a damaged or hand-edited ``fit.json``."""
-    record = read_json(out / RECORD)
+    record = translated_record(read_json(out / RECORD))
     stages_done = record.get("stages")
     if (
         not isinstance(record.get("plan"), dict)
@@ -69,6 +69,49 @@ def read_record(out: Path) -> dict:
         FitPlan.from_dict(record["plan"]).check()
     except (TypeError, ValueError) as err:
         raise runfolder.RunFolderError(f"{out / RECORD}: its plan does not hold ({one_line(err)})") from None
+    return record
+
+
+# a fit's rates and text sizes as records kept them before they were keyed by family name
+OLD_RATES = {"lm_tokens_per_second": "onlstm", "grammar_words_per_second": "pcfg"}
+
+
+def translated_record(record: dict) -> dict:
+    """A record written before the plan had a section per family, read as one written now (once, on reading: the
+    next write keeps it so): the plan's family settings in their sections (``plan.translated_plan``), the budget's
+    rates, text sizes, given readings and larger-members choice keyed by family name."""
+    if not isinstance(record, dict) or not isinstance(record.get("plan"), dict) or "member_model" not in record["plan"]:
+        return record
+    old_plan = record["plan"]
+    record = {**record, "plan": translated_plan(old_plan)}
+    sizing = record.get("budget")
+    if isinstance(sizing, dict) and "rates" in sizing:
+        sizing = dict(sizing)
+        for held in (sizing, sizing.get("replanned") or {}):
+            if "rates" in held:
+                held["rates"] = {OLD_RATES[k]: v for k, v in held["rates"].items() if k in OLD_RATES and v}
+        if "corpus" in sizing:
+            corpus = dict(sizing["corpus"])
+            units = {"onlstm": corpus["tokens"], "pcfg": corpus.pop("grammar_words", 0)}
+            sizing["corpus"] = {**corpus, "units": {k: units[k] for k in dict.fromkeys(old_plan.get("families", []))}}
+        if "given" in sizing:  # the readings as the user gave them: the old plan held the ON-LSTMs' settled epochs
+            given = dict(sizing["given"])
+            record["plan"]["member_epochs"] = given.get("member_epochs")
+            sizing["given"] = {
+                **{key: given.get(key) for key in ("member_epochs", "probe_tokens", "sentences")},
+                "sections": {
+                    name: section
+                    for name, section in (
+                        ("onlstm", {"epochs": given.get("member_epochs"), "sample": given.get("member_sample")}),
+                        ("pcfg", {"epochs": given.get("grammar_epochs"), "sample": given.get("grammar_sample")}),
+                    )
+                    if name in record["plan"]["sections"]
+                },
+            }
+        if "larger_grammars" in sizing:
+            weighed = dict(sizing.pop("larger_grammars"))
+            sizing["larger"] = {"family": "pcfg", "rate": weighed.pop("grammar_words_per_second"), **weighed}
+        record["budget"] = sizing
     return record
 
 

@@ -9,14 +9,11 @@ from dataclasses import replace
 from pathlib import Path
 
 import onparse.budget as budget
-from onparse.budget import MEMBER_TOKENS
 from onparse.corpus import read_sentences
-from onparse.families import GrammarConfig, of
-from onparse.families.pcfg_training import MAX_TRAINING_WORDS
+from onparse.families import named
+from onparse.families.onlstm import MEMBER_TOKENS
 from onparse.fit.stages import Stage, done_entries, member_configs
 from onparse.plan import FitPlan
-from onparse.reading import model_tokens
-from onparse.settings import Reading
 
 log = logging.getLogger("onparse")
 
@@ -25,33 +22,32 @@ SMALL_TEXT_TOKENS = 100_000  # training text under this is said to be small: a t
 
 
 def text_size(plan: FitPlan) -> dict:
-    """The training text's size as the budget weighs it: ``tokens`` a language model reads (punctuation counted: the
-    more a member may read, sentence ends included), ``grammar_words`` of the sentences a grammar learns (two to
-    MAX_TRAINING_WORDS words), ``sentence_tokens`` on average, and ``sentences``; ValueError for a text of none."""
+    """The training text's size as the budget weighs it: ``units`` by family (what its first member learns of it, in
+    the units its throughput is timed in: ``Family.text_units``), ``tokens`` a language model reads with punctuation
+    and sentence ends (the most any member reads: the probes' and students' measure), ``sentence_tokens`` on average,
+    and ``sentences``; ValueError for a text of none."""
     text = read_sentences(plan.train, plan.language, plan.encoding, plan.tokenized)
     if not text:
         raise ValueError(f"the training text ({', '.join(plan.train)}) holds no sentence")
-    grammars = plan.members_of(GrammarConfig.family)
-    lm, grammar = replace(plan.reading(1), punctuation=True), plan.reading(grammars[0]) if grammars else Reading()
-    tokens = sum(len(model_tokens(lm, sentence)) + 1 for sentence in text)
-    lengths = (len(model_tokens(grammar, sentence)) for sentence in text)
-    return {
-        "tokens": tokens,
-        "sentence_tokens": tokens / len(text),
-        "sentences": len(text),
-        "grammar_words": sum(n for n in lengths if 2 <= n <= MAX_TRAINING_WORDS),
-    }
+    from onparse.reading import model_tokens
+
+    tokens = sum(len(model_tokens(replace(plan.reading(1), punctuation=True), sentence)) + 1 for sentence in text)
+    units = {}
+    for name in plan.member_families():
+        family = named(name)
+        reading = family.sized_reading(plan.reading(plan.members_of(name)[0]))
+        units[name] = sum(family.text_units(model_tokens(reading, sentence)) for sentence in text)
+    return {"tokens": tokens, "sentence_tokens": tokens / len(text), "sentences": len(text), "units": units}
 
 
 def settled_plan(plan: FitPlan, out: Path, hours: float | None = None) -> tuple[FitPlan, dict | None]:
-    """The plan with what each model reads settled: members' epochs as asked, or enough to read about
-    ``budget.member_tokens`` tokens (a grammar: GRAMMAR_TOKENS of its training sentences, two to MAX_TRAINING_WORDS
-    words), a sample where
-    that is less than the text; with ``hours``, all of it scaled to end within them on this machine (``budget``),
-    with larger grammars where they fit too (``with_larger_grammars``), and what the record keeps of that; a turn of
-    members more where asked (``budget.more_members``: where the time allows, the re-plan weighs it)."""
+    """The plan with what each model reads settled: members' epochs as asked, or enough to read what the recipe
+    reads of each family (``Family.recipe_units``), a sample where that is less than the text; with ``hours``, all of
+    it scaled to end within them on this machine (``budget``), with larger members where they fit too
+    (``with_larger_members``), and what the record keeps of that; a turn of members more where asked
+    (``budget.more_members``: where the time allows, the re-plan weighs it)."""
     corpus = text_size(plan)
-    asked = budget.larger(plan) if plan.larger_grammars else plan
+    asked = budget.larger(plan, [name for name, section in plan.sections.items() if section.larger])
     asked = budget.more_members(asked) if plan.more_members else asked
     if not hours:
         warn_small_text(corpus, 1.0)
@@ -60,8 +56,9 @@ def settled_plan(plan: FitPlan, out: Path, hours: float | None = None) -> tuple[
     started = time.monotonic()
     rates = budget.measure(member_configs(asked, out))
     found, sizing = budget.sized(asked, rates, corpus, hours)
-    if budget.time_chooses_grammars(plan) and sizing["scale"] >= 1:  # time to spare with all the recipe read
-        found, sizing = with_larger_grammars(plan, out, rates, corpus, hours, (found, sizing))
+    family = budget.shape_chosen_by_time(plan)
+    if family and sizing["scale"] >= 1:  # time to spare with all the recipe read
+        found, sizing = with_larger_members(family, plan, out, rates, corpus, hours, (found, sizing))
     budget.check_enough(sizing, hours)
     warn_small_text(corpus, sizing["scale"])
     # what a re-plan needs: the text's size, the readings as given, the minutes the timing took
@@ -84,30 +81,30 @@ def warn_small_text(corpus: dict, scale: float) -> None:
         )
 
 
-def with_larger_grammars(
-    plan: FitPlan, out: Path, rates: budget.Rates, corpus: dict, hours: float, smaller: tuple[FitPlan, dict]
+def with_larger_members(
+    family: str, plan: FitPlan, out: Path, rates: budget.Rates, corpus: dict, hours: float, smaller: tuple
 ) -> tuple[FitPlan, dict]:
-    """The plan sized with the larger grammars (``budget.larger``, timed on this machine) where they fit the hours
-    with everything else reading all the recipe reads, else ``smaller`` (the plan and its sizing with the default
-    grammars); the sizing records both."""
-    larger = budget.larger(plan)
-    grammar = next(config for config in member_configs(larger, out) if not of(config.model).reads_either_way)
-    rates = replace(rates, grammar_words=budget.timed(grammar))
+    """The plan sized with the larger members of ``family`` (``Family.larger``, timed on this machine) where they
+    fit the hours with everything else reading all the recipe reads, else ``smaller`` (the plan and its sizing with
+    the default ones); the sizing records both in ``larger``."""
+    larger = budget.larger(plan, [family])
+    rates = {**rates, family: budget.timed(budget.first_of_each(member_configs(larger, out))[family])}
     found, sizing = budget.sized(larger, rates, corpus, hours)
     fits = sizing["scale"] >= 1
     weighed = {
+        "family": family,
         "chosen": fits,
-        "grammar_words_per_second": rates.grammar_words,
+        "rate": rates[family],
         "predicted_total_minutes": sizing["predicted_total_minutes"],
         "default_predicted_total_minutes": smaller[1]["predicted_total_minutes"],
     }
+    before, after = plan.sections[family].model, larger.sections[family].model
     log.info(
-        f"larger grammars ({plan.member_grammar.nonterminals} x {plan.member_grammar.preterminals} symbols grown to "
-        f"{larger.member_grammar.nonterminals} x {larger.member_grammar.preterminals}) would take "
+        f"larger {named(family).plural} ({before} grown to {after}) would take "
         f"{sizing['predicted_total_minutes']:.0f} minutes in all: {'chosen' if fits else 'no time for them'}"
     )
     chosen, chosen_sizing = (found, sizing) if fits else smaller
-    return chosen, {**chosen_sizing, "larger_grammars": weighed}
+    return chosen, {**chosen_sizing, "larger": weighed}
 
 
 def replanned(plan: FitPlan, record: dict, settled: list[Stage]) -> FitPlan | None:
@@ -121,36 +118,28 @@ def replanned(plan: FitPlan, record: dict, settled: list[Stage]) -> FitPlan | No
     done = done_entries(record)
     # the members' rates, not the probes': a probe learns in smaller batches (PROBE_BATCH), so trains slower a token
     trained = [
-        (of(by_name[name].config.model).reads_either_way, name, entry)
+        (by_name[name].config.family, entry)
         for name, entry in done.items()
         if name.startswith("member-") and name in by_name
     ]
-    wanted = {
-        True: bool(plan.onlstm_members()),
-        False: plan.members > len(plan.onlstm_members()),
-    }  # either way: an LM
     seen = {
-        kind: (
-            sum(entry["tokens_seen"] for k, _, entry in trained if k == kind),
+        family: (
+            sum(entry["tokens_seen"] for kind, entry in trained if kind == family),
             sum(
                 entry["tokens_seen"] / entry["tokens_per_second"]
-                for k, _, entry in trained
-                if k == kind and entry.get("tokens_per_second")
+                for kind, entry in trained
+                if kind == family and entry.get("tokens_per_second")
             ),
         )
-        for kind in wanted
+        for family in plan.member_families()
     }
-    if any(wanted[kind] and seconds <= 0 for kind, (_, seconds) in seen.items()):
+    if any(seconds <= 0 for _, seconds in seen.values()):
         return None
-    rates = budget.Rates(*(tokens / seconds if wanted[kind] else None for kind, (tokens, seconds) in seen.items()))
-    members = [kind for kind, _, _ in trained]
-    counts = {
-        "probes": sum(name.startswith("probe-") for name in done),
-        "language models": members.count(True),
-        "grammars": members.count(False),
-    }
+    rates = {family: tokens / seconds for family, (tokens, seconds) in seen.items()}
+    counts = {"probes": sum(name.startswith("probe-") for name in done)}
+    counts.update({family: sum(kind == family for kind, _ in trained) for family in seen})
     spent = spent_minutes(record)
-    given = replace(plan, **sizing["given"])
+    given = budget.given_plan(plan, sizing["given"])
     found, again = budget.sized(plan, rates, sizing["corpus"], sizing["hours"], spent, given, counts)
     # time to spare with all the recipe read; not on a small text: what limits its members is the text, not the time
     if budget.time_chooses_members(plan) and again["scale"] >= 1 and sizing["corpus"]["tokens"] >= SMALL_TEXT_TOKENS:

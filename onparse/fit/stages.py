@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from onparse.config import DistillConfig, TrainConfig
-from onparse.families import named, of
+from onparse.families import named
 from onparse.plan import FitPlan
 from onparse.settings import Reading
 
@@ -90,10 +90,11 @@ def stages(plan: FitPlan, out: Path, record: dict | None = None) -> list[Stage]:
         Stage(f"member-{k}", member_stage_config(plan, k, plan.reading(k, chosen), common))
         for k in range(1, plan.members + 1)
     ]
-    grammars = {stage.name for stage in members if not of(stage.config.model).reads_either_way}  # they vote as trained
+    as_trained = {stage.name for stage in members if not named(stage.config.family).refined_in_rounds}
+    referees = [f"member-{k}" for k in plan.referees()]
     found = []
-    if plan.chooses_reading:  # probes, then the grammars that referee them, then the ON-LSTMs as the rule chose
-        lead = plan.onlstm_members()[0]  # the probes take the first ON-LSTM's shape and seed
+    if plan.chooses_reading:  # probes, then the members that referee them, then the directed ones as the rule chose
+        lead = plan.directed_members()[0]  # the probes take the first directed member's shape and seed
         probes = [
             Stage(
                 probe_name(reading),
@@ -109,12 +110,8 @@ def stages(plan: FitPlan, out: Path, record: dict | None = None) -> list[Stage]:
         ]
         found += [
             *probes,
-            *(stage for stage in members if stage.name in grammars),
-            Stage(
-                READINGS,
-                members=[stage.name for stage in probes],
-                reference=[stage.name for stage in members if stage.name in grammars],
-            ),
+            *(stage for stage in members if stage.name in referees),
+            Stage(READINGS, members=[stage.name for stage in probes], reference=referees),
         ]
     trial = [f"member-{k}" for k in plan.direction_trial]
     if trial:  # the two ON-LSTMs that read each way, then the rule that settles the others' direction
@@ -131,7 +128,7 @@ def stages(plan: FitPlan, out: Path, record: dict | None = None) -> list[Stage]:
         teacher = str(out / f"ensemble-{r}")
         students = []
         for start in previous:
-            if start in grammars:  # a grammar learns from text alone: it votes again as it is
+            if start in as_trained:  # a grammar learns from text alone: it votes again as it is
                 students.append(start)
                 continue
             k = lineage[start]  # named for the member it descends from, so names stay as voters settle
@@ -163,15 +160,12 @@ def stages(plan: FitPlan, out: Path, record: dict | None = None) -> list[Stage]:
             shapes[found[-1].name], lineage[found[-1].name] = shapes[start], k
         found.append(Stage(f"ensemble-{r + 1}", members=students))
         previous = students
-    # students from scratch learn the last ensemble's trees: ON-LSTMs with the shape and vocabulary of the first
-    # ON-LSTM that votes, grammars with the first grammar's (or the plan's student_grammar shape)
-    first = next((name for name in voters if name not in grammars), None)
-    first_grammar = next((name for name in voters if name in grammars), None)  # FitPlan.check: one votes if asked for
-    starts = {
-        "onlstm": first and (str(out / first / "model"), *shapes[first]),
-        "grammar": first_grammar
-        and (str(out / first_grammar / "model"), plan.student_grammar or shapes[first_grammar][0]),
-    }
+    # students from scratch learn the last ensemble's trees, each family's with the shape, reading and vocabulary
+    # of the first of its members that votes
+    family_of = {stage.name: stage.config.family for stage in members}
+    starts = {}
+    for name in voters:
+        starts.setdefault(family_of[name], (str(out / name / "model"), *shapes[name]))
     students = student_stages(plan, out, f"ensemble-{plan.rounds + 1}", "", starts, plan.seed, common)
     found.extend(students)
     voters = [*(stage.name for stage in students), *previous]  # grammars alone and no student: the first ensemble
@@ -198,10 +192,8 @@ def student_stages(
     plan: FitPlan, out: Path, teacher: str, prefix: str, starts: dict, seed: int, common: dict
 ) -> list[Stage]:
     """Students from scratch of one teacher (a stage's vote), all learning its trees of one sample of the training
-    text: an ON-LSTM per direction the plan's ``student_directions`` name (one, reading as its start, if none),
-    from ``seed``; ``plan.grammar_student_count`` grammars, from ``seed`` up. ``starts`` gives each family's start
-    folder
-    and shape (None where the fit has no such member); names begin with ``prefix``."""
+    text: each family's (``Family.students``) from the first of its members that votes (``starts``: its folder,
+    settings and reading, by family), seeds from ``seed``; names begin with ``prefix``."""
     distill = DistillConfig(
         teacher=str(out / teacher),
         from_scratch=True,
@@ -212,41 +204,10 @@ def student_stages(
         margin=plan.margin,
     )
     found = []
-    if plan.onlstm_students:
-        start, model, reading = starts["onlstm"]
-        readings = [replace(reading, direction=d) for d in plan.student_directions] or [reading]
-        for i, student_reading in enumerate(readings):
-            found.append(
-                Stage(
-                    prefix + (f"scratch-{i + 1}" if i else "scratch"),
-                    TrainConfig(
-                        model=model,
-                        reading=student_reading,
-                        epochs=plan.scratch_passes,
-                        lr=plan.scratch_lr,
-                        batch_size=plan.student_batch_size,
-                        seed=seed,
-                        distill=replace(distill, start=start),
-                        **common,
-                    ),
-                )
-            )
-    for i in range(plan.grammar_student_count):
-        start, model = starts["grammar"]
-        grammar = of(model)
-        found.append(
-            Stage(
-                f"{prefix}grammar-student-{i + 1}",
-                TrainConfig(
-                    family=grammar.name,
-                    model=model,
-                    epochs=plan.scratch_passes,
-                    seed=seed + i,
-                    distill=replace(distill, start=start),
-                    **{**common, **grammar.student_training, "default_layer": grammar.readouts(model)[0]},
-                ),
-            )
-        )
+    for family, start in starts.items():
+        for name, settings in named(family).students(plan.sections[family], start, seed, prefix, plan):
+            run = {**common, **settings}
+            found.append(Stage(name, TrainConfig(distill=replace(distill, start=run.pop("start")), **run)))
     return found
 
 
