@@ -17,7 +17,7 @@ student() {  # name, then its own flags; a run begun before resumes with its own
         onp distill --out $R/$1 --resume --threads 1 --quiet
     elif [ ! -d $R/$1/model ]; then
         onp distill --teacher $R/teacher --out $R/$1 "${@:2}" --train $NEGRA/negra-corpus.sent --encoding latin-1 \
-            --language de --dev $NEGRA/valid.penn --dev-gold $NEGRA/valid.penn --threads 1 --sample-seed 1111 \
+            --dev $NEGRA/valid.penn --dev-gold $NEGRA/valid.penn --threads 1 --sample-seed 1111 \
             --trees $R/teacher.jsonl --quiet
     fi
 }
