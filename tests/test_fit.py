@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import SLACK
 
 from onparse.cli import main
 from onparse.families import MEAN, OnlstmConfig
@@ -324,30 +323,6 @@ def test_students_of_one_teacher_share_its_trees(fitted):
     assert not any((out / name / "teacher.jsonl").exists() for name in ("round-1-1", "round-1-2", "scratch"))
     header = json.loads((out / "teachers" / "ensemble-1.jsonl").read_text().splitlines()[0])
     assert header["seed"] == 1111 and header["sentences"] == 200
-
-
-def test_the_maintainer_tool_starts_a_gold_selected_fit_from_another_fits_members(tmp_path):
-    import subprocess
-    import sys
-
-    gold = str(FIXTURES / "ldc_style.mrg")
-    fit(tiny_plan(members=2, rounds=0, scratch_passes=1, dev_gold=gold, keep_evaluations=True), tmp_path / "free")
-    script = Path(__file__).resolve().parents[1] / "scripts" / "reuse_fit_members.py"
-    done = subprocess.run(
-        [sys.executable, str(script), str(tmp_path / "free"), str(tmp_path / "gold"), "--variant", "gold"],
-        capture_output=True,
-        text=True,
-        timeout=SLACK * 24,
-    )
-    assert done.returncode == 0, done.stderr
-    record = json.loads((tmp_path / "gold" / "fit.json").read_text())
-    assert record["plan"]["select_by_gold"] and [e["name"] for e in record["stages"]] == ["member-1", "member-2"]
-    card = json.loads((tmp_path / "gold" / "member-1" / "model" / "card.json").read_text())
-    history = [json.loads(line) for line in (tmp_path / "gold" / "member-1" / "history.jsonl").read_text().splitlines()]
-    assert "not unsupervised" in card["model_selection"]
-    assert card["selected"]["dev_f1_per_layer"]["mean"] == max(h["dev_f1_per_layer"]["mean"] for h in history)
-    resumed = fit(None, tmp_path / "gold", resume=True)
-    assert resumed["stages"][-1]["name"] == "model" and resumed["stages"][-1]["layers_chosen_on_gold"]
 
 
 def test_members_of_a_small_corpus_read_it_more_often_and_of_a_large_one_a_sample(monkeypatch, tmp_path):

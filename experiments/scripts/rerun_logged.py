@@ -18,7 +18,7 @@ from onparse.config import TrainConfig
 torch.set_num_threads(1)
 name, out = sys.argv[1], Path(sys.argv[2])
 changes = json.loads(sys.argv[3]) if len(sys.argv) > 3 else {}
-rows = {row["name"]: row for row in map(json.loads, open(Path(__file__).parent.parent / "experiments" / "log.jsonl"))}
+rows = {row["name"]: row for row in map(json.loads, open(Path(__file__).resolve().parent.parent / "log.jsonl"))}
 if name not in rows:
     sys.exit(f"rerun_logged.py: no row {name!r} in experiments/log.jsonl")
 resume = (out / "config.json").exists()

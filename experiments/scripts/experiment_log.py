@@ -17,7 +17,7 @@ import datetime
 import json
 from pathlib import Path
 
-LOG = Path(__file__).resolve().parent.parent / "experiments" / "log.jsonl"
+LOG = Path(__file__).resolve().parent.parent / "log.jsonl"
 
 
 def row(run: Path, note: str, prefix: str = "") -> dict:
