@@ -28,7 +28,7 @@ import torch
 
 from onparse import modeldir, shipped
 from onparse.corpus import read_sentences
-from onparse.families import GrammarConfig
+from onparse.families import PcfgConfig
 from onparse.families.pcfg_model import NeuralPCFG
 from onparse.families.pcfg_training import MAX_TRAINING_WORDS, length_batches
 from onparse.hardware import describe
@@ -49,7 +49,7 @@ def synchronized(device: torch.device) -> float:
 
 
 def training_rate(
-    config: GrammarConfig,
+    config: PcfgConfig,
     sentences: list[list[int]],
     words_per_batch: int,
     seconds: float,
@@ -124,7 +124,7 @@ def main() -> None:
     }
     for size in args.sizes:
         nonterminals, preterminals = map(int, size.split("x"))
-        config = GrammarConfig(vocab_size=len(vocab), nonterminals=nonterminals, preterminals=preterminals)
+        config = PcfgConfig(vocab_size=len(vocab), nonterminals=nonterminals, preterminals=preterminals)
         rate = training_rate(config, kept, args.words_per_batch, args.seconds, device)
         results["training"][size] = {
             "tokens_per_s": round(rate),
@@ -138,7 +138,7 @@ def main() -> None:
     )
     grammar = modeldir.load(args.grammar) if args.grammar else None
     if grammar is None:
-        config = GrammarConfig(vocab_size=len(vocab), nonterminals=30, preterminals=60)
+        config = PcfgConfig(vocab_size=len(vocab), nonterminals=30, preterminals=60)
         grammar = modeldir.ModelBundle(NeuralPCFG(config).eval(), vocab, "spans", None)
     results["parsing"] = {
         "sentences": len(dev),

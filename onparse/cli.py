@@ -28,12 +28,12 @@ from onparse.commands.evaluate import eval_options
 from onparse.commands.parse import parse_options
 from onparse.commands.training import distill_options, fit_options, fit_plan, run_fit, run_training, train_options
 from onparse.config import DISTILL_OPTIONS, DistillConfig, TrainConfig, train_config
-from onparse.families import GrammarConfig
+from onparse.families import PcfgConfig
 from onparse.families.onlstm import VARIED_SIZES
 from onparse.options import (
     FIT_SECTIONS,
-    GRAMMAR_SIZES,
     MODEL_SIZES,
+    PCFG_SIZES,
     Sections,
     right_branching_weight,
 )
@@ -189,7 +189,7 @@ def train(
       onparse train --family pcfg --train corpus.txt --dev dev.txt --out runs/pcfg
     """
     check_named([*train_paths, dev, dev_gold])
-    sizes = {name: settings.pop(name) for name in (*MODEL_SIZES, *GRAMMAR_SIZES, "vocab_size")}
+    sizes = {name: settings.pop(name) for name in (*MODEL_SIZES, *PCFG_SIZES, "vocab_size")}
 
     def new_config() -> TrainConfig:
         if not train_paths:
@@ -411,7 +411,7 @@ def fit(
             fail("give the training text with --train and dev text with --dev")
         plan = fit_plan(
             {**{name: list(settings.pop(name)) for name in VARIED_SIZES}, "n_layers": [settings.pop("n_layers")]},
-            GrammarConfig(vocab_size=vocab_size, **{name: settings.pop(name) for name in GRAMMAR_SIZES}),
+            PcfgConfig(vocab_size=vocab_size, **{name: settings.pop(name) for name in PCFG_SIZES}),
             {
                 "train": list(train_paths),
                 "dev": dev,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
 
-from onparse.families import REGISTRY, GrammarConfig, OnlstmConfig, checked_layer, named, of
+from onparse.families import REGISTRY, OnlstmConfig, PcfgConfig, checked_layer, named, of
 from onparse.language import check_language
 from onparse.settings import (
     AUTO_DTYPE,
@@ -142,7 +142,7 @@ class TrainConfig:
         "onlstm: an ON-LSTM language model; pcfg: a neural PCFG trained on the sentences' likelihood.",
         choices=REGISTRY,
     )  # what ``model`` describes
-    model: OnlstmConfig | GrammarConfig = field(default_factory=OnlstmConfig)
+    model: OnlstmConfig | PcfgConfig = field(default_factory=OnlstmConfig)
     batch_size: int = 64
     bptt: int = setting(70, "Steps of backpropagation through time an ON-LSTM's update reads.")
     epochs: int = 7

@@ -9,7 +9,7 @@ teacher's tree, ``d_k`` should exceed every other distance of that span by a
 margin. A grammar student (``onparse.families.pcfg_model``) learns the joint likelihood of
 each sentence and its teacher's tree, ``log p(x) + log p(t | x)``: its
 marginal likelihood and the teacher's tree's share of it
-(``grammar.GrammarObjective`` with trees). Distillation is the one training
+(``grammar.PcfgObjective`` with trees). Distillation is the one training
 loop (``onparse.train.Trainer``) with either objective; its run keeps as
 ``model/`` the point whose trees agree best with the teacher's on dev text.
 

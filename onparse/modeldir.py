@@ -1,6 +1,6 @@
 """The model directory: config, vocabulary, weights and card, loaded safely.
 
-    config.json   the member's family (ON-LSTM or PCFG), its architecture (OnlstmConfig or GrammarConfig)
+    config.json   the member's family (ON-LSTM or PCFG), its architecture (OnlstmConfig or PcfgConfig)
                   and the default parsing layer (a grammar's: "spans")
     vocab.txt     one normalized word per line; line k is id k
     weights.pt    state dict, read with ``torch.load(weights_only=True)``: bf16, or (config

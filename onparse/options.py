@@ -381,7 +381,7 @@ def run_options(command):
 
 FORMAT_NAMES = ("bracket", "mrg", "json", "pretty", "svg")  # parse --format (formats.FORMATS, without torch)
 MODEL_SIZES = ("embedding_size", "hidden_size", "n_layers", "chunk_size")  # an ON-LSTM's options
-GRAMMAR_SIZES = ("nonterminals", "preterminals", "symbol_size", "productions", "latent_size")  # a grammar's options
+PCFG_SIZES = ("nonterminals", "preterminals", "symbol_size", "productions", "latent_size")  # a grammar's options
 
 
 def declared(*options: Callable) -> Callable[[Callable], Callable]:

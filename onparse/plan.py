@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from onparse.config import AUTO, LAYER_RULES, DistillConfig, TrainConfig, default_field_maximum
-from onparse.families import MEAN, REGISTRY, FitSection, GrammarConfig, OnlstmConfig, checked_layer, named
+from onparse.families import MEAN, REGISTRY, FitSection, OnlstmConfig, PcfgConfig, checked_layer, named
 from onparse.families.base import section_from_dict
 from onparse.families.onlstm import STUDENT_TRAINING
 from onparse.language import check_language, head_initial
@@ -114,7 +114,7 @@ class FitPlan:
     probe_tokens: int = setting(250_000, "Tokens of the training text (a seeded sample) each reading probe learns.")
     probe_epochs: int = 1  # settled by the fit: a text smaller than probe_tokens is read more often
     families: list[str] = setting(
-        [OnlstmConfig.family, GrammarConfig.family],
+        [OnlstmConfig.family, PcfgConfig.family],
         "Repeat to mix the members, as --chunk-size: member k is of the "
         "k-th family, cycling (pcfg: a neural PCFG, trained on the words' likelihood; it votes "
         "as it is in every round).",

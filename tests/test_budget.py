@@ -204,14 +204,14 @@ def test_a_fit_replans_at_the_rates_its_first_models_showed_to_fill_the_time_lef
 
 
 def test_only_grammars_the_user_left_as_the_recipes_are_grown_by_the_time():
-    from onparse.families import GrammarConfig
+    from onparse.families import PcfgConfig
 
     assert budget.shape_chosen_by_time(plan()) == "pcfg"
     for chosen in (
         plan(pcfg={"larger": False}),
         plan(pcfg={"larger": True}),
         plan(pcfg={"batch_size": 200}),
-        plan(pcfg={"model": GrammarConfig(nonterminals=40)}),
+        plan(pcfg={"model": PcfgConfig(nonterminals=40)}),
         plan(pcfg={"epochs": 3}),
         plan(families=["onlstm"]),
     ):
@@ -228,7 +228,7 @@ def test_only_grammars_the_user_left_as_the_recipes_are_grown_by_the_time():
     found = sizing.settled_plan(asked, Path("unused"), None)[0]
     assert found.sections["pcfg"].shape["nonterminals"] == 64  # asked: no hours needed
     with pytest.raises(ValueError, match="larger-grammars"):
-        plan(pcfg={"larger": True, "model": GrammarConfig(nonterminals=40)}).check()
+        plan(pcfg={"larger": True, "model": PcfgConfig(nonterminals=40)}).check()
 
 
 @pytest.mark.parametrize("room", ["both", "default only", "neither"])

@@ -10,7 +10,7 @@ from conftest import FIXTURES, tiny_model
 
 from onparse import modeldir, shipped
 from onparse.cli import main
-from onparse.families.pcfg import GrammarConfig
+from onparse.families.pcfg import PcfgConfig
 from onparse.families.pcfg_model import NeuralPCFG
 from onparse.parse import Parser
 
@@ -77,7 +77,7 @@ def test_ensemble_reports_gold_figures_when_given_them(tmp_path):
 
 def test_an_ensemble_with_a_grammar_reports_gold_figures_at_the_length_a_grammar_parses(tmp_path):
     vocab = tiny_model()[1]
-    grammar = NeuralPCFG(GrammarConfig(vocab_size=len(vocab), nonterminals=2, preterminals=3, symbol_size=8))
+    grammar = NeuralPCFG(PcfgConfig(vocab_size=len(vocab), nonterminals=2, preterminals=3, symbol_size=8))
     modeldir.save(tmp_path / "g", grammar, vocab, default_layer="spans", card={"command": "a tiny grammar"})
     made = run(
         "ensemble",

@@ -15,8 +15,8 @@ from conftest import SLACK
 
 from onparse import distributed
 from onparse.config import TrainConfig
-from onparse.families import GrammarConfig, OnlstmConfig
-from onparse.families.pcfg import GRAMMAR_TRAINING
+from onparse.families import OnlstmConfig, PcfgConfig
+from onparse.families.pcfg import PCFG_TRAINING
 from onparse.runfolder import read_checkpoint
 from onparse.runfolder import trainer as make_trainer
 
@@ -59,8 +59,8 @@ def first_update(rank: int, world: int, port: int, out: str, config: TrainConfig
 GRAMMAR = TrainConfig(
     train=[CORPUS],
     family="pcfg",
-    model=GrammarConfig(vocab_size=200, nonterminals=3, preterminals=4, symbol_size=8),
-    **{**GRAMMAR_TRAINING, "batch_size": 150, "epochs": 1, "dtype": "fp32", "warmup_updates": 1},
+    model=PcfgConfig(vocab_size=200, nonterminals=3, preterminals=4, symbol_size=8),
+    **{**PCFG_TRAINING, "batch_size": 150, "epochs": 1, "dtype": "fp32", "warmup_updates": 1},
 )
 
 

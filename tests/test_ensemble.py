@@ -166,13 +166,13 @@ def test_every_layer_rule_is_one_dispatch_and_the_fixed_rule_leaves_a_grammar_it
 
     from onparse.config import LAYER_RULES
     from onparse.ensemble import build, choose
-    from onparse.families import SPANS, GrammarConfig
+    from onparse.families import SPANS, PcfgConfig
     from onparse.families.pcfg_model import NeuralPCFG
 
     model, vocab = tiny_model(3)
     modeldir.save(tmp_path / "lm", model, vocab, default_layer=1)
     torch.manual_seed(0)
-    grammar = NeuralPCFG(GrammarConfig(vocab_size=len(vocab), nonterminals=2, preterminals=3, symbol_size=8))
+    grammar = NeuralPCFG(PcfgConfig(vocab_size=len(vocab), nonterminals=2, preterminals=3, symbol_size=8))
     modeldir.save(tmp_path / "grammar", grammar, vocab, default_layer=SPANS)
     models = [tmp_path / "lm", tmp_path / "grammar"]
     assert choose(models, "own")["layers"] == [1, SPANS]

@@ -10,7 +10,7 @@ import torch
 
 from onparse import families
 from onparse.builder import TreeBuilder
-from onparse.families import GrammarConfig, OnlstmConfig
+from onparse.families import OnlstmConfig, PcfgConfig
 from onparse.families.base import Family
 from onparse.settings import Reading
 from onparse.trees import right_branching, spans
@@ -27,12 +27,10 @@ def test_every_family_resolves_its_parts_and_makes_a_model_of_its_settings(name)
 
 
 def test_a_readout_belongs_to_one_family_and_a_model_of_another_refuses_it():
-    assert (
-        families.checked_layer("spans", GrammarConfig()) == "spans" and families.checked_layer(3, OnlstmConfig()) == 3
-    )
+    assert families.checked_layer("spans", PcfgConfig()) == "spans" and families.checked_layer(3, OnlstmConfig()) == 3
     for value, settings in (
         ("spans", OnlstmConfig()),
-        ("mean", GrammarConfig()),
+        ("mean", PcfgConfig()),
         (4, OnlstmConfig()),
         (True, None),
         ("3", None),

@@ -353,7 +353,7 @@ def test_grammars_epochs_are_counted_in_the_words_a_grammar_reads_not_the_punctu
 
     plan = tiny_plan(member_epochs=None, families=["onlstm", "pcfg"])
     words = sum(len(s) for s in read_corpus(plan.train) if 2 <= len(s) <= pcfg.MAX_TRAINING_WORDS)  # the words alone
-    monkeypatch.setattr(pcfg, "GRAMMAR_TOKENS", 10 * words)
+    monkeypatch.setattr(pcfg, "PCFG_TOKENS", 10 * words)
     assert sizing.settled_plan(plan, tmp_path)[0].sections["pcfg"].epochs == 10  # counted with punctuation: 9
 
 
@@ -537,7 +537,7 @@ def test_the_reading_rule_needs_a_referee_where_it_weighs_two_probes():
 
 
 def test_a_fit_mixing_families_votes_grammars_beside_onlstms_and_resumes_to_the_same_parser(tmp_path):
-    from onparse.families import SPANS, GrammarConfig
+    from onparse.families import SPANS, PcfgConfig
 
     plan = tiny_plan(
         members=3,
@@ -548,7 +548,7 @@ def test_a_fit_mixing_families_votes_grammars_beside_onlstms_and_resumes_to_the_
             "epochs": 2,
             "batch_size": 50,
             "students": 0,
-            "model": GrammarConfig(vocab_size=60, nonterminals=3, preterminals=4, symbol_size=8),
+            "model": PcfgConfig(vocab_size=60, nonterminals=3, preterminals=4, symbol_size=8),
         },
     )
     settled = {stage.name: stage for stage in stages(plan, tmp_path)}
@@ -608,9 +608,9 @@ def test_students_from_scratch_in_both_directions_learn_one_teacher_and_all_vote
 
 
 def test_grammar_students_learn_the_last_ensembles_trees_beside_the_onlstm_student_and_vote(tmp_path):
-    from onparse.families import SPANS, GrammarConfig
+    from onparse.families import SPANS, PcfgConfig
 
-    grammar = GrammarConfig(vocab_size=60, nonterminals=3, preterminals=4, symbol_size=8)
+    grammar = PcfgConfig(vocab_size=60, nonterminals=3, preterminals=4, symbol_size=8)
     plan = tiny_plan(
         members=2,
         families=["onlstm", "pcfg"],
@@ -659,9 +659,9 @@ TINY_GRAMMAR = {"epochs": 1, "batch_size": 50, "students": 1}
 
 
 def climbing_plan(pcfg: dict | None = None, **changes) -> FitPlan:
-    from onparse.families import GrammarConfig
+    from onparse.families import PcfgConfig
 
-    grammar = GrammarConfig(vocab_size=60, nonterminals=3, preterminals=4, symbol_size=8)
+    grammar = PcfgConfig(vocab_size=60, nonterminals=3, preterminals=4, symbol_size=8)
     return tiny_plan(
         pcfg={**TINY_GRAMMAR, "model": grammar, **(pcfg or {})},
         **{

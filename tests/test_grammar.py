@@ -13,10 +13,10 @@ from onparse import distill, modeldir
 from onparse.builder import TreeBuilder
 from onparse.cli import main
 from onparse.config import TrainConfig
-from onparse.families import SPANS, GrammarConfig, named
-from onparse.families.pcfg import GRAMMAR_TRAINING
+from onparse.families import SPANS, PcfgConfig, named
+from onparse.families.pcfg import PCFG_TRAINING
 from onparse.families.pcfg_model import NeuralPCFG, focus_span_scores, share_span_scores, tree_span_scores
-from onparse.families.pcfg_training import MAX_TRAINING_WORDS, GrammarObjective, length_batches
+from onparse.families.pcfg_training import MAX_TRAINING_WORDS, PcfgObjective, length_batches
 from onparse.language import Sentence
 from onparse.parse import Parser
 from onparse.reading import word_span_marginals
@@ -26,7 +26,7 @@ from onparse.settings import Reading
 from onparse.train import Evaluation, Step
 
 SENTENCES = "The cat sat on the mat.\nA dog sat on the cat.\nThe mat sat on a dog!\nThe dog sat.\n"
-TINY = GrammarConfig(nonterminals=3, preterminals=4, symbol_size=8)
+TINY = PcfgConfig(nonterminals=3, preterminals=4, symbol_size=8)
 
 
 @pytest.fixture
@@ -36,14 +36,14 @@ def corpus(tmp_path):
     return path
 
 
-def grammar_config(corpus, **changes) -> TrainConfig:
+def pcfg_config(corpus, **changes) -> TrainConfig:
     return TrainConfig(
         **{
             "train": [str(corpus)],
             "dev": str(corpus),
             "family": "pcfg",
             "model": TINY,
-            **GRAMMAR_TRAINING,
+            **PCFG_TRAINING,
             "batch_size": 40,
             "epochs": 3,
             "warmup_updates": 2,
@@ -62,7 +62,7 @@ def test_batches_hold_sentences_of_one_length_and_about_the_words_asked_for():
 
 
 def test_the_likelihood_rises_and_the_kept_model_is_the_point_of_lowest_dev_perplexity(corpus):
-    trainer = make_trainer(grammar_config(corpus, epochs=6))
+    trainer = make_trainer(pcfg_config(corpus, epochs=6))
     events = list(trainer.steps())
     losses = [event.loss for event in events if isinstance(event, Step)]
     assert sum(losses[-3:]) < sum(losses[:3])
@@ -73,7 +73,7 @@ def test_the_likelihood_rises_and_the_kept_model_is_the_point_of_lowest_dev_perp
 
 
 def test_a_dev_perplexity_is_the_exponent_of_the_mean_negative_log_likelihood_per_word(corpus):
-    trainer = make_trainer(grammar_config(corpus))
+    trainer = make_trainer(pcfg_config(corpus))
     record = trainer._evaluate(epoch_end=False).record
     words = torch.tensor([trainer.vocab.ids(["the", "dog", "sat"])])
     # the corpus holds 15 copies of 4 sentences; their log-likelihoods, per word
@@ -89,7 +89,7 @@ def test_a_dev_perplexity_is_the_exponent_of_the_mean_negative_log_likelihood_pe
 def test_only_sentences_of_two_to_forty_words_train(corpus, tmp_path):
     long_one = tmp_path / "long.txt"
     long_one.write_text(" ".join(["the"] * (MAX_TRAINING_WORDS + 1)) + "\nword\n" + SENTENCES)
-    trainer = make_trainer(grammar_config(long_one))
+    trainer = make_trainer(pcfg_config(long_one))
     assert sorted(map(len, trainer.objective.sentences)) == [3, 6, 6, 6]
 
 
@@ -125,7 +125,7 @@ def test_the_command_trains_a_grammar_that_parses_alone_and_beside_an_onlstm(cor
     config = json.loads((out / "model" / "config.json").read_text())
     assert config["family"] == "pcfg" and config["default_layer"] == SPANS
     card = json.loads((out / "model" / "card.json").read_text())
-    assert card["config"]["lr"] == GRAMMAR_TRAINING["lr"] and card["config"]["family"] == "pcfg"
+    assert card["config"]["lr"] == PCFG_TRAINING["lr"] and card["config"]["family"] == "pcfg"
     assert card["command"].startswith("onparse train --train") and "--family pcfg" in card["command"]  # for the card
 
     alone = Parser.load(out / "model")
@@ -251,7 +251,7 @@ def test_a_grammar_reading_punctuation_trains_on_every_token_and_parses_over_the
 
 
 def test_a_grammar_has_one_readout_and_refuses_layers(corpus, tmp_path):
-    trainer = make_trainer(grammar_config(corpus, epochs=1))
+    trainer = make_trainer(pcfg_config(corpus, epochs=1))
     modeldir.save(tmp_path / "g", trainer.model, trainer.vocab, SPANS)
     with pytest.raises(ValueError, match="no layer of a grammar"):
         modeldir.save(tmp_path / "h", trainer.model, trainer.vocab, 2)
@@ -259,7 +259,7 @@ def test_a_grammar_has_one_readout_and_refuses_layers(corpus, tmp_path):
 
 @pytest.mark.parametrize("rule", ["own", "agreement", "consistency"])
 def test_ensemble_choices_on_text_keep_a_grammar_at_its_span_marginals(corpus, tmp_path, tiny_model_dir, rule):
-    trainer = make_trainer(grammar_config(corpus, epochs=1))
+    trainer = make_trainer(pcfg_config(corpus, epochs=1))
     modeldir.save(tmp_path / "grammar", trainer.model, trainer.vocab, SPANS)
     result = CliRunner().invoke(
         main,
@@ -294,7 +294,7 @@ def test_ensemble_choices_on_text_keep_a_grammar_at_its_span_marginals(corpus, t
 
 @pytest.mark.slow
 def test_a_grammar_teaches_an_onlstm_and_learns_an_onlstms_trees(corpus, tmp_path, tiny_model_dir):
-    trainer = make_trainer(grammar_config(corpus, epochs=1))
+    trainer = make_trainer(pcfg_config(corpus, epochs=1))
     modeldir.save(tmp_path / "grammar", trainer.model, trainer.vocab, SPANS)
     common = ["--train", str(corpus), "--dev", str(corpus), "--sentences", "20", "--threads", "1", "--quiet"]
     taught = CliRunner().invoke(
@@ -339,7 +339,7 @@ def test_a_grammar_teaches_an_onlstm_and_learns_an_onlstms_trees(corpus, tmp_pat
     )
     assert learnt.exit_code == 0, learnt.output
     config = json.loads((tmp_path / "g" / "model" / "card.json").read_text())["config"]
-    assert config["family"] == "pcfg" and config["clip"] == GRAMMAR_TRAINING["clip"]
+    assert config["family"] == "pcfg" and config["clip"] == PCFG_TRAINING["clip"]
     history = [json.loads(line) for line in (tmp_path / "g" / "history.jsonl").read_text().splitlines()]
     agreement = [point["teacher_agreement"] for point in history]
     assert agreement[-1] > agreement[0] and max(agreement) > 80  # the grammar parses as its teacher does
@@ -365,11 +365,11 @@ def test_a_grammar_teaches_an_onlstm_and_learns_an_onlstms_trees(corpus, tmp_pat
 def test_a_students_loss_is_its_targets_joint_likelihood_per_word():
     """Trees: -log p(x, t) per word; span shares (soft targets): -log sum_t p(x, t) prod_{s in t} share(s) per word."""
     torch.manual_seed(0)
-    grammar = NeuralPCFG(GrammarConfig(vocab_size=9, nonterminals=3, preterminals=4, symbol_size=8))
+    grammar = NeuralPCFG(PcfgConfig(vocab_size=9, nonterminals=3, preterminals=4, symbol_size=8))
     words, tree = [[1, 2, 3, 4]], [[(0, 4), (0, 2), (2, 4)]]
     shares = [[(0, 2, 0.5), (2, 4, 0.5), (1, 3, 0.5)]]
-    hard = GrammarObjective(words, 100, 1, trees=tree).loss(grammar, 0, 0, torch.float32)[0]
-    soft = GrammarObjective(words, 100, 1, trees=tree, shares=shares).loss(grammar, 0, 0, torch.float32)[0]
+    hard = PcfgObjective(words, 100, 1, trees=tree).loss(grammar, 0, 0, torch.float32)[0]
+    soft = PcfgObjective(words, 100, 1, trees=tree, shares=shares).loss(grammar, 0, 0, torch.float32)[0]
     ids = torch.tensor(words)
     assert hard.item() == pytest.approx(-grammar(ids, tree_span_scores(tree, 4)).item() / 4, abs=1e-5)
     assert soft.item() == pytest.approx(-grammar(ids, share_span_scores(shares, 4)).item() / 4, abs=1e-5)
@@ -380,15 +380,15 @@ def test_a_focused_students_loss_is_its_focused_likelihood_on_a_schedule_that_en
     """Parse-focusing: -log sum_t p(x, t) exp(focus * shares) per word, the focus falling linearly over the updates
     (here from 4 to 0 over two passes), so that the last updates learn the text's plain likelihood."""
     torch.manual_seed(0)
-    grammar = NeuralPCFG(GrammarConfig(vocab_size=9, nonterminals=3, preterminals=4, symbol_size=8))
+    grammar = NeuralPCFG(PcfgConfig(vocab_size=9, nonterminals=3, preterminals=4, symbol_size=8))
     words, shares = [[1, 2, 3, 4]] * 4, [[(0, 2, 0.5), (2, 4, 1.0), (1, 3, 0.25)]] * 4
-    objective = GrammarObjective(words, 4, 1, shares=shares, focus=(4.0, 0.0, 2))
+    objective = PcfgObjective(words, 4, 1, shares=shares, focus=(4.0, 0.0, 2))
     assert objective.batches_per_epoch == 4  # one sentence of 4 words an update
     assert [objective.focus_at(epoch, batch) for epoch, batch in ((0, 0), (1, 0), (1, 3))] == [4.0, 2.0, 0.5]
     ids = torch.tensor(words[:1])
     middle = objective.loss(grammar, 1, 0, torch.float32)[0]
     assert middle.item() == pytest.approx(-grammar(ids, focus_span_scores(shares[:1], 4, 2.0)).item() / 4, abs=1e-5)
-    plain = GrammarObjective(words, 4, 1, shares=shares, focus=(4.0, 0.0, 1)).loss(grammar, 1, 0, torch.float32)[0]
+    plain = PcfgObjective(words, 4, 1, shares=shares, focus=(4.0, 0.0, 1)).loss(grammar, 1, 0, torch.float32)[0]
     assert plain.item() == pytest.approx(-grammar(ids).item() / 4, abs=1e-5)  # past its schedule: focus 0
 
 
@@ -396,7 +396,7 @@ def test_a_focused_students_loss_is_its_focused_likelihood_on_a_schedule_that_en
 def test_a_focused_student_parses_toward_its_teachers_spans(corpus, tmp_path, tiny_model_dir):
     """Two students from the same start and seed, one focused on its teacher's spans and one all but unfocused:
     the focused one's trees agree more with the teacher's; an ON-LSTM student is refused a focus in one line."""
-    trainer = make_trainer(grammar_config(corpus, epochs=1))
+    trainer = make_trainer(pcfg_config(corpus, epochs=1))
     modeldir.save(tmp_path / "grammar", trainer.model, trainer.vocab, SPANS)
     teacher = tmp_path / "teacher"  # the right-branching trees: a teacher a fresh grammar does not follow by itself
     from onparse.ensemble import make_ensemble
@@ -445,7 +445,7 @@ def test_a_focused_student_parses_toward_its_teachers_spans(corpus, tmp_path, ti
 def test_a_grammar_student_learns_its_teachers_span_shares_where_asked(corpus, tmp_path, tiny_model_dir, monkeypatch):
     """Soft targets (here a grammar's posterior): the teacher's file keeps each sentence's span shares, and a student
     from scratch learns toward them; an ON-LSTM student, which learns trees, is refused before anything is written."""
-    trainer = make_trainer(grammar_config(corpus, epochs=1))
+    trainer = make_trainer(pcfg_config(corpus, epochs=1))
     modeldir.save(tmp_path / "grammar", trainer.model, trainer.vocab, SPANS)
     common = [
         "--train",
@@ -511,8 +511,8 @@ def test_a_grammar_student_learns_its_teachers_span_shares_where_asked(corpus, t
 
 @pytest.mark.slow
 def test_a_compound_grammar_trains_on_drawn_vectors_resumes_exactly_and_parses(corpus, tmp_path):
-    config = grammar_config(
-        corpus, model=GrammarConfig(nonterminals=3, preterminals=4, symbol_size=8, latent_size=4), evals_per_epoch=2
+    config = pcfg_config(
+        corpus, model=PcfgConfig(nonterminals=3, preterminals=4, symbol_size=8, latent_size=4), evals_per_epoch=2
     )
     uninterrupted = make_trainer(config)
     events = list(uninterrupted.steps())
@@ -566,7 +566,7 @@ def test_a_student_from_scratch_takes_the_runs_shape_and_its_starts_vocabulary(c
     from onparse.config import DistillConfig
     from onparse.distill import distillation_config
 
-    start = make_trainer(grammar_config(corpus, epochs=1))
+    start = make_trainer(pcfg_config(corpus, epochs=1))
     modeldir.save(tmp_path / "grammar", start.model, start.vocab, SPANS)
     spec = DistillConfig(teacher=str(tiny_model_dir), start=str(tmp_path / "grammar"), from_scratch=True, sentences=20)
     config = distillation_config(spec, train=[str(corpus)], epochs=1)
@@ -580,7 +580,7 @@ def test_a_student_from_scratch_takes_the_runs_shape_and_its_starts_vocabulary(c
 def test_a_layer_asked_of_a_lone_grammar_is_refused_and_an_ensembles_onlstms_take_it(corpus, tmp_path, tiny_model_dir):
     from onparse.parse import InputError
 
-    trainer = make_trainer(grammar_config(corpus, epochs=1))
+    trainer = make_trainer(pcfg_config(corpus, epochs=1))
     modeldir.save(tmp_path / "grammar", trainer.model, trainer.vocab, SPANS)
     with pytest.raises(InputError, match="no layers to choose from"):
         Parser.load(tmp_path / "grammar", layer=2)
@@ -594,7 +594,7 @@ def test_a_parser_with_a_grammar_takes_sentences_no_longer_than_a_grammar_parses
 ):
     from onparse.parse import InputError
 
-    trainer = make_trainer(grammar_config(corpus, epochs=1))
+    trainer = make_trainer(pcfg_config(corpus, epochs=1))
     modeldir.save(tmp_path / "grammar", trainer.model, trainer.vocab, SPANS)
     grammar, onlstm = modeldir.load(tmp_path / "grammar"), modeldir.load(tiny_model_dir)
     limit, longest = named("pcfg").longest_sentence, named("onlstm").longest_sentence

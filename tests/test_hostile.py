@@ -285,9 +285,9 @@ def test_bad_prediction_and_gold_files(tmp_path):
 
 def test_sizes_beyond_the_free_memory_are_refused_before_allocation_and_leave_no_folder(tmp_path, monkeypatch):
     from onparse import modeldir
-    from onparse.families import GrammarConfig, OnlstmConfig
+    from onparse.families import OnlstmConfig, PcfgConfig
 
-    assert modeldir.training_bytes(GrammarConfig(nonterminals=4096, preterminals=8192, productions="joint")) > 2**40
+    assert modeldir.training_bytes(PcfgConfig(nonterminals=4096, preterminals=8192, productions="joint")) > 2**40
     assert modeldir.training_bytes(OnlstmConfig()) < 2**30
     monkeypatch.setattr(modeldir, "free_memory", lambda: 2**30)  # 1 GiB left
     examples = Path(__file__).resolve().parents[1] / "examples"

@@ -52,8 +52,8 @@ def test_every_module_imports_only_those_above_it_in_the_architecture_pages_tabl
 FAMILY_BRANCHES = re.compile(
     r"(==|!=)\s*(PCFG|ONLSTM)\b|\b(PCFG|ONLSTM)\s*(==|!=)|\b(PCFG|ONLSTM)\s+(not\s+)?in\b|"
     r"\bfamily(\(\w+\))?\s*(==|!=)|(==|!=)\s*\w+\.family\b|"
-    r"isinstance\([^)]*(GrammarConfig|OnlstmConfig) if|(GrammarConfig|OnlstmConfig) if \w+|"
-    r"isinstance\([^,]*\.model(\.config)?, *(GrammarConfig|OnlstmConfig)\)|n_layers == 0"
+    r"isinstance\([^)]*(PcfgConfig|OnlstmConfig) if|(PcfgConfig|OnlstmConfig) if \w+|"
+    r"isinstance\([^,]*\.model(\.config)?, *(PcfgConfig|OnlstmConfig)\)|n_layers == 0"
 )
 
 
@@ -92,9 +92,9 @@ def test_no_module_outside_the_families_branches_on_a_family_name_or_settings_cl
     ]
     assert not found, "\n".join(found)
     assert FAMILY_BRANCHES.search("if config.family == PCFG:") and FAMILY_BRANCHES.search(
-        "if plan.family(k) == GrammarConfig.family:"
+        "if plan.family(k) == PcfgConfig.family:"
     )
-    assert FAMILY_BRANCHES.search("return (GrammarConfig if family == PCFG else OnlstmConfig)(**values)")
+    assert FAMILY_BRANCHES.search("return (PcfgConfig if family == PCFG else OnlstmConfig)(**values)")
 
 
 COMMAND_STATEMENTS = 12  # a command declares its options, checks what only the command line can, and calls the library

@@ -105,13 +105,13 @@ def test_inference_linear_matches_torch_and_keeps_gradients():
 
 
 def test_expected_shapes_are_what_a_built_model_holds_of_either_family():
-    from onparse.families import GrammarConfig
+    from onparse.families import PcfgConfig
     from onparse.modeldir import expected_shapes, new_model
 
     for config in (
         OnlstmConfig(vocab_size=50, embedding_size=8, hidden_size=12, chunk_size=4, n_layers=1),
         OnlstmConfig(vocab_size=30, embedding_size=20, hidden_size=40, chunk_size=10, n_layers=4),
-        GrammarConfig(vocab_size=30, nonterminals=3, preterminals=4, symbol_size=8),
+        PcfgConfig(vocab_size=30, nonterminals=3, preterminals=4, symbol_size=8),
     ):
         built = new_model(config)
         assert type(built).__name__ == ("NeuralPCFG" if config.family == "pcfg" else "OnlstmModel")

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from onparse.families import GrammarConfig
+from onparse.families import PcfgConfig
 from onparse.families.pcfg import PRODUCTIONS
 from onparse.families.pcfg_model import (
     NeuralPCFG,
@@ -65,7 +65,7 @@ def tree_probability(tree, words, root, rule, emission) -> float:
 def tiny_grammar(request):
     torch.manual_seed(3)
     model = NeuralPCFG(
-        GrammarConfig(vocab_size=7, nonterminals=3, preterminals=4, symbol_size=8, productions=request.param)
+        PcfgConfig(vocab_size=7, nonterminals=3, preterminals=4, symbol_size=8, productions=request.param)
     )
     with torch.no_grad():  # sharper rules than a fresh network gives, so trees differ in probability
         for parameter in model.parameters():
@@ -200,7 +200,7 @@ def test_mbr_returns_the_tree_a_grammar_makes_certain():
 
 def test_the_inside_algorithm_refuses_a_single_word():
     with pytest.raises(ValueError, match="two or more words"):
-        NeuralPCFG(GrammarConfig(vocab_size=5, nonterminals=2, preterminals=2, symbol_size=4)).log_likelihood(
+        NeuralPCFG(PcfgConfig(vocab_size=5, nonterminals=2, preterminals=2, symbol_size=4)).log_likelihood(
             torch.tensor([[1]])
         )
 
@@ -219,7 +219,7 @@ def one_sentence_rules(rules: Rules, k: int) -> Rules:
 def test_a_compound_grammar_gives_each_sentence_its_own_rules_in_one_batch():
     """Inside scores and marginals of a batch under per-sentence rules equal each sentence's under its own alone."""
     torch.manual_seed(5)
-    model = NeuralPCFG(GrammarConfig(vocab_size=7, nonterminals=3, preterminals=4, symbol_size=8, latent_size=5))
+    model = NeuralPCFG(PcfgConfig(vocab_size=7, nonterminals=3, preterminals=4, symbol_size=8, latent_size=5))
     words = torch.randint(0, 7, (3, 6))
     rules = model.rules(3 * torch.randn(3, 5))
     assert not torch.allclose(rules.left[0], rules.left[1])  # the vectors make the sentences' rules differ
@@ -245,7 +245,7 @@ def inside_marginals(rules: Rules, words: torch.Tensor) -> torch.Tensor:
 def test_a_compound_grammar_trains_on_its_evidence_lower_bound():
     """At q's mean (eval mode) the bound is log p(x | mean) less the KL divergence; in train mode z is drawn."""
     torch.manual_seed(2)
-    model = NeuralPCFG(GrammarConfig(vocab_size=7, nonterminals=3, preterminals=4, symbol_size=8, latent_size=4))
+    model = NeuralPCFG(PcfgConfig(vocab_size=7, nonterminals=3, preterminals=4, symbol_size=8, latent_size=4))
     words = torch.randint(0, 7, (2, 5))
     mean, log_variance = model.posterior(words)
     divergence = 0.5 * (mean**2 + log_variance.exp() - 1 - log_variance).sum(-1)
@@ -259,10 +259,10 @@ def test_a_compound_grammar_trains_on_its_evidence_lower_bound():
 
 
 def test_a_plain_grammar_keeps_its_parameters_and_a_compound_one_refuses_joint_productions():
-    plain = NeuralPCFG(GrammarConfig(vocab_size=7, nonterminals=3, preterminals=4, symbol_size=8))
+    plain = NeuralPCFG(PcfgConfig(vocab_size=7, nonterminals=3, preterminals=4, symbol_size=8))
     assert not any(name.startswith(("encoder", "posterior")) for name in plain.state_dict())
     assert plain.root_network[0].in_features == 8  # shipped grammars' weights load as they were saved
     with pytest.raises(ValueError, match="independent productions"):
-        GrammarConfig(latent_size=4, productions="joint").check()
+        PcfgConfig(latent_size=4, productions="joint").check()
     with pytest.raises(ValueError, match="latent_size"):
-        GrammarConfig(latent_size=-1).check()
+        PcfgConfig(latent_size=-1).check()

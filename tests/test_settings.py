@@ -9,7 +9,7 @@ from onparse.cli import main
 from onparse.config import DistillConfig, ParseConfig, TrainConfig
 from onparse.families import OnlstmConfig, named
 from onparse.families.onlstm import MEMBER_MODEL
-from onparse.families.pcfg import GRAMMAR_TRAINING
+from onparse.families.pcfg import PCFG_TRAINING
 from onparse.plan import FitPlan
 from onparse.settings import default
 
@@ -59,7 +59,7 @@ def test_the_fits_member_sizes_and_the_distillations_settings_are_the_plans():
         "batch_size": default(FitPlan, "student_batch_size"),
         "lr": default(FitPlan, "finetune_lr"),
     }
-    assert named("pcfg").student_training == {name: GRAMMAR_TRAINING[name] for name in ("batch_size", "lr", "clip")}
+    assert named("pcfg").student_training == {name: PCFG_TRAINING[name] for name in ("batch_size", "lr", "clip")}
     assert distill["evals_per_epoch"] == default(FitPlan, "evals_per_epoch")
 
 

@@ -23,14 +23,14 @@ from onparse.commandline import (
     typed_command,
 )
 from onparse.config import DISTILL_OPTIONS, DistillConfig, TrainConfig
-from onparse.families import REGISTRY, GrammarConfig, OnlstmConfig
+from onparse.families import REGISTRY, OnlstmConfig, PcfgConfig
 from onparse.families.base import section_options
 from onparse.families.onlstm import MEMBER_MODEL, VARIED_SIZES
-from onparse.families.pcfg import GRAMMAR_TRAINING
+from onparse.families.pcfg import PCFG_TRAINING
 from onparse.options import (
-    GRAMMAR_SIZES,
     MESSAGES,
     MODEL_SIZES,
+    PCFG_SIZES,
     THREADS_HELP,
     LayerType,
     Positive,
@@ -177,22 +177,22 @@ train_options = declared(  # onparse train
         "--epochs",
         type=Positive,
         help=f"Epochs in the schedule  [default: {TrainConfig.epochs}, a grammar "
-        f"{GRAMMAR_TRAINING['epochs']}; with --resume, the run's own].",
+        f"{PCFG_TRAINING['epochs']}; with --resume, the run's own].",
     ),
     options_of(TrainConfig, "evals_per_epoch"),
     options_of(OnlstmConfig, *MODEL_SIZES, "vocab_size"),
-    options_of(GrammarConfig, *GRAMMAR_SIZES),
+    options_of(PcfgConfig, *PCFG_SIZES),
     click.option(
         "--batch-size",
         type=Positive,
         help=f"Streams of an update  [default: {TrainConfig.batch_size}; a grammar: "
-        f"words of an update, {GRAMMAR_TRAINING['batch_size']}].",
+        f"words of an update, {PCFG_TRAINING['batch_size']}].",
     ),
     options_of(TrainConfig, "bptt"),
     click.option(
         "--lr",
         type=PositiveNumber,
-        help=f"Learning rate  [default: {TrainConfig.lr:g}; a grammar {GRAMMAR_TRAINING['lr']:g}].",
+        help=f"Learning rate  [default: {TrainConfig.lr:g}; a grammar {PCFG_TRAINING['lr']:g}].",
     ),
     click.option(
         "--layer",
@@ -240,13 +240,12 @@ distill_options = declared(  # onparse distill
         "--batch-size",
         type=Positive,
         help=f"An update's size  [default: an ON-LSTM student {default(FitPlan, 'student_batch_size')} sentences, "
-        f"a grammar {GRAMMAR_TRAINING['batch_size']} words].",
+        f"a grammar {PCFG_TRAINING['batch_size']} words].",
     ),
     click.option(
         "--lr",
         type=PositiveNumber,
-        help=f"[default: an ON-LSTM student {default(FitPlan, 'finetune_lr'):g}, a grammar "
-        f"{GRAMMAR_TRAINING['lr']:g}].",
+        help=f"[default: an ON-LSTM student {default(FitPlan, 'finetune_lr'):g}, a grammar {PCFG_TRAINING['lr']:g}].",
     ),
     options_of(DistillConfig, *DISTILL_OPTIONS[3:]),
     click.option(
@@ -296,7 +295,7 @@ fit_options = declared(  # onparse fit
         options_of(family.section, *section_options(family.section), prefix=family.option_prefix)
         for family in REGISTRY.values()
     ),
-    options_of(GrammarConfig, "nonterminals", "preterminals", prefix=STUDENT_PREFIX),
+    options_of(PcfgConfig, "nonterminals", "preterminals", prefix=STUDENT_PREFIX),
     options_of(FitPlan, "generations", "stop_agreement", "evals_per_epoch"),
     right_branching_options("in every ensemble"),
     options_of(
@@ -315,14 +314,14 @@ fit_options = declared(  # onparse fit
         "probe_tokens",
         "families",
     ),
-    options_of(GrammarConfig, *GRAMMAR_SIZES),
+    options_of(PcfgConfig, *PCFG_SIZES),
     options_of(FitPlan, "seed", "dtype", "device"),
     click.option("--threads", type=Threads, help=THREADS_HELP),
     MESSAGES,
 )
 
 
-def fit_plan(member_sizes: dict[str, list[int]], grammar: GrammarConfig, values: dict) -> FitPlan:
+def fit_plan(member_sizes: dict[str, list[int]], grammar: PcfgConfig, values: dict) -> FitPlan:
     """A plan from the command line's values: each ON-LSTM size as a list (several: member k takes the k-th, cycling),
     the grammar members' sizes, each family's section from its ``--PREFIX-SETTING`` values and the grammar students'
     sizes where given (None: the members'); the rest are the plan's own settings."""
@@ -340,7 +339,7 @@ def fit_plan(member_sizes: dict[str, list[int]], grammar: GrammarConfig, values:
             if (value := values.pop(f"{STUDENT_PREFIX}_{name}"))
         },
     )
-    onlstm, pcfg = sections[OnlstmConfig.family], sections[GrammarConfig.family]
+    onlstm, pcfg = sections[OnlstmConfig.family], sections[PcfgConfig.family]
     onlstm.model = OnlstmConfig(vocab_size=grammar.vocab_size, **{name: v[0] for name, v in member_sizes.items()})
     onlstm.variants = {name: list(v) for name, v in member_sizes.items() if len(v) > 1}
     pcfg.model, pcfg.student_model = grammar, student if student != grammar else None

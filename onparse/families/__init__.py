@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from onparse.families.base import PARTS, Family, FitSection
 from onparse.families.onlstm import MEAN, ONLSTM, OnlstmConfig
-from onparse.families.pcfg import SPANS, Grammar, GrammarConfig
+from onparse.families.pcfg import PCFG, SPANS, PcfgConfig
 from onparse.settings import Layer
 
 __all__ = [
@@ -22,7 +22,7 @@ __all__ = [
     "MEAN",
     "SPANS",
     "OnlstmConfig",
-    "GrammarConfig",
+    "PcfgConfig",
     "REGISTRY",
     "NAMES",
     "named",
@@ -33,9 +33,9 @@ __all__ = [
     "readouts",
 ]
 
-REGISTRY: dict[str, Family] = {family.name: family for family in (ONLSTM(), Grammar())}
+REGISTRY: dict[str, Family] = {family.name: family for family in (ONLSTM(), PCFG())}
 NAMES = tuple(REGISTRY)
-Settings = OnlstmConfig | GrammarConfig  # any family's sizes
+Settings = OnlstmConfig | PcfgConfig  # any family's sizes
 
 
 def named(name: object) -> Family:

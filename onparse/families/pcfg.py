@@ -14,17 +14,17 @@ NAME = "pcfg"
 SPANS = "spans"  # the one readout: the tree with the most expected constituents
 # Where a grammar's training differs from an ON-LSTM's defaults (Kim, Dyer & Rush, 2019: Adam at 1e-3, gradients
 # clipped at 3); its batch_size counts the words of an update (sentences of one length), not streams.
-GRAMMAR_TRAINING = {"lr": 1e-3, "clip": 3.0, "batch_size": 600, "epochs": 10, "default_layer": SPANS}
+PCFG_TRAINING = {"lr": 1e-3, "clip": 3.0, "batch_size": 600, "epochs": 10, "default_layer": SPANS}
 # The larger grammar a fit trains where its hours leave time for it (``budget.larger``): in German one read 51.0 on
 # NEGRA valid against 45.8 for the default 30 x 60 in 600-word updates (the shipped model's three: 48.9-50.0 against the
 # plain fit's two default ones, 47.6 and 49.3); in English no better at three times the cost (experiments/notebook.md)
-LARGER_GRAMMAR = {"nonterminals": 64, "preterminals": 128, "batch_size": 200}
+LARGER_PCFG = {"nonterminals": 64, "preterminals": 128, "batch_size": 200}
 INDEPENDENT, JOINT = "independent", "joint"  # a grammar's binary productions: left and right apart, or together
 PRODUCTIONS = (INDEPENDENT, JOINT)
 
 
 @dataclass
-class GrammarConfig:
+class PcfgConfig:
     """Size of a neural PCFG member: its symbols and the width of their embeddings."""
 
     family: ClassVar[str] = NAME
@@ -69,21 +69,21 @@ class GrammarConfig:
 
 # Words a grammar member reads: five epochs of WSJ 00-20's or CTB 29's sentences of 2-40 words, fifteen of NEGRA's;
 # the members measured were within half a point of their best by then (experiments/notebook.md)
-GRAMMAR_TOKENS = 4_000_000
-# Words a larger grammar (LARGER_GRAMMAR) reads: nine epochs of NEGRA's, where the German one that read 51.0 was kept
-LARGER_GRAMMAR_TOKENS = 2_400_000
+PCFG_TOKENS = 4_000_000
+# Words a larger grammar (LARGER_PCFG) reads: nine epochs of NEGRA's, where the German one that read 51.0 was kept
+LARGER_PCFG_TOKENS = 2_400_000
 # Grammar students a fit trains by default: in English two students of the fit's first vote read 58.8-59.5 alone
 # where the vote read 55.1 (experiments/notebook.md)
-GRAMMAR_STUDENTS = 2
+PCFG_STUDENTS = 2
 MAX_TRAINING_WORDS = 40  # a grammar learns from sentences of 2 to this many words (Kim, Dyer & Rush, 2019)
 
 
 @dataclass
-class GrammarSection(FitSection):
+class PcfgSection(FitSection):
     """The grammar members of a fit: their shape, how much each reads (``tokens`` at the recipe's full scale: words of
     its training sentences), their update, and their students."""
 
-    model: GrammarConfig = field(default_factory=GrammarConfig)
+    model: PcfgConfig = field(default_factory=PcfgConfig)
     epochs: int | None = setting(
         None,
         "Epochs of each grammar member  [default: --member-epochs where given, "
@@ -93,13 +93,13 @@ class GrammarSection(FitSection):
         kind=int,
     )
     batch_size: int = setting(
-        GRAMMAR_TRAINING["batch_size"],
+        PCFG_TRAINING["batch_size"],
         "Words of a grammar member's update (German 64 x 128 grammars did better at 200).",
     )
     larger: bool | None = setting(
         None,
-        f"Grammar members of {LARGER_GRAMMAR['nonterminals']} x "
-        f"{LARGER_GRAMMAR['preterminals']} symbols in {LARGER_GRAMMAR['batch_size']}-word "
+        f"Grammar members of {LARGER_PCFG['nonterminals']} x "
+        f"{LARGER_PCFG['preterminals']} symbols in {LARGER_PCFG['batch_size']}-word "
         "updates, each reading about 2.4 million words (in German 1 to 5 points better "
         "than the default shape; in English no better, at three times the cost)  [default: "
         "where --hours leave time for them with every other model reading all the "
@@ -108,20 +108,20 @@ class GrammarSection(FitSection):
         kind=bool,
         option="--larger-grammars",
     )
-    tokens: int | None = None  # settled by the fit: the words a member reads at full scale (None: GRAMMAR_TOKENS)
+    tokens: int | None = None  # settled by the fit: the words a member reads at full scale (None: PCFG_TOKENS)
     students: int | None = setting(
         None,
         "Grammars from scratch that learn the last ensemble's trees beside the "
         "ON-LSTM students (the first grammar member's shape and vocabulary, "
         "--scratch-passes passes, seeds counting up from --seed); each votes  "
-        f"[default: {GRAMMAR_STUDENTS} where the fit has grammar members, else none].",
+        f"[default: {PCFG_STUDENTS} where the fit has grammar members, else none].",
         minimum=0,
         kind=int,
     )
 
     @property
     def shape(self) -> dict:
-        """The members' symbols and update size, as LARGER_GRAMMAR names them."""
+        """The members' symbols and update size, as LARGER_PCFG names them."""
         return {
             "nonterminals": self.model.nonterminals,
             "preterminals": self.model.preterminals,
@@ -130,9 +130,9 @@ class GrammarSection(FitSection):
 
     def check(self) -> None:
         super().check()
-        if not isinstance(self.model, GrammarConfig) or not isinstance(self.student_model, GrammarConfig | None):
+        if not isinstance(self.model, PcfgConfig) or not isinstance(self.student_model, PcfgConfig | None):
             raise ValueError("a grammar section's model and student_model must be objects of grammar settings")
-        if self.larger and self.shape not in (DEFAULT_SHAPE, LARGER_GRAMMAR):
+        if self.larger and self.shape not in (DEFAULT_SHAPE, LARGER_PCFG):
             raise ValueError(
                 "--larger-grammars sets the grammars' symbols and updates: give it or --nonterminals, "
                 "--preterminals and --grammar-batch-size, not both"
@@ -141,43 +141,43 @@ class GrammarSection(FitSection):
             raise ValueError("student_model is the grammar students' shape: ask for grammar students too")
 
 
-DEFAULT_SHAPE = GrammarSection().shape  # the members' symbols and update unless asked otherwise
+DEFAULT_SHAPE = PcfgSection().shape  # the members' symbols and update unless asked otherwise
 
 
-class Grammar(Family):
+class PCFG(Family):
     """Grammar members: span marginals over the words read left to right; they vote as trained."""
 
     name = NAME
-    settings = GrammarConfig
+    settings = PcfgConfig
     parts = {
         "model": "onparse.families.pcfg_model:NeuralPCFG",
-        "training_setup": "onparse.families.pcfg_training:grammar_setup",
-        "student_objective": "onparse.families.pcfg_training:grammar_student",
-        "dev_figures": "onparse.families.pcfg_training:grammar_dev_figures",
+        "training_setup": "onparse.families.pcfg_training:pcfg_setup",
+        "student_objective": "onparse.families.pcfg_training:pcfg_student",
+        "dev_figures": "onparse.families.pcfg_training:pcfg_dev_figures",
     }
     reads_either_way = False  # its trees are over the words read left to right
     reads_distances = False
-    training = GRAMMAR_TRAINING
-    student_training: ClassVar[dict] = {name: GRAMMAR_TRAINING[name] for name in ("lr", "batch_size", "clip")}
+    training = PCFG_TRAINING
+    student_training: ClassVar[dict] = {name: PCFG_TRAINING[name] for name in ("lr", "batch_size", "clip")}
     learns_span_shares = True  # every tree weighed by the shares of its spans (``pcfg_model.share_span_scores``)
     longest_sentence = 800  # words: inside and outside passes are cubic (70 s at 800 words, one core)
-    section = GrammarSection
+    section = PcfgSection
     option_prefix, plural, students_plural, unit = "grammar", "grammars", "grammar students", "words"
     # its dev perplexity is an inside pass over every dev sentence, four times an epoch: 1.10-1.38 in the plain fits
     # measured; scoring the dev gold trees too, an MBR parse each time, 1.9 (experiments/notebook.md)
     wall = (1.3, 1.9)
     parse_cost = 1.0  # its inside and outside passes
 
-    def readouts(self, settings: GrammarConfig) -> list[Layer]:
+    def readouts(self, settings: PcfgConfig) -> list[Layer]:
         return [SPANS]
 
-    def default_readout(self, settings: GrammarConfig) -> Layer:
+    def default_readout(self, settings: PcfgConfig) -> Layer:
         return SPANS
 
     def owns(self, layer: object) -> bool:
         return layer == SPANS and isinstance(layer, str)
 
-    def check_layer(self, value: object, settings: GrammarConfig | None = None) -> Layer:
+    def check_layer(self, value: object, settings: PcfgConfig | None = None) -> Layer:
         if not self.owns(value):
             raise ValueError(f"{value!r} is no layer of a grammar: its trees come from its span marginals ({SPANS!r})")
         return SPANS
@@ -225,24 +225,24 @@ class Grammar(Family):
         """The words of a sentence it learns from (two to MAX_TRAINING_WORDS), else none."""
         return len(tokens) if 2 <= len(tokens) <= MAX_TRAINING_WORDS else 0
 
-    def recipe_units(self, section: GrammarSection, text_units: float) -> float:
-        return section.tokens or GRAMMAR_TOKENS
+    def recipe_units(self, section: PcfgSection, text_units: float) -> float:
+        return section.tokens or PCFG_TOKENS
 
-    def student_count(self, section: GrammarSection) -> int:
-        """As asked, else GRAMMAR_STUDENTS."""
-        return GRAMMAR_STUDENTS if section.students is None else section.students
+    def student_count(self, section: PcfgSection) -> int:
+        """As asked, else PCFG_STUDENTS."""
+        return PCFG_STUDENTS if section.students is None else section.students
 
-    def larger(self, section: GrammarSection) -> GrammarSection:
-        """LARGER_GRAMMAR's symbols and update (students of that shape too), each reading LARGER_GRAMMAR_TOKENS."""
-        symbols = {name: LARGER_GRAMMAR[name] for name in ("nonterminals", "preterminals")}
+    def larger(self, section: PcfgSection) -> PcfgSection:
+        """LARGER_PCFG's symbols and update (students of that shape too), each reading LARGER_PCFG_TOKENS."""
+        symbols = {name: LARGER_PCFG[name] for name in ("nonterminals", "preterminals")}
         return replace(
             section,
             model=replace(section.model, **symbols),
-            batch_size=LARGER_GRAMMAR["batch_size"],
-            tokens=LARGER_GRAMMAR_TOKENS,
+            batch_size=LARGER_PCFG["batch_size"],
+            tokens=LARGER_PCFG_TOKENS,
         )
 
-    def time_chooses_shape(self, section: GrammarSection) -> bool:
+    def time_chooses_shape(self, section: PcfgSection) -> bool:
         """The user asked neither way and left the symbols, updates, reading and students' shape as the recipe's."""
         return (
             section.larger is None

@@ -58,7 +58,7 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from onparse.families import GrammarConfig
+from onparse.families import PcfgConfig
 from onparse.families.pcfg import JOINT
 from onparse.language import Sentence
 from onparse.reading import word_span_marginals
@@ -101,7 +101,7 @@ class NeuralPCFG(nn.Module):
     """Rule probabilities computed from symbol embeddings: the same for every sentence, or, with
     ``config.latent_size``, from each sentence's vector too (a compound grammar)."""
 
-    def __init__(self, config: GrammarConfig):
+    def __init__(self, config: PcfgConfig):
         super().__init__()
         config.check()
         self.config = config
@@ -124,7 +124,7 @@ class NeuralPCFG(nn.Module):
             self.posterior_network = nn.Linear(2 * width, 2 * latent)
 
     @classmethod
-    def from_weights(cls, config: GrammarConfig, state: dict[str, Tensor]) -> "NeuralPCFG":
+    def from_weights(cls, config: PcfgConfig, state: dict[str, Tensor]) -> "NeuralPCFG":
         model = cls(config)
         model.load_state_dict({name: tensor.float() for name, tensor in state.items()})
         return model

@@ -51,7 +51,7 @@ def length_batches(lengths: list[int], words: int, rng: random.Random | None = N
     return batches
 
 
-class GrammarObjective(WholeSentenceObjective):
+class PcfgObjective(WholeSentenceObjective):
     """Negative log-likelihood per word of a batch of sentences of one length: of each sentence, or where ``trees``
     are given (a student's teacher's spans over each sentence), of each sentence with its tree; where ``shares`` are
     (the teacher's span shares, soft targets), of each sentence with every tree, each weighed by its spans' shares;
@@ -126,7 +126,7 @@ class GrammarObjective(WholeSentenceObjective):
         return loss, words.numel(), {}
 
 
-def grammar_perplexity(sentences: list[list[int]], words_per_batch: int) -> DevFigures:
+def pcfg_perplexity(sentences: list[list[int]], words_per_batch: int) -> DevFigures:
     """Dev perplexity per word of a grammar over sentences of two or more words (one word has no tree to sum over)."""
     kept = [sentence for sentence in sentences if len(sentence) >= 2]
     if not kept:
@@ -145,7 +145,7 @@ def grammar_perplexity(sentences: list[list[int]], words_per_batch: int) -> DevF
     return figures
 
 
-def grammar_setup(
+def pcfg_setup(
     config: TrainConfig, checkpoint: dict | None = None, ranks: distributed.Ranks = distributed.Ranks()
 ) -> Setup:
     """A grammar from random weights and its vocabulary from the corpus (the checkpoint's, resuming)."""
@@ -160,13 +160,13 @@ def grammar_setup(
     dev = None
     if config.dev:
         dev_sentences = read_corpus([config.dev], config.language, config.encoding, config.reading, config.tokenized)
-        dev = grammar_perplexity([vocab.ids(sentence) for sentence in dev_sentences], config.batch_size)
+        dev = pcfg_perplexity([vocab.ids(sentence) for sentence in dev_sentences], config.batch_size)
     torch.manual_seed(config.seed)
     model = NeuralPCFG(replace(config.model, vocab_size=len(vocab))).to(device)
-    return Setup(model, vocab, GrammarObjective(data, config.batch_size, config.seed, ranks), dev)
+    return Setup(model, vocab, PcfgObjective(data, config.batch_size, config.seed, ranks), dev)
 
 
-def grammar_student(
+def pcfg_student(
     config: TrainConfig,
     sentences: list[Sentence],
     found: list[list[Span]],
@@ -181,7 +181,7 @@ def grammar_student(
         (spec.focus, spec.focus if spec.focus_end is None else spec.focus_end, config.epochs) if spec.focus else None
     )
     kept = [k for k, sentence in enumerate(sentences) if 2 <= len(sentence.words) <= MAX_TRAINING_WORDS]
-    return GrammarObjective(
+    return PcfgObjective(
         [vocab.ids(model_tokens(config.reading, sentences[k])) for k in kept],
         config.batch_size,
         config.seed,
@@ -191,6 +191,6 @@ def grammar_student(
     )
 
 
-def grammar_dev_figures(config: TrainConfig, sentences: list[Sentence], vocab: Vocabulary, device: torch.device):
+def pcfg_dev_figures(config: TrainConfig, sentences: list[Sentence], vocab: Vocabulary, device: torch.device):
     """A grammar student's dev figures: its perplexity on the dev sentences."""
-    return grammar_perplexity([vocab.ids(model_tokens(config.reading, s)) for s in sentences], config.batch_size)
+    return pcfg_perplexity([vocab.ids(model_tokens(config.reading, s)) for s in sentences], config.batch_size)
