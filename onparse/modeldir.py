@@ -27,7 +27,7 @@ from pathlib import Path
 import torch
 
 from onparse.atomic import replacing_file, replacing_folder
-from onparse.families import OnlstmConfig, Settings, checked_layer, named, of
+from onparse.families import FamilyModel, OnlstmConfig, Settings, checked_layer, named, of
 from onparse.folders import (  # what a folder is, read without torch: re-exported as the model directory's API
     CARD_FIGURES as CARD_FIGURES,
 )
@@ -97,7 +97,7 @@ from onparse.shipped import (  # where models are found by name: modeldir.locate
 )
 from onparse.vocabulary import Vocabulary
 
-Model = torch.nn.Module  # a member of any family: its family's model class (``Family.part("model")``)
+Model = FamilyModel  # a member of any family: its family's model class (``Family.part("model")``)
 
 log = logging.getLogger("onparse")
 FILES = ("config.json", "vocab.txt", "weights.pt")

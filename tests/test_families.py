@@ -26,6 +26,16 @@ def test_every_family_resolves_its_parts_and_makes_a_model_of_its_settings(name)
     assert all(families.of_readout(layer) is family for layer in family.readouts(family.settings()))
 
 
+@pytest.mark.parametrize("name", families.NAMES)
+def test_every_familys_model_gives_what_the_model_protocol_names(name):
+    family = families.named(name)
+    wanted = {n for n in dir(families.FamilyModel) if not n.startswith("_")} | set(families.FamilyModel.__annotations__)
+    assert {"config", "from_weights", "sentence_outputs"} <= wanted
+    with torch.device("meta"):
+        model = family.part("model")(family.settings())
+    assert not {n for n in wanted if not hasattr(model, n)}
+
+
 def test_a_readout_belongs_to_one_family_and_a_model_of_another_refuses_it():
     assert families.checked_layer("spans", PcfgConfig()) == "spans" and families.checked_layer(3, OnlstmConfig()) == 3
     for value, settings in (

@@ -1,8 +1,8 @@
 """Record a training run in the experiment log, and print the log as a table.
 
-    python scripts/experiment_log.py runs/exp/NAME --note "what was tried"
-    python scripts/experiment_log.py --table        # the markdown summary for experiments/notebook.md
-    python scripts/experiment_log.py runs/fit/NAME/member-* --prefix fit-NAME/   # a fit's stages
+    python experiments/scripts/experiment_log.py runs/exp/NAME --note "what was tried"
+    python experiments/scripts/experiment_log.py --table        # the markdown summary for experiments/notebook.md
+    python experiments/scripts/experiment_log.py runs/fit/NAME/member-* --prefix fit-NAME/   # a fit's stages
 
 One JSON object a line in experiments/log.jsonl, keyed by run name (a run
 recorded again replaces its row): the run's settings, the machine, speed, and

@@ -10,7 +10,7 @@ or a settings class leads to what it means. A third family is one more module re
 
 from __future__ import annotations
 
-from onparse.families.base import PARTS, Family, FitSection
+from onparse.families.base import PARTS, Family, FamilyModel, FitSection
 from onparse.families.onlstm import MEAN, ONLSTM, OnlstmConfig
 from onparse.families.pcfg import PCFG, SPANS, PcfgConfig
 from onparse.settings import Layer
@@ -18,6 +18,7 @@ from onparse.settings import Layer
 __all__ = [
     "PARTS",
     "Family",
+    "FamilyModel",
     "FitSection",
     "MEAN",
     "SPANS",

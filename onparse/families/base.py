@@ -13,11 +13,36 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, fields
 from importlib import import_module
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+
+if TYPE_CHECKING:
+    import numpy as np
 
 from onparse.settings import Layer, Reading
 
 PARTS = ("model", "training_setup", "student_objective", "dev_figures")
+
+
+class FamilyModel(Protocol):
+    """What a family's model class (its ``model`` part) gives the rest of onparse: its settings, one output a sentence
+    for the tree builder, and a way back from saved weights. A torch module; its training is its family's
+    ``training_setup`` and ``student_objective``."""
+
+    config: Any  # the family's settings
+    stores_matmul_weights: bool  # a parser keeps its weights in the matmul dtype once, or casts as it computes
+
+    @classmethod
+    def from_weights(cls, config: Any, state: dict) -> "FamilyModel":
+        """A model of ``config`` with the weights of a saved ``state_dict``."""
+
+    def no_words_output(self) -> "np.ndarray":
+        """The output of a sentence without words, found without running the model."""
+
+    def sentence_outputs(
+        self, read: list[list[int]], batch: list, reading: Reading, eos_id: int, compute_dtype: Any
+    ) -> "list[np.ndarray]":
+        """One output a sentence of ``batch`` (``read``: the ids the model reads of each), as its family's
+        ``member_tree`` reads it."""
 
 
 @dataclass
