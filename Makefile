@@ -11,7 +11,7 @@ install:  ## torch's CPU build by name (2.13.0+cpu: the CPU build or an error, n
 	$(PYTHON) -m pip install -q -e '.[test]'
 
 models:  ## every shipped model but the default as its own pip package, into dist/models (pip install one to load it)
-	$(PYTHON) -c "from onparse.packaging import build_catalogue; print(*build_catalogue(), sep='\n')"
+	$(PYTHON) -c "from onparse.store.packaging import build_catalogue; print(*build_catalogue(), sep='\n')"
 
 lint:  ## ruff: the style (120 columns) and the lint rules in pyproject.toml
 	$(PYTHON) -m ruff check .

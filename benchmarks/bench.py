@@ -26,11 +26,11 @@ from rich.table import Table
 
 from onparse.hardware import describe
 from onparse.kernels import linear
-from onparse.language import Sentence
-from onparse.modeldir import ModelBundle
-from onparse.parse import Parser
+from onparse.parsing.parse import Parser
 from onparse.settings import COMPUTE_DTYPES
-from onparse.treebank import read_gold
+from onparse.store.modeldir import ModelBundle
+from onparse.text.language import Sentence
+from onparse.text.treebank import read_gold
 
 T = TypeVar("T")
 
@@ -142,8 +142,8 @@ def startup_figures(repeats: int = 5) -> dict:
 def scoring_figures(ptb: Path, count: int) -> dict:
     """``onparse eval --gold F --pred F`` on ``count`` one-line treebank trees (sections cycled; written to a
     temporary file)."""
-    from onparse.treebank import read_each
-    from onparse.trees import bracketed
+    from onparse.structures.trees import bracketed
+    from onparse.text.treebank import read_each
 
     lines = list(read_each(str(ptb / "[0-2][0-9]"), lambda tree, _: bracketed(tree)))
     with tempfile.TemporaryDirectory() as tmp:

@@ -26,17 +26,17 @@ from pathlib import Path
 
 import torch
 
-from onparse import modeldir, shipped
-from onparse.corpus import read_sentences
 from onparse.families import PcfgConfig
-from onparse.families.pcfg_model import NeuralPCFG
-from onparse.families.pcfg_training import MAX_TRAINING_WORDS, length_batches
+from onparse.families.pcfg.model import NeuralPCFG
+from onparse.families.pcfg.training import MAX_TRAINING_WORDS, length_batches
 from onparse.hardware import describe
-from onparse.language import Sentence
-from onparse.parse import Parser
-from onparse.tokenize import normalize
-from onparse.treebank import read_gold
-from onparse.vocabulary import Vocabulary
+from onparse.parsing.parse import Parser
+from onparse.store import modeldir, shipped
+from onparse.text.corpus import read_sentences
+from onparse.text.language import Sentence
+from onparse.text.tokenize import normalize
+from onparse.text.treebank import read_gold
+from onparse.text.vocabulary import Vocabulary
 
 WSJ_EPOCH_TOKENS = 806_152  # words of WSJ 00-20's sentences of 2-40 words (benchmarks/grammar.json)
 

@@ -18,13 +18,13 @@ from pathlib import Path
 
 import torch
 
-from onparse.corpus import read_corpus
 from onparse.families import OnlstmConfig
-from onparse.families.onlstm_model import OnlstmModel
-from onparse.families.onlstm_training import batchify, detach, n_segments, segment, stream
+from onparse.families.onlstm.model import OnlstmModel
+from onparse.families.onlstm.training import batchify, detach, n_segments, segment, stream
 from onparse.hardware import compute_dtype
 from onparse.settings import COMPUTE_DTYPES
-from onparse.vocabulary import Vocabulary
+from onparse.text.corpus import read_corpus
+from onparse.text.vocabulary import Vocabulary
 
 
 def matmul_params(model: OnlstmModel) -> int:

@@ -4,9 +4,9 @@ import numpy
 from nltk import Tree
 
 import onparse
-from onparse.scoring import score
-from onparse.treebank import gold_sentence
-from onparse.trees import spans
+from onparse.structures.scoring import score
+from onparse.structures.trees import spans
+from onparse.text.treebank import gold_sentence
 
 parser = onparse.load()  # the shipped default, one grammar; onparse.load("onlstm-negra"), or a model directory's path
 for parse in parser.parse_sents(["The cat sat on the mat.", "Stocks fell sharply on Friday."]):

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the parser module imports torch: only when a parser is asked for
-    from onparse.parse import Parser
+    from onparse.parsing.parse import Parser
 
 __version__ = "0.2.0"
 __all__ = ["__version__", "Parser", "available_models", "load"]
@@ -31,14 +31,14 @@ def load(name_or_path: str | Path | None = None, **settings: Any) -> Parser:
     ``settings``: ``layer``, and the fields of ``onparse.config.ParseConfig``
     (``batch_size``, ``max_words``, ``device``, ``dtype``).
     """
-    from onparse.parse import Parser
+    from onparse.parsing.parse import Parser
 
     return Parser.load(name_or_path, **settings)
 
 
 def available_models() -> list[dict]:
     """Every model that loads by name here: name, language, kind, size, the dev figure its card records, path."""
-    from onparse.modeldir import available_models as found
+    from onparse.store.modeldir import available_models as found
 
     return found()
 
@@ -46,7 +46,7 @@ def available_models() -> list[dict]:
 def __getattr__(name: str) -> Any:
     """``from onparse import Parser`` loads the parser (and torch) only when asked for."""
     if name == "Parser":
-        from onparse.parse import Parser
+        from onparse.parsing.parse import Parser
 
         return Parser
     raise AttributeError(f"module 'onparse' has no attribute {name!r}")

@@ -92,9 +92,9 @@ def models(as_json) -> None:
       onparse models
       onparse --model onlstm-negra "Die Katze schläft."
     """
-    from onparse.modeldir import available_models
-    from onparse.report import model_table
-    from onparse.shipped import DEFAULT_MODEL, missing_models
+    from onparse.parsing.report import model_table
+    from onparse.store.modeldir import available_models
+    from onparse.store.shipped import DEFAULT_MODEL, missing_models
 
     with library_errors():  # a damaged model: named after the table of the others
         model_table(available_models() + missing_models(), DEFAULT_MODEL.name, as_json=as_json)
@@ -132,8 +132,8 @@ def evaluate(
     """
     check_named([gold, pred], [model] if not pred else [])
     import_nltk_quickly()
-    from onparse.evaluate import evaluate_treebank
-    from onparse.report import print_scores
+    from onparse.parsing.evaluate import evaluate_treebank
+    from onparse.parsing.report import print_scores
 
     if not raw:  # gold sentences are scored whole at any length: a word limit would be silently ignored
         refuse_given_options(
@@ -255,7 +255,7 @@ def distill(
     taught = {name: settings.pop(name) for name in DISTILL_OPTIONS}
 
     def new_config() -> TrainConfig:
-        from onparse.distill import distillation_config
+        from onparse.training.distill import distillation_config
 
         if not train_paths or not student:
             fail("give the training text with --train and the student with --student")
@@ -341,7 +341,7 @@ def quantize(model, out_dir, precision, gold, encoding, device, threads) -> None
     """
     check_named([gold], [model])
     import_nltk_quickly()
-    from onparse.quantize import quantized_copy
+    from onparse.store.quantize import quantized_copy
 
     if out_dir.exists():
         fail(f"{out_dir} exists: choose another --out")

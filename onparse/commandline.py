@@ -197,8 +197,8 @@ def typed_command() -> str:
 def check_named(paths: tuple | list = (), models: tuple | list = ()) -> None:
     """Before torch loads (seconds): a path a user gave (text, trees, a glob) that names nothing, or a model found
     nowhere, refused in one line with exit 2; what the files hold is read later."""
-    from onparse.shipped import ModelDirError, locate
-    from onparse.treebank import MissingPath, tree_files
+    from onparse.store.shipped import ModelDirError, locate
+    from onparse.text.treebank import MissingPath, tree_files
 
     for path in paths:
         if path and path != "-":
@@ -220,9 +220,9 @@ def check_named(paths: tuple | list = (), models: tuple | list = ()) -> None:
 def load_parser(model: str | None, layer: int | None, threads: int | None = None, tokenizes: bool = False, **settings):
     """The parser a command runs, its device checked; a model that cannot load, or (``tokenizes``: it will tokenize
     text) a language whose tokenizer this machine lacks, refused in one line before any text is read."""
-    from onparse.language import LanguageError, tokenizer
-    from onparse.modeldir import ModelDirError
-    from onparse.parse import InputError, Parser
+    from onparse.parsing.parse import InputError, Parser
+    from onparse.store.modeldir import ModelDirError
+    from onparse.text.language import LanguageError, tokenizer
 
     set_threads(threads)
     check_device(settings["device"])
@@ -268,10 +268,10 @@ def library_errors(*refused_folders: type[Exception]) -> Iterator[None]:
     """A library's error as one line and an exit code: a folder that is not what it should be (a model's, or one of
     ``refused_folders``), a path that names nothing or a language no tokenizer here has 2, like a bad option; text,
     trees or files that cannot be read or written 1."""
-    from onparse.atomic import OutputTaken
-    from onparse.language import LanguageError
-    from onparse.modeldir import ModelDirError
-    from onparse.treebank import MissingPath, TreebankError
+    from onparse.store.atomic import OutputTaken
+    from onparse.store.modeldir import ModelDirError
+    from onparse.text.language import LanguageError
+    from onparse.text.treebank import MissingPath, TreebankError
 
     try:
         yield
@@ -284,8 +284,8 @@ def library_errors(*refused_folders: type[Exception]) -> Iterator[None]:
 def print_gold_scores(model: Path, gold: str, device: str, encoding: str) -> None:
     """A model's figures on gold trees, each voter's beside the vote's (no untrained control): what a command that
     made a model prints with --dev-gold."""
-    from onparse.evaluate import evaluate_treebank
-    from onparse.report import print_scores
+    from onparse.parsing.evaluate import evaluate_treebank
+    from onparse.parsing.report import print_scores
 
     print_scores(
         evaluate_treebank(

@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 
 from onparse.families import REGISTRY, OnlstmConfig, PcfgConfig, checked_layer, named, of
-from onparse.language import check_language
 from onparse.settings import (
     AUTO_DTYPE,
     DTYPE_CHOICES,
@@ -22,6 +21,7 @@ from onparse.settings import (
     check_encoding,
     setting,
 )
+from onparse.text.language import check_language
 
 # A fit's reading rule: where punctuation or direction is not given, short ON-LSTM probes learn a sample of the text in
 # each candidate reading, and the members read as the probe whose trees agree best with the vote of the other probes

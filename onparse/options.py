@@ -138,7 +138,7 @@ class Encoding(CheckedText):
 
 
 def _language(code: str) -> None:
-    from onparse.language import check_language
+    from onparse.text.language import check_language
 
     check_language(code, tokenized=True)  # LanguageError, a ValueError, where no language here has the code
 

@@ -11,7 +11,6 @@ from onparse.config import AUTO, LAYER_RULES, DistillConfig, TrainConfig, defaul
 from onparse.families import MEAN, REGISTRY, FitSection, OnlstmConfig, PcfgConfig, checked_layer, named
 from onparse.families.base import section_from_dict
 from onparse.families.onlstm import STUDENT_TRAINING
-from onparse.language import check_language, head_initial
 from onparse.settings import (
     BACKWARD,
     FORWARD,
@@ -20,6 +19,7 @@ from onparse.settings import (
     setting,
     setting_of,
 )
+from onparse.text.language import check_language, head_initial
 
 # The right-branching tree's share of a teacher's votes in a head-initial language: WSJ section 22's gold trees chose
 # it (the English teacher read 48.5, 52.3 and 54.3 at 0, 1/4 and 1/2), the one choice of the plain fit made on gold

@@ -79,7 +79,7 @@ def default(settings: type, name: str) -> object:
 
 @dataclass(frozen=True)
 class Reading:
-    """What a model reads of a sentence (``onparse.reading``): its punctuation too or words alone, and which way."""
+    """What a model reads of a sentence (``onparse.text.reading``): its punctuation too or words alone, which way."""
 
     punctuation: bool = setting(
         False,

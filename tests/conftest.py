@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from onparse import modeldir
 from onparse.families import OnlstmConfig
-from onparse.families.onlstm_model import OnlstmModel
-from onparse.vocabulary import Vocabulary
+from onparse.families.onlstm.model import OnlstmModel
+from onparse.store import modeldir
+from onparse.text.vocabulary import Vocabulary
 
 FIXTURES = Path(__file__).parent / "fixtures"
 PTB = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "ptb" / "wsj"

@@ -13,16 +13,16 @@ from spacy.tokens import Doc
 import onparse
 from onparse.integrations.nltk_parser import ONLSTMParser
 from onparse.integrations.spacy_component import CONSTITUENTS, TREE
-from onparse.parse import Parser
-from onparse.shipped import MODELS, SHIPPED_BY_LANGUAGE
-from onparse.trees import TokenTree
+from onparse.parsing.parse import Parser
+from onparse.store.shipped import MODELS, SHIPPED_BY_LANGUAGE
+from onparse.structures.trees import TokenTree
 
 
 @pytest.mark.parametrize(
     "module",
     [
         "onparse",
-        "onparse.parse",
+        "onparse.parsing.parse",
         "onparse.families",
         "onparse.integrations.nltk_parser",
         "onparse.integrations.spacy_component",
@@ -129,7 +129,7 @@ def test_what_is_no_sentence_is_refused_by_name(tiny_model_dir):
         list(parser.parse_sents(["The cat sat.", None, "Dogs bark."]))
     with pytest.raises(TypeError, match="sentence 2"):
         list(ONLSTMParser(tiny_model_dir).parse_sents([["a", "b"], None]))
-    with pytest.raises(onparse.parse.InputError, match="token 1 is empty"):
+    with pytest.raises(onparse.parsing.parse.InputError, match="token 1 is empty"):
         parser.parse_tokens([["", "is", "big"]])
 
 
@@ -159,12 +159,12 @@ def test_the_parses_read_before_a_failing_stream_are_given_first(tiny_model_dir)
     ],
 )
 def test_load_checks_its_settings_as_the_command_line_does(tiny_model_dir, settings, message):
-    with pytest.raises(onparse.parse.InputError, match=message):
+    with pytest.raises(onparse.parsing.parse.InputError, match=message):
         onparse.load(str(tiny_model_dir), **settings)
 
 
 def test_an_empty_model_name_is_named_as_such():
-    with pytest.raises(onparse.modeldir.ModelDirError, match="no model named ''"):
+    with pytest.raises(onparse.store.modeldir.ModelDirError, match="no model named ''"):
         onparse.load("")
 
 
@@ -225,7 +225,7 @@ def test_spacy_spans_answer_as_benepars_do(nlp, tiny_model_dir):
     assert (doc[1]._.parent, doc[1]._.parse_string, doc[1]._.labels) == (leaf._.parent, "cat", ())
     assert sent._.onparse_constituents == [span for span in constituents if len(span) > 1]
     assert sent._.labels == ("X",) and sent._.parse_string.startswith("(X ")  # benepar's idiom finds the constituents
-    from onparse.trees import unescape
+    from onparse.structures.trees import unescape
 
     brackets = nlp("The cat ( a big one ) sat [ quietly ] on the mat .")
 
@@ -295,8 +295,8 @@ def test_every_tree_string_reads_back_as_its_tokens_and_a_token_no_string_can_ho
     """A token's brackets and spaces are escaped in every tree string (``-LRB-``, ``New␣York``) and read back by
     ``trees.unescape``; a tab or a line break inside a token, which no line of a tree holds, is refused in one line
     naming its position."""
-    from onparse.parse import InputError
-    from onparse.trees import unescape
+    from onparse.parsing.parse import InputError
+    from onparse.structures.trees import unescape
 
     parser = onparse.load(str(tiny_model_dir))
     for token in ("cat\nsat", "cat\r", "cat\u2028sat", "cat\tsat", "cat\u00a0sat"):

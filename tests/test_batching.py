@@ -2,7 +2,7 @@
 
 import pytest
 
-from onparse.batching import in_input_order, sorted_batches
+from onparse.text.batching import in_input_order, sorted_batches
 
 
 def test_batches_are_sorted_longest_first_within_each_window():

@@ -9,11 +9,11 @@ import pytest
 from click.testing import CliRunner
 from conftest import SLACK, tiny_model
 
-from onparse import modeldir
 from onparse.cli import main
-from onparse.lines import read_lines, shard_of
-from onparse.train import read_sentences
-from onparse.treebank import TreebankError, read_gold, text_lines
+from onparse.store import modeldir
+from onparse.text.lines import read_lines, shard_of
+from onparse.text.treebank import TreebankError, read_gold, text_lines
+from onparse.training.train import read_sentences
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 TINY = [

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from onparse import budget
-from onparse.budget import Rates, costs, reading_of, sized
 from onparse.families import OnlstmConfig
 from onparse.families.onlstm import MEMBER_TOKENS
 from onparse.fit import sizing
 from onparse.plan import FitPlan
+from onparse.training import budget
+from onparse.training.budget import Rates, costs, reading_of, sized
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
@@ -40,7 +40,7 @@ def section(found: FitPlan, family: str, *names: str) -> tuple:
 
 
 def test_members_epochs_hold_for_the_grammars_and_the_probes_read_no_more_than_a_member():
-    from onparse.budget import at_scale
+    from onparse.training.budget import at_scale
 
     given, small = plan(member_epochs=1), corpus(100_000, 80_000, 25.0)
     settled = at_scale(given, small, 1.0, given)
@@ -64,7 +64,7 @@ def test_a_model_reads_the_text_whole_as_often_as_its_target_says_or_a_sample_of
     [(1_360_000, (1, None)), (2_000_000, (1, None)), (2_100_000, (1, 1_000_000)), (400_000, (2, None))],
 )
 def test_a_text_up_to_twice_the_members_reading_is_read_whole_and_a_longer_one_sampled(tokens, reading):
-    from onparse.budget import at_scale
+    from onparse.training.budget import at_scale
 
     text = corpus(tokens, 800_000, 25.0)
     settled = at_scale(plan(), text, 1.0, plan())
@@ -135,7 +135,7 @@ def test_a_fit_given_hours_measures_this_machine_and_records_its_plan(tmp_path):
 
 
 def test_a_grammar_is_cut_as_the_rest_and_its_dev_gold_scoring_is_paid_for():
-    from onparse.budget import at_scale
+    from onparse.training.budget import at_scale
 
     full = at_scale(plan(), CORPUS, 1.0, plan())
     assert full.sections["pcfg"].epochs == 5
@@ -147,7 +147,7 @@ def test_a_grammar_is_cut_as_the_rest_and_its_dev_gold_scoring_is_paid_for():
 
 
 def test_the_onlstm_students_are_paid_for_one_per_direction():
-    from onparse.budget import at_scale
+    from onparse.training.budget import at_scale
 
     def student_minutes(given: FitPlan) -> float:
         return costs(at_scale(given, CORPUS, 1.0, given), RATES, CORPUS).get("ON-LSTM students", 0.0)
@@ -283,7 +283,7 @@ def test_hours_to_spare_grow_the_grammars_where_the_larger_ones_fit(tmp_path, mo
 
 
 def test_a_generation_is_paid_for_its_teachers_trees_and_its_students():
-    from onparse.budget import at_scale
+    from onparse.training.budget import at_scale
 
     full = at_scale(plan(generations=0), CORPUS, 1.0, plan())
     none, one, two = (costs(replace(full, generations=g), RATES, CORPUS) for g in (0, 1, 2))
@@ -301,10 +301,10 @@ def test_a_generation_is_paid_for_its_teachers_trees_and_its_students():
 def test_a_replan_with_time_to_spare_trains_one_more_member_of_each_family(tmp_path, room):
     from dataclasses import asdict
 
-    from onparse.budget import at_scale
     from onparse.fit.card import budget_summary
     from onparse.fit.sizing import replanned
     from onparse.fit.stages import stages
+    from onparse.training.budget import at_scale
 
     fast, done = {name: 4 * rate for name, rate in RATES.items()}, {"onlstm": 1, "pcfg": 2}
     five = plan(families=["onlstm", "pcfg"], directions=["forward"], punctuation=False)

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from test_voting import all_binary_trees
 
-from onparse.builder import TreeBuilder
 from onparse.families.onlstm import tree_row
-from onparse.trees import build_tree, right_branching, spans
+from onparse.structures.builder import TreeBuilder
+from onparse.structures.trees import build_tree, right_branching, spans
 
 
 def votes_held(tree, span_sets, weights=None) -> float:

@@ -8,11 +8,11 @@ import torch
 from click.testing import CliRunner
 from conftest import FIXTURES, tiny_model
 
-from onparse import modeldir, shipped
 from onparse.cli import main
 from onparse.families.pcfg import PcfgConfig
-from onparse.families.pcfg_model import NeuralPCFG
-from onparse.parse import Parser
+from onparse.families.pcfg.model import NeuralPCFG
+from onparse.parsing.parse import Parser
+from onparse.store import modeldir, shipped
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
@@ -111,7 +111,7 @@ def test_quantize_holds_its_out_against_a_second_writer_and_its_copy_appears_onl
     """One way to claim an output folder (``atomic.replacing_folder(new=True)``): a second writer is refused while the
     first writes, and a copy interrupted while its figure is measured leaves nothing behind; an empty gold set is
     refused before any work."""
-    from onparse import atomic, quantize
+    from onparse.store import atomic, quantize
 
     source = tiny_members(tmp_path)[0]
     seen = {}
@@ -134,7 +134,7 @@ def test_quantize_holds_its_out_against_a_second_writer_and_its_copy_appears_onl
 
 
 def test_a_folder_claimed_new_is_refused_where_it_appeared_meanwhile(tmp_path):
-    from onparse.atomic import OutputTaken, replacing_folder
+    from onparse.store.atomic import OutputTaken, replacing_folder
 
     with pytest.raises(OutputTaken, match="meanwhile"):
         with replacing_folder(tmp_path / "out", new=True) as folder:
@@ -234,8 +234,8 @@ def test_nothing_rewrites_a_model_that_a_shipped_ensemble_points_at(tmp_path):
 
 
 def test_layers_by_agreement_keeps_what_identical_members_agree_on_and_ensembles_record_layers(tmp_path):
-    from onparse.ensemble import agreeing_layers, candidate_trees, make_ensemble
-    from onparse.language import Sentence
+    from onparse.parsing.ensemble import agreeing_layers, candidate_trees, make_ensemble
+    from onparse.text.language import Sentence
 
     model, vocab = tiny_model(4)
     modeldir.save(tmp_path / "same", model, vocab, default_layer=1)
@@ -303,7 +303,7 @@ def test_a_signal_outside_the_training_loop_says_how_to_continue(
     import os
     import signal
 
-    from onparse import distill
+    from onparse.training import distill
 
     # Ctrl-C as a terminal's process gets it: a job started in the background by a script inherits SIGINT ignored
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)

@@ -5,13 +5,13 @@ import json
 import pytest
 from conftest import PTB, ptb_section
 
-from onparse.evaluate import evaluate_parser, same_tokens, typed_back
-from onparse.modeldir import card_figure
-from onparse.parse import Parser
-from onparse.scoring import baseline_scores
-from onparse.shipped import MODELS
-from onparse.tokenize import tokenize
-from onparse.treebank import read_gold, read_trees, tree_files
+from onparse.parsing.evaluate import evaluate_parser, same_tokens, typed_back
+from onparse.parsing.parse import Parser
+from onparse.store.modeldir import card_figure
+from onparse.store.shipped import MODELS
+from onparse.structures.scoring import baseline_scores
+from onparse.text.tokenize import tokenize
+from onparse.text.treebank import read_gold, read_trees, tree_files
 
 pytestmark = pytest.mark.data
 

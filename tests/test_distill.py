@@ -8,10 +8,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from nltk import Tree
 
-from onparse.families.onlstm_model import OnlstmModel
-from onparse.families.onlstm_training import DistillationObjective, Example, examples, ranking_loss, split_spans
-from onparse.language import Sentence
-from onparse.trees import build_tree, right_branching, spans
+from onparse.families.onlstm.model import OnlstmModel
+from onparse.families.onlstm.training import DistillationObjective, Example, examples, ranking_loss, split_spans
+from onparse.structures.trees import build_tree, right_branching, spans
+from onparse.text.language import Sentence
 
 
 def rebuilt(tree_spans: set, n: int) -> Tree:

@@ -13,12 +13,12 @@ import torch
 import torch.multiprocessing as mp
 from conftest import SLACK
 
-from onparse import distributed
 from onparse.config import TrainConfig
 from onparse.families import OnlstmConfig, PcfgConfig
 from onparse.families.pcfg import PCFG_TRAINING
-from onparse.runfolder import read_checkpoint
-from onparse.runfolder import trainer as make_trainer
+from onparse.training import distributed
+from onparse.training.runfolder import read_checkpoint
+from onparse.training.runfolder import trainer as make_trainer
 
 pytestmark = pytest.mark.slow  # fits, subprocesses, wheels and docs builds: make test, not test-fast
 

@@ -5,11 +5,11 @@ import json
 from click.testing import CliRunner
 from conftest import FIXTURES, tiny_model
 
-from onparse import modeldir
 from onparse.cli import main
-from onparse.parse import Parser
-from onparse.trees import right_branching, spans
-from onparse.voting import average
+from onparse.parsing.parse import Parser
+from onparse.store import modeldir
+from onparse.structures.trees import right_branching, spans
+from onparse.structures.voting import average
 
 SENTENCES = ["the cat sat on the mat .", "a dog sat on a cat", "the mat , a cat and a dog sat"]
 
@@ -94,9 +94,9 @@ def test_an_ensemble_without_members_is_refused(tmp_path):
 
 
 def test_the_consistency_rule_takes_the_layer_whose_trees_the_members_share():
-    from onparse.ensemble import most_consistent
-    from onparse.language import Sentence
-    from onparse.trees import balanced, left_branching, right_branching, spans
+    from onparse.parsing.ensemble import most_consistent
+    from onparse.structures.trees import balanced, left_branching, right_branching, spans
+    from onparse.text.language import Sentence
 
     sentences = [Sentence.of_tokens(["w"] * n) for n in (5, 6, 7, 8)]
     shared = [spans(right_branching(len(s.words))) for s in sentences]
@@ -113,9 +113,9 @@ def test_the_consistency_rule_takes_the_layer_whose_trees_the_members_share():
 
 
 def test_the_members_kept_are_those_whose_trees_the_others_share():
-    from onparse.ensemble import most_central, pairwise_agreement
-    from onparse.language import Sentence
-    from onparse.trees import balanced, left_branching, right_branching, spans
+    from onparse.parsing.ensemble import most_central, pairwise_agreement
+    from onparse.structures.trees import balanced, left_branching, right_branching, spans
+    from onparse.text.language import Sentence
 
     sentences = [Sentence.of_tokens(["w"] * n) for n in (5, 6, 7, 8)]
     right = [spans(right_branching(len(s.words))) for s in sentences]
@@ -136,11 +136,11 @@ def test_the_agreement_rule_scores_each_member_against_the_others_alone():
     tree (a vote that counted the member itself would pull the reference toward its own trees)."""
     import numpy as np
 
-    from onparse.builder import TreeBuilder
-    from onparse.ensemble import agreeing_layers
-    from onparse.language import Sentence
-    from onparse.scoring import score
-    from onparse.treebank import GoldSentence
+    from onparse.parsing.ensemble import agreeing_layers
+    from onparse.structures.builder import TreeBuilder
+    from onparse.structures.scoring import score
+    from onparse.text.language import Sentence
+    from onparse.text.treebank import GoldSentence
 
     rng = np.random.default_rng(7)
     sentences = [Sentence(tuple(f"w{i}" for i in range(n)), tuple(range(n))) for n in rng.integers(6, 14, 40)]
@@ -165,9 +165,9 @@ def test_every_layer_rule_is_one_dispatch_and_the_fixed_rule_leaves_a_grammar_it
     import torch
 
     from onparse.config import LAYER_RULES
-    from onparse.ensemble import build, choose
     from onparse.families import SPANS, PcfgConfig
-    from onparse.families.pcfg_model import NeuralPCFG
+    from onparse.families.pcfg.model import NeuralPCFG
+    from onparse.parsing.ensemble import build, choose
 
     model, vocab = tiny_model(3)
     modeldir.save(tmp_path / "lm", model, vocab, default_layer=1)
@@ -197,8 +197,8 @@ def test_the_reading_rule_scores_each_probe_against_the_vote_of_every_other_mode
     import tempfile
     from pathlib import Path
 
-    from onparse.ensemble import reference_agreement
-    from onparse.language import Sentence
+    from onparse.parsing.ensemble import reference_agreement
+    from onparse.text.language import Sentence
 
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)

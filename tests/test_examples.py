@@ -144,7 +144,7 @@ def test_the_documentation_site_builds_in_strict_mode(tmp_path):
     assert all(f"onparse {command}" in cli for command in ("fit", "train", "eval", "distill", "ensemble", "quantize"))
     api = (tmp_path / "site" / "api" / "index.html").read_text()
     assert "parse_sents" in api and "__getattr__" not in api and api.count('id="onparse.Parser"') <= 1
-    assert all(f'id="onparse.parsed.Parse.{field}"' in api for field in ("tokens", "word_positions", "tree"))
+    assert all(f'id="onparse.parsing.parsed.Parse.{field}"' in api for field in ("tokens", "word_positions", "tree"))
     train = (tmp_path / "site" / "train" / "index.html").read_text()  # the training guide by task
     assert all(f'id="{anchor}"' in train for anchor in ("time-budgets-hours", "runs-checkpoints-and-resuming"))
     assert (tmp_path / "site" / "install" / "index.html").is_file()

@@ -9,17 +9,18 @@ import pytest
 import torch
 
 from onparse import families
-from onparse.builder import TreeBuilder
 from onparse.families import OnlstmConfig, PcfgConfig
 from onparse.families.base import Family
 from onparse.settings import Reading
-from onparse.trees import right_branching, spans
+from onparse.structures.builder import TreeBuilder
+from onparse.structures.trees import right_branching, spans
 
 
 @pytest.mark.parametrize("name", families.NAMES)
 def test_every_family_resolves_its_parts_and_makes_a_model_of_its_settings(name):
     family = families.named(name)
     assert all(callable(family.part(part)) for part in families.PARTS)
+    assert all(family.parts[part].startswith(f"onparse.families.{name}.") for part in families.PARTS)  # its own folder
     with torch.device("meta"):
         model = family.part("model")(family.settings())
     assert model.config == family.settings() and families.of(model.config) is family

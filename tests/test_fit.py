@@ -14,10 +14,10 @@ from onparse.cli import main
 from onparse.families import MEAN, OnlstmConfig
 from onparse.fit import TimeUp, fit
 from onparse.fit.stages import stages
-from onparse.formats import bracket
-from onparse.parse import Parser
+from onparse.parsing.formats import bracket
+from onparse.parsing.parse import Parser
 from onparse.plan import FitPlan
-from onparse.runfolder import RunFolderError
+from onparse.training.runfolder import RunFolderError
 
 pytestmark = pytest.mark.slow  # fits, subprocesses, wheels and docs builds: make test, not test-fast
 
@@ -326,10 +326,10 @@ def test_students_of_one_teacher_share_its_trees(fitted):
 
 
 def test_members_of_a_small_corpus_read_it_more_often_and_of_a_large_one_a_sample(monkeypatch, tmp_path):
-    from onparse.corpus import read_corpus
     from onparse.families import onlstm
     from onparse.fit.sizing import settled_plan
     from onparse.settings import Reading
+    from onparse.text.corpus import read_corpus
 
     plan = tiny_plan(member_epochs=None)
     tokens = sum(len(words) + 1 for words in read_corpus(plan.train, reading=Reading(punctuation=True)))
@@ -347,9 +347,9 @@ def test_members_of_a_small_corpus_read_it_more_often_and_of_a_large_one_a_sampl
 def test_grammars_epochs_are_counted_in_the_words_a_grammar_reads_not_the_punctuation_it_leaves_out(
     monkeypatch, tmp_path
 ):
-    from onparse.corpus import read_corpus
     from onparse.families import pcfg
     from onparse.fit import sizing
+    from onparse.text.corpus import read_corpus
 
     plan = tiny_plan(member_epochs=None, families=["onlstm", "pcfg"])
     words = sum(len(s) for s in read_corpus(plan.train) if 2 <= len(s) <= pcfg.MAX_TRAINING_WORDS)  # the words alone
@@ -395,9 +395,10 @@ def test_every_member_draws_its_own_seed_and_reads_in_its_turns_direction():
 def test_the_ensembles_agreement_text_is_read_in_the_fits_language(tmp_path, monkeypatch):
     from conftest import tiny_model
 
-    from onparse import ensemble, modeldir
     from onparse.fit import runners
     from onparse.fit.stages import Stage
+    from onparse.parsing import ensemble
+    from onparse.store import modeldir
 
     for name in ("member-1", "member-2"):
         model, vocab = tiny_model(1)
@@ -417,9 +418,9 @@ def test_the_ensembles_agreement_text_is_read_in_the_fits_language(tmp_path, mon
 
 
 def test_probes_choose_the_punctuation_and_two_members_reading_each_way_the_direction_of_the_others(tmp_path):
-    from onparse.corpus import read_corpus
     from onparse.fit.stages import DIRECTIONS, READINGS, chosen_reading
     from onparse.settings import Reading
+    from onparse.text.corpus import read_corpus
 
     plan = tiny_plan(
         members=3,
@@ -750,8 +751,8 @@ def test_a_generation_learns_its_teachers_trees_records_how_far_it_moved_and_res
     assert trees(tmp_path / "stopped" / "model") == trees(tmp_path / "whole" / "model")
     done = {entry["name"]: entry for entry in whole["stages"]}
     assert 0 <= done["generation-1"]["teacher_agreement"] <= 100 and "teacher_agreement" not in done["generation-0"]
-    from onparse.ensemble import tree_agreement
-    from onparse.language import Sentence
+    from onparse.parsing.ensemble import tree_agreement
+    from onparse.text.language import Sentence
 
     sentences = [Sentence.of_tokens(line.split()) for line in DEV]
     for student in ("generation-1-scratch", "generation-1-grammar-student-1"):  # from chance toward the teacher's trees

@@ -5,10 +5,10 @@ import json
 import numpy as np
 import pytest
 
-from onparse.builder import TreeBuilder
-from onparse.formats import FORMATS
-from onparse.parse import Parse
-from onparse.trees import attach_punctuation
+from onparse.parsing.formats import FORMATS
+from onparse.parsing.parse import Parse
+from onparse.structures.builder import TreeBuilder
+from onparse.structures.trees import attach_punctuation
 
 # "The cat sat , (quietly) ." : the model reads words 0 1 2 4; layer 2's largest
 # distance (0.9, "sat") splits [The cat] from [sat (quietly)]; "," sits between
@@ -110,7 +110,7 @@ def test_svg_is_a_picture_a_browser_reads_with_every_token_in_order(tiny_model_d
     texts = [element.text for element in root.iter("{http://www.w3.org/2000/svg}text")]
     tokens = ["The", "cat", "&", "the", "dog", "sat", "on", "the", "mat", "."]
     assert texts[-len(tokens) :] == tokens  # one text element per token, left to right, after the node labels
-    from onparse.parse import Parser
+    from onparse.parsing.parse import Parser
 
     parse = Parser.load(tiny_model_dir).parse(sentence)
     assert parse._repr_svg_() == (tmp_path / "tree.svg").read_text().strip()  # what Jupyter shows
@@ -140,7 +140,7 @@ def test_several_sentences_drawn_make_a_page_of_pictures_or_are_refused_for_one_
 
 
 def test_the_command_line_offers_every_format_the_library_writes_and_no_other():
-    from onparse.formats import FORMATS
     from onparse.options import FORMAT_NAMES
+    from onparse.parsing.formats import FORMATS
 
     assert FORMAT_NAMES == tuple(FORMATS)  # named once for the option (no torch import), kept equal here

@@ -6,8 +6,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from onparse.cli import main
-from onparse.parse import InputError, Parser
-from onparse.treebank import TreebankError, read_gold
+from onparse.parsing.parse import InputError, Parser
+from onparse.text.treebank import TreebankError, read_gold
 
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 

@@ -9,21 +9,22 @@ import pytest
 import torch
 from click.testing import CliRunner
 
-from onparse import distill, modeldir
-from onparse.builder import TreeBuilder
 from onparse.cli import main
 from onparse.config import TrainConfig
 from onparse.families import SPANS, PcfgConfig, named
 from onparse.families.pcfg import PCFG_TRAINING
-from onparse.families.pcfg_model import NeuralPCFG, focus_span_scores, share_span_scores, tree_span_scores
-from onparse.families.pcfg_training import MAX_TRAINING_WORDS, PcfgObjective, length_batches
-from onparse.language import Sentence
-from onparse.parse import Parser
-from onparse.reading import word_span_marginals
-from onparse.runfolder import saved_config
-from onparse.runfolder import trainer as make_trainer
+from onparse.families.pcfg.model import NeuralPCFG, focus_span_scores, share_span_scores, tree_span_scores
+from onparse.families.pcfg.training import MAX_TRAINING_WORDS, PcfgObjective, length_batches
+from onparse.parsing.parse import Parser
 from onparse.settings import Reading
-from onparse.train import Evaluation, Step
+from onparse.store import modeldir
+from onparse.structures.builder import TreeBuilder
+from onparse.text.language import Sentence
+from onparse.text.reading import word_span_marginals
+from onparse.training import distill
+from onparse.training.runfolder import saved_config
+from onparse.training.runfolder import trainer as make_trainer
+from onparse.training.train import Evaluation, Step
 
 SENTENCES = "The cat sat on the mat.\nA dog sat on the cat.\nThe mat sat on a dog!\nThe dog sat.\n"
 TINY = PcfgConfig(nonterminals=3, preterminals=4, symbol_size=8)
@@ -399,7 +400,7 @@ def test_a_focused_student_parses_toward_its_teachers_spans(corpus, tmp_path, ti
     trainer = make_trainer(pcfg_config(corpus, epochs=1))
     modeldir.save(tmp_path / "grammar", trainer.model, trainer.vocab, SPANS)
     teacher = tmp_path / "teacher"  # the right-branching trees: a teacher a fresh grammar does not follow by itself
-    from onparse.ensemble import make_ensemble
+    from onparse.parsing.ensemble import make_ensemble
 
     make_ensemble(teacher, [tmp_path / "grammar"], right_branching_voter=5.0)
     common = [
@@ -564,7 +565,7 @@ def test_a_student_from_scratch_takes_the_runs_shape_and_its_starts_vocabulary(c
     from dataclasses import replace
 
     from onparse.config import DistillConfig
-    from onparse.distill import distillation_config
+    from onparse.training.distill import distillation_config
 
     start = make_trainer(pcfg_config(corpus, epochs=1))
     modeldir.save(tmp_path / "grammar", start.model, start.vocab, SPANS)
@@ -578,7 +579,7 @@ def test_a_student_from_scratch_takes_the_runs_shape_and_its_starts_vocabulary(c
 
 
 def test_a_layer_asked_of_a_lone_grammar_is_refused_and_an_ensembles_onlstms_take_it(corpus, tmp_path, tiny_model_dir):
-    from onparse.parse import InputError
+    from onparse.parsing.parse import InputError
 
     trainer = make_trainer(pcfg_config(corpus, epochs=1))
     modeldir.save(tmp_path / "grammar", trainer.model, trainer.vocab, SPANS)
@@ -592,7 +593,7 @@ def test_a_layer_asked_of_a_lone_grammar_is_refused_and_an_ensembles_onlstms_tak
 def test_a_parser_with_a_grammar_takes_sentences_no_longer_than_a_grammar_parses_in_about_a_minute(
     corpus, tmp_path, tiny_model_dir
 ):
-    from onparse.parse import InputError
+    from onparse.parsing.parse import InputError
 
     trainer = make_trainer(pcfg_config(corpus, epochs=1))
     modeldir.save(tmp_path / "grammar", trainer.model, trainer.vocab, SPANS)

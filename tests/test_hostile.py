@@ -52,7 +52,7 @@ def test_output_that_is_the_file_stdin_reads_is_refused_and_the_sentences_surviv
 
 
 def test_output_into_a_model_directory_or_a_shipped_model_is_refused(tiny_model_dir, tmp_path):
-    from onparse.shipped import MODELS
+    from onparse.store.shipped import MODELS
 
     before = (tiny_model_dir / "vocab.txt").read_bytes()
     for target in (tiny_model_dir / "vocab.txt", tiny_model_dir / "trees.txt", MODELS / "pcfg-wsj" / "vocab.txt"):
@@ -81,12 +81,12 @@ def test_an_unwritable_output_is_a_message_and_the_old_file_survives(tiny_model_
 def test_an_interrupted_parse_leaves_the_previous_output_in_place(tiny_model_dir, tmp_path, monkeypatch):
     target = tmp_path / "trees.txt"
     target.write_text("the good old trees\n")
-    import onparse.formats
+    import onparse.parsing.formats
 
     def explode(parse, punct=True):
         raise KeyboardInterrupt
 
-    monkeypatch.setitem(onparse.formats.FORMATS, "bracket", explode)
+    monkeypatch.setitem(onparse.parsing.formats.FORMATS, "bracket", explode)
     CliRunner().invoke(main, ["--model", str(tiny_model_dir), "-o", str(target), "the cat"])
     assert target.read_text() == "the good old trees\n"
     assert [p.name for p in tmp_path.iterdir()] == ["trees.txt"]  # no temporary file left behind
@@ -284,8 +284,8 @@ def test_bad_prediction_and_gold_files(tmp_path):
 
 
 def test_sizes_beyond_the_free_memory_are_refused_before_allocation_and_leave_no_folder(tmp_path, monkeypatch):
-    from onparse import modeldir
     from onparse.families import OnlstmConfig, PcfgConfig
+    from onparse.store import modeldir
 
     assert modeldir.training_bytes(PcfgConfig(nonterminals=4096, preterminals=8192, productions="joint")) > 2**40
     assert modeldir.training_bytes(OnlstmConfig()) < 2**30

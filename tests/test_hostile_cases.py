@@ -16,8 +16,8 @@ from click.testing import CliRunner
 from conftest import SLACK
 from test_hostile import CORPUS, TINY, copy_model, no_traceback
 
-from onparse import modeldir
 from onparse.cli import main
+from onparse.store import modeldir
 
 ONPARSE = [sys.executable, "-m", "onparse"]
 
@@ -132,7 +132,7 @@ def test_weights_cast_to_another_type_are_refused_as_shapes_and_nan_are(tiny_mod
 
 
 def test_a_second_train_into_the_same_folder_is_refused_while_the_first_runs(tmp_path):
-    from onparse.runfolder import locked_run
+    from onparse.training.runfolder import locked_run
 
     corpus = tmp_path / "corpus.txt"
     corpus.write_text(CORPUS * 10)
@@ -302,7 +302,7 @@ def test_a_huge_line_is_refused_as_it_is_read(tiny_model_dir, tmp_path):
 
 @pytest.mark.slow
 def test_batches_stay_bounded_by_words_whatever_the_batch_size(tiny_model_dir, monkeypatch):
-    from onparse.parse import BATCH_WORDS, Member, Parser
+    from onparse.parsing.parse import BATCH_WORDS, Member, Parser
 
     sizes = []
     original = Member.batch_outputs
@@ -423,7 +423,7 @@ def test_the_length_filter_applies_to_predictions_too():
 
 
 def test_empty_lines_never_reach_the_model(tiny_model_dir, monkeypatch):
-    from onparse.parse import Member
+    from onparse.parsing.parse import Member
 
     calls = []
     monkeypatch.setattr(Member, "batch_outputs", lambda self, batch: calls.append(batch) or [])

@@ -6,11 +6,11 @@ import pytest
 from click.testing import CliRunner
 from conftest import tiny_model
 
-from onparse import modeldir
 from onparse.cli import main
-from onparse.corpus import read_sentences
-from onparse.language import LanguageError, tokenizer
-from onparse.parse import Parser
+from onparse.parsing.parse import Parser
+from onparse.store import modeldir
+from onparse.text.corpus import read_sentences
+from onparse.text.language import LanguageError, tokenizer
 
 
 def words(paths, *args):
@@ -159,8 +159,8 @@ def test_text_with_an_id_before_each_sentence_and_comment_lines_gives_the_senten
 def test_eval_raw_types_the_gold_back_and_splits_it_as_the_models_language(tmp_path):
     from nltk import Tree
 
-    from onparse.evaluate import evaluate_raw
-    from onparse.treebank import RULES, gold_sentence
+    from onparse.parsing.evaluate import evaluate_raw
+    from onparse.text.treebank import RULES, gold_sentence
 
     tree = Tree.fromstring("(S (NN Katzen) (VVFIN laufen) (APPRART am) (ADJA 3.) (NN Mai) ($. .))")
     gold = [gold_sentence(tree, "t", RULES["negra"])]
@@ -172,7 +172,7 @@ def test_eval_raw_types_the_gold_back_and_splits_it_as_the_models_language(tmp_p
 def test_decomposed_text_reads_as_composed_text_does(tmp_path):
     import unicodedata
 
-    from onparse.tokenize import normalize
+    from onparse.text.tokenize import normalize
 
     composed = "Die Mäuse laufen schnell über die große Straße."
     decomposed = unicodedata.normalize("NFD", composed)
@@ -185,10 +185,10 @@ def test_models_of_another_language_neither_teach_nor_vote_nor_serve_a_pipeline(
 
     import spacy
 
-    from onparse import modeldir
     from onparse.config import DistillConfig
-    from onparse.distill import distillation_config
-    from onparse.ensemble import build
+    from onparse.parsing.ensemble import build
+    from onparse.store import modeldir
+    from onparse.training.distill import distillation_config
 
     german = tmp_path / "german"
     shutil.copytree(tiny_model_dir, german)
@@ -203,7 +203,7 @@ def test_models_of_another_language_neither_teach_nor_vote_nor_serve_a_pipeline(
     run = distillation_config(
         DistillConfig(teacher=str(german), start=str(tiny_model_dir), sentences=10), train=[str(corpus)]
     )
-    from onparse.runfolder import trainer
+    from onparse.training.runfolder import trainer
 
     with pytest.raises(ValueError, match="the teacher .* reads de text; this text is 'en'"):
         trainer(run, work_dir=tmp_path / "run")
@@ -214,8 +214,8 @@ def test_models_of_another_language_neither_teach_nor_vote_nor_serve_a_pipeline(
 def test_the_raw_text_path_types_chinese_without_spaces_and_skips_trees_without_words(tmp_path):
     from nltk import Tree
 
-    from onparse.evaluate import read_typed_gold, typed_back
-    from onparse.treebank import RULES
+    from onparse.parsing.evaluate import read_typed_gold, typed_back
+    from onparse.text.treebank import RULES
 
     chinese = Tree.fromstring("(IP (NP (NR 北京)) (VP (VV 下雨)) (PU 。))")
     assert typed_back([chinese], "zh") == [(["北京", "下雨", "。"], "北京下雨。")]  # jieba segments it afresh

@@ -166,3 +166,13 @@ def test_no_module_is_over_its_length():
         if "models" not in path.parts and (count := len(path.read_text().splitlines())) > LONG_MODULE
     }
     assert not long, long
+
+
+def test_the_import_paths_of_the_previous_release_still_give_the_same_functions():
+    from onparse import scoring, treebank, trees
+    from onparse.structures import scoring as moved_scoring
+    from onparse.structures import trees as moved_trees
+    from onparse.text import treebank as moved_treebank
+
+    for old, new in ((trees, moved_trees), (scoring, moved_scoring), (treebank, moved_treebank)):
+        assert old.__all__ and all(getattr(old, name) is getattr(new, name) for name in old.__all__)

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from onparse.cli import main
-from onparse.lines import TooLong, read_lines, shard_of
+from onparse.text.lines import TooLong, read_lines, shard_of
 
 LIMIT = 12
 
@@ -64,7 +64,7 @@ def test_shard_refuses_what_it_cannot_split(tiny_model_dir):
 
 
 def test_a_files_lines_are_counted_for_the_progress_bar_and_a_pipe_has_no_count(tmp_path):
-    from onparse.lines import count_lines
+    from onparse.text.lines import count_lines
 
     for text, lines in ((b"", 0), (b"a\n", 1), (b"a\nb", 2), (b"a\r\nb\r\n\n", 3)):
         (tmp_path / "f.txt").write_bytes(text)
@@ -75,7 +75,7 @@ def test_a_files_lines_are_counted_for_the_progress_bar_and_a_pipe_has_no_count(
 def test_utf16_input_is_refused_in_one_line_and_utf8_with_its_bom_reads(tmp_path):
     import pytest
 
-    from onparse.lines import input_lines
+    from onparse.text.lines import input_lines
 
     (tmp_path / "u16.txt").write_text("The cat sat.\nA dog ran.\n", encoding="utf-16")
     with pytest.raises(OSError, match="the text is UTF-16"):

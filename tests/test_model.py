@@ -4,7 +4,7 @@ import torch
 from torch.nn.utils.rnn import pack_sequence, pad_packed_sequence
 
 from onparse.families import OnlstmConfig
-from onparse.families.onlstm_model import ONLSTMLayer, OnlstmModel, cumax
+from onparse.families.onlstm.model import ONLSTMLayer, OnlstmModel, cumax
 from onparse.kernels import linear
 
 
@@ -106,7 +106,7 @@ def test_inference_linear_matches_torch_and_keeps_gradients():
 
 def test_expected_shapes_are_what_a_built_model_holds_of_either_family():
     from onparse.families import PcfgConfig
-    from onparse.modeldir import expected_shapes, new_model
+    from onparse.store.modeldir import expected_shapes, new_model
 
     for config in (
         OnlstmConfig(vocab_size=50, embedding_size=8, hidden_size=12, chunk_size=4, n_layers=1),

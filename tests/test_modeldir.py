@@ -6,10 +6,10 @@ import pytest
 import torch
 from conftest import tiny_model
 
-from onparse import modeldir
 from onparse.families import OnlstmConfig
-from onparse.families.onlstm_model import OnlstmModel
-from onparse.vocabulary import Vocabulary
+from onparse.families.onlstm.model import OnlstmModel
+from onparse.store import modeldir
+from onparse.text.vocabulary import Vocabulary
 
 
 @pytest.mark.parametrize("precision, tolerance", [("bf16", 1 / 128), ("int8", 1 / 127)])

@@ -13,8 +13,8 @@ import pytest
 from click.testing import CliRunner
 from conftest import tiny_model
 
-from onparse import modeldir, shipped
 from onparse.cli import main
+from onparse.store import modeldir, shipped
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 TINY = [
@@ -201,7 +201,7 @@ def test_ensemble_folders_get_the_usual_modes(tmp_path, overwrite):
 def test_copies_a_killed_writer_left_are_removed_by_the_next_write_and_a_running_writers_are_kept(tmp_path):
     import subprocess
 
-    from onparse.atomic import replacing_file, replacing_folder
+    from onparse.store.atomic import replacing_file, replacing_folder
 
     gone = subprocess.Popen(["true"])
     gone.wait()  # a process id no process holds now

@@ -11,8 +11,8 @@ from click.testing import CliRunner
 from conftest import SLACK
 from rich.cells import cell_len
 
-from onparse import shipped
 from onparse.cli import main
+from onparse.store import shipped
 
 
 def run(*arguments, input=None):
@@ -91,7 +91,7 @@ def test_models_lists_what_loads_by_name_and_an_unknown_name_lists_them(tiny_mod
 
 
 def test_a_shipped_model_not_installed_here_is_named_with_the_commands_that_install_it(tmp_path, monkeypatch):
-    from onparse import modeldir
+    from onparse.store import modeldir
 
     (tmp_path / "onlstm-big" / "members").mkdir(parents=True)  # a folder without a config loads by no name
     monkeypatch.setattr(shipped, "MODELS", tmp_path)  # an installation that holds no shipped model
@@ -110,7 +110,7 @@ def test_a_shipped_model_not_installed_here_is_named_with_the_commands_that_inst
 
 
 def test_the_catalogue_names_every_shipped_model_but_the_default_with_its_language():
-    from onparse import modeldir
+    from onparse.store import modeldir
 
     inside = {path.name: path for path in shipped.MODELS.iterdir() if (path / "config.json").is_file()}
     assert set(shipped.CATALOGUE) == set(inside) - {shipped.DEFAULT_MODEL.name}
@@ -133,7 +133,7 @@ def test_a_mistyped_command_is_named_and_parse_may_follow_options(tiny_model_dir
 
 
 def test_a_fits_stages_say_in_a_line_what_they_took_and_kept():
-    from onparse.report import fit_clock, stage_line
+    from onparse.parsing.report import fit_clock, stage_line
 
     entry = {"name": "member-2", "wall_minutes": 3.14, "selected": {"epoch": 2.0, "dev_ppl": 1347.21}, "dev_f1": 40.123}
     assert stage_line(entry) == "stage member-2 done in 3.1 min, kept epoch 2, dev ppl 1,347.2, dev F1 40.1"
@@ -200,7 +200,7 @@ def test_a_library_user_routes_the_runs_messages_through_logging(tmp_path, caplo
 
     from onparse.config import TrainConfig
     from onparse.families import OnlstmConfig
-    from onparse.runfolder import train
+    from onparse.training.runfolder import train
 
     examples = Path(__file__).resolve().parents[1] / "examples"
     config = TrainConfig(
@@ -220,8 +220,8 @@ def test_a_library_user_routes_the_runs_messages_through_logging(tmp_path, caplo
 def test_the_models_table_shows_every_name_and_figure_whole_at_80_columns():
     from rich.console import Console
 
-    from onparse import modeldir
-    from onparse.report import model_table
+    from onparse.parsing.report import model_table
+    from onparse.store import modeldir
 
     found = modeldir.available_models()
     for width, with_paths in ((80, False), (200, True)):
@@ -240,7 +240,7 @@ def test_the_models_table_shows_every_name_and_figure_whole_at_80_columns():
 def test_a_shipped_models_name_is_never_shadowed_by_a_folder_here_and_a_path_is_never_a_name(
     tmp_path, monkeypatch, caplog
 ):
-    from onparse import modeldir
+    from onparse.store import modeldir
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "onlstm-ctb").mkdir()
@@ -255,7 +255,7 @@ def test_a_shipped_models_name_is_never_shadowed_by_a_folder_here_and_a_path_is_
 def test_a_mistyped_model_name_gets_the_closest_names_and_a_trailing_slash_is_named_as_the_cause(tmp_path, monkeypatch):
     import pytest
 
-    from onparse import modeldir
+    from onparse.store import modeldir
 
     monkeypatch.chdir(tmp_path)
     with pytest.raises(modeldir.ModelDirError, match="did you mean pcfg-wsj\\?"):
@@ -270,8 +270,8 @@ def test_one_damaged_card_names_its_model_and_hides_none_of_the_others(tmp_path,
     import pytest
     from rich.console import Console
 
-    from onparse import modeldir
-    from onparse.report import model_table
+    from onparse.parsing.report import model_table
+    from onparse.store import modeldir
 
     for name in ("good", "corrupt", "odd"):
         modeldir.copy_model(tiny_model_dir, tmp_path / name)

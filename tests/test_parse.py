@@ -4,9 +4,9 @@ import itertools
 
 import pytest
 
-from onparse.modeldir import load
-from onparse.parse import InputError, Parser
-from onparse.trees import TokenTree, attach_punctuation, build_tree, map_leaves
+from onparse.parsing.parse import InputError, Parser
+from onparse.store.modeldir import load
+from onparse.structures.trees import TokenTree, attach_punctuation, build_tree, map_leaves
 
 
 def test_model_input_is_normalized_with_unknowns(tiny_model_dir):

@@ -9,7 +9,7 @@ import torch
 
 from onparse.families import PcfgConfig
 from onparse.families.pcfg import PRODUCTIONS
-from onparse.families.pcfg_model import (
+from onparse.families.pcfg.model import (
     NeuralPCFG,
     Rules,
     focus_span_scores,
@@ -17,8 +17,8 @@ from onparse.families.pcfg_model import (
     share_span_scores,
     tree_span_scores,
 )
-from onparse.trees import left_branching, spans
-from onparse.voting import best_tree
+from onparse.structures.trees import left_branching, spans
+from onparse.structures.voting import best_tree
 
 
 def binary_trees(start: int, end: int):

@@ -9,18 +9,18 @@ from hypothesis import given
 from hypothesis import strategies as st
 from nltk import Tree
 
-from onparse import modeldir
-from onparse.evaluate import model_spans
 from onparse.families import OnlstmConfig
-from onparse.families.onlstm_model import OnlstmModel
-from onparse.language import Sentence
-from onparse.parse import Parser
-from onparse.reading import model_tokens, pool, read_positions, word_ranges, word_span_marginals
+from onparse.families.onlstm.model import OnlstmModel
+from onparse.parsing.evaluate import model_spans
+from onparse.parsing.parse import Parser
 from onparse.settings import BACKWARD, FORWARD, Reading
-from onparse.tokenize import normalize_punctuation
-from onparse.treebank import gold_sentence
-from onparse.trees import build_tree, spans
-from onparse.vocabulary import Vocabulary
+from onparse.store import modeldir
+from onparse.structures.trees import build_tree, spans
+from onparse.text.language import Sentence
+from onparse.text.reading import model_tokens, pool, read_positions, word_ranges, word_span_marginals
+from onparse.text.tokenize import normalize_punctuation
+from onparse.text.treebank import gold_sentence
+from onparse.text.vocabulary import Vocabulary
 
 PUNCTUATED = Sentence(("The", "cat", ",", "sat", "on", "the", "mat", "."), (0, 1, 3, 4, 5, 6))
 

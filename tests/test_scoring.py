@@ -6,8 +6,8 @@ import sys
 import pytest
 from nltk import Tree
 
-from onparse.scoring import predicted_spans, score, scored_spans, sentence_prf
-from onparse.treebank import gold_sentence, read_gold
+from onparse.structures.scoring import predicted_spans, score, scored_spans, sentence_prf
+from onparse.text.treebank import gold_sentence, read_gold
 
 
 def gold(bracketed: str):
@@ -74,12 +74,12 @@ def test_predicted_spans_skip_leaves_outside_the_gold_words():
 
 
 def test_scoring_never_imports_torch():
-    code = "import sys, onparse.scoring; print('torch' in sys.modules)"
+    code = "import sys, onparse.structures.scoring; print('torch' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "False"
 
 
 def test_predictions_that_do_not_align_are_refused_or_left_out_and_reported_never_scored(tmp_path):
-    from onparse.scoring import score_predictions
+    from onparse.structures.scoring import score_predictions
 
     gold_file = tmp_path / "gold.txt"
     gold_file.write_text(

@@ -2,8 +2,8 @@
 
 import pytest
 
-from onparse.parse import Parser
-from onparse.shipped import DEFAULT_MODEL, MODELS
+from onparse.parsing.parse import Parser
+from onparse.store.shipped import DEFAULT_MODEL, MODELS
 
 
 def test_shipped_models_are_complete_and_compact():
@@ -27,7 +27,7 @@ def test_shipped_model_loads_and_parses():
 
 
 def test_shipped_models_are_found_by_name(tmp_path, monkeypatch):
-    from onparse import modeldir
+    from onparse.store import modeldir
 
     assert modeldir.locate("onlstm-wsj") == MODELS / "onlstm-wsj"
     assert modeldir.locate(None) == DEFAULT_MODEL

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from onparse.tokenize import is_punct, normalize, tokenize, word_positions
+from onparse.text.tokenize import is_punct, normalize, tokenize, word_positions
 
 
 def test_treebank_tokenization_keeps_the_users_spelling():
@@ -109,20 +109,20 @@ def test_punctuation_of_every_script_is_punctuation_and_numbers_of_every_script_
 
 
 def test_negras_bracket_spellings_are_punctuation_as_penns_are():
-    from onparse.tokenize import word_positions
+    from onparse.text.tokenize import word_positions
 
     assert word_positions(["Die", "*LRB*", "Katze", "*RRB*", "-LRB-", "schläft"]) == [0, 2, 5]
 
 
 def test_an_emoji_is_punctuation_whatever_presentation_selector_or_joiner_it_carries():
-    from onparse.tokenize import is_punct
+    from onparse.text.tokenize import is_punct
 
     assert all(is_punct(token) for token in ["❤", "❤\ufe0f", "👍🏽", "👨\u200d👩\u200d👧", "🇩🇪"])
     assert not any(is_punct(token) for token in ["a", "\ufe0f", "é", "%"])
 
 
 def test_full_width_letters_read_as_ascii_and_an_older_word_list_finds_them():
-    from onparse.vocabulary import Vocabulary
+    from onparse.text.vocabulary import Vocabulary
 
     assert normalize("ＷＴＯ") == normalize("WTO") == "wto" and normalize("５０％") == "N%"
     older = Vocabulary(["<eos>", "<unk>", "ｗｔｏ", "a", "ａ"])  # written before folding: both spellings of "a" listed

@@ -96,9 +96,9 @@ def perplexity(sentences: list[list[int]]):
 
 
 def unigram_setup(config, checkpoint=None, ranks=None):
-    from onparse.corpus import read_corpus, training_sentences
-    from onparse.train import Setup
-    from onparse.vocabulary import Vocabulary
+    from onparse.text.corpus import read_corpus, training_sentences
+    from onparse.text.vocabulary import Vocabulary
+    from onparse.training.train import Setup
 
     sentences = training_sentences(config)
     vocab = Vocabulary(checkpoint["vocab"]) if checkpoint else Vocabulary.build(sentences, config.model.vocab_size)
@@ -109,13 +109,13 @@ def unigram_setup(config, checkpoint=None, ranks=None):
 
 
 def unigram_student(config, sentences, found, vocab, shares=None):
-    from onparse.reading import model_tokens
+    from onparse.text.reading import model_tokens
 
     return WordsObjective([vocab.ids(model_tokens(config.reading, sentence)) for sentence in sentences])
 
 
 def unigram_dev_figures(config, sentences, vocab, device):
-    from onparse.reading import model_tokens
+    from onparse.text.reading import model_tokens
 
     return perplexity([vocab.ids(model_tokens(config.reading, sentence)) for sentence in sentences])
 
@@ -200,7 +200,7 @@ def unigram(monkeypatch):
 @pytest.mark.slow
 def test_a_family_registered_at_run_time_is_fitted_beside_the_onlstms_to_a_resumable_model(unigram, tmp_path):
     from onparse.cli import main
-    from onparse.parse import Parser
+    from onparse.parsing.parse import Parser
 
     out = tmp_path / "fit"
     command = [

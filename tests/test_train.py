@@ -8,11 +8,11 @@ import torch
 
 from onparse.config import TrainConfig
 from onparse.families import OnlstmConfig
-from onparse.families.onlstm_model import OnlstmModel
-from onparse.families.onlstm_training import batchify, n_segments, perplexity, segment
-from onparse.runfolder import trainer as make_trainer
-from onparse.train import Evaluation, Step, learning_rate
-from onparse.vocabulary import Vocabulary
+from onparse.families.onlstm.model import OnlstmModel
+from onparse.families.onlstm.training import batchify, n_segments, perplexity, segment
+from onparse.text.vocabulary import Vocabulary
+from onparse.training.runfolder import trainer as make_trainer
+from onparse.training.train import Evaluation, Step, learning_rate
 
 TINY = OnlstmConfig(embedding_size=8, hidden_size=12, chunk_size=4, n_layers=2)
 
@@ -165,7 +165,7 @@ def test_the_optimizer_averages_gradients_with_the_configured_decay(corpus):
 def test_the_kept_model_is_the_point_of_lowest_dev_perplexity(corpus, tmp_path):
     import json
 
-    from onparse.runfolder import train
+    from onparse.training.runfolder import train
 
     config = tiny_config(corpus, dev=str(corpus), evals_per_epoch=2, epochs=3, lr=5e-2)
     train(config, tmp_path / "run")
@@ -176,7 +176,7 @@ def test_the_kept_model_is_the_point_of_lowest_dev_perplexity(corpus, tmp_path):
 
 
 def test_a_run_keeps_the_untrained_the_best_and_the_last_evaluation_unless_asked_to_keep_all(corpus, tmp_path):
-    from onparse import runfolder
+    from onparse.training import runfolder
 
     stray = tmp_path / "pruned" / "epoch-99.99"  # named like an evaluation but no model: never the run's to delete
     stray.mkdir(parents=True)
@@ -194,7 +194,7 @@ def test_a_run_keeps_the_untrained_the_best_and_the_last_evaluation_unless_asked
 
 
 def test_a_run_of_few_updates_says_so_before_it_starts(corpus, tmp_path, caplog):
-    from onparse import runfolder
+    from onparse.training import runfolder
 
     with caplog.at_level("WARNING", logger="onparse"):
         runfolder.train(tiny_config(corpus, epochs=1), tmp_path / "short")
@@ -206,7 +206,7 @@ def test_a_run_of_few_updates_says_so_before_it_starts(corpus, tmp_path, caplog)
 
 
 def test_a_text_file_of_bracketed_trees_is_refused_naming_the_suffix_that_reads_them(tmp_path):
-    from onparse.corpus import read_sentences
+    from onparse.text.corpus import read_sentences
 
     trees = tmp_path / "trees.txt"
     trees.write_text("(S (NP (DT The) (NN cat)) (VP (VBD sat)))\n(S (NP (NNS Dogs)) (VP (VBP bark)))\n")

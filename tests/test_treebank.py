@@ -3,7 +3,7 @@
 import pytest
 from conftest import FIXTURES
 
-from onparse.treebank import RULES, TreebankError, read_gold, tree_files
+from onparse.text.treebank import RULES, TreebankError, read_gold, tree_files
 
 
 def test_ldc_file_drops_punctuation_and_empty_elements_and_strips_function_tags():
@@ -81,8 +81,8 @@ def test_a_misplaced_label_beside_constituents_is_no_word(tmp_path):
 def test_the_fast_reader_reads_what_nltk_reads():
     from nltk import Tree
 
-    from onparse.treebank import read_trees
-    from onparse.trees import bracketed
+    from onparse.structures.trees import bracketed
+    from onparse.text.treebank import read_trees
 
     for name in ("ldc_style.mrg", "one_per_line.txt"):
         text = (FIXTURES / name).read_text()
@@ -141,7 +141,7 @@ def test_a_negra_file_in_latin1_with_comments_reads_with_the_dollar_tag_rule():
 
 
 def test_a_treebank_whose_tags_the_rule_does_not_know_is_an_error_not_perfect_scores(tmp_path):
-    from onparse.treebank import named_rule
+    from onparse.text.treebank import named_rule
 
     negra = FIXTURES / "negra_style.penn"
     with pytest.raises(TreebankError, match="only 3 of 11 leaves are words under the ptb rule"):
@@ -153,7 +153,7 @@ def test_a_treebank_whose_tags_the_rule_does_not_know_is_an_error_not_perfect_sc
 
 
 def test_the_unicode_fallback_keeps_words_and_drops_punctuation_and_symbols():
-    from onparse.treebank import RULES
+    from onparse.text.treebank import RULES
 
     rule = RULES["unicode"]
     assert rule.is_word("X", "Haus") and rule.is_word("X", "N2") and rule.is_word("X", "—a")
@@ -210,7 +210,7 @@ def test_eval_names_the_rule_and_scores_other_treebanks():
 def test_negra_traces_are_empty_elements_and_never_words():
     from nltk import Tree
 
-    from onparse.treebank import RULES, gold_sentence
+    from onparse.text.treebank import RULES, gold_sentence
 
     tree = Tree.fromstring("(S (NP-*T1* (ART Die) (NN Maus)) (VVFIN lief) (VP (*T1*-MO -) (ADV schnell)) ($. .))")
     sentence = gold_sentence(tree, rule=RULES["negra"])
@@ -219,7 +219,7 @@ def test_negra_traces_are_empty_elements_and_never_words():
 
 
 def test_a_recursive_glob_names_each_file_once(tmp_path):
-    from onparse.treebank import tree_files
+    from onparse.text.treebank import tree_files
 
     (tmp_path / "sub").mkdir()
     for name in ("a.mrg", "sub/b.mrg"):
@@ -228,7 +228,7 @@ def test_a_recursive_glob_names_each_file_once(tmp_path):
 
 
 def test_files_whose_tags_call_for_different_word_rules_are_refused_unless_one_rule_is_named(tmp_path):
-    from onparse.treebank import RULES, TreebankError, read_gold
+    from onparse.text.treebank import RULES, TreebankError, read_gold
 
     (tmp_path / "a.mrg").write_text("(S (NP (DT The) (NN cat)) (VP (VBD sat)) (. .))\n")
     (tmp_path / "b.mrg").write_text("(IP (NP (NR 北京)) (VP (VV 下雨)) (PU 。))\n")
@@ -239,7 +239,7 @@ def test_files_whose_tags_call_for_different_word_rules_are_refused_unless_one_r
 
 
 def test_punctuation_tags_holding_a_comma_are_named_with_semicolons():
-    from onparse.treebank import named_rule
+    from onparse.text.treebank import named_rule
 
     assert named_rule("tags:$,;$.;$(").punctuation_tags == {"$,", "$.", "$("}
     assert named_rule("tags:PU,HYPH").punctuation_tags == {"PU", "HYPH"}

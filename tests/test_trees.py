@@ -3,7 +3,7 @@
 import pytest
 from nltk import Tree
 
-from onparse.trees import (
+from onparse.structures.trees import (
     attach_punctuation,
     balanced,
     build_tree,

@@ -5,8 +5,8 @@ import random
 
 from nltk import Tree
 
-from onparse.trees import left_branching, right_branching, spans
-from onparse.voting import best_tree, vote_matrix
+from onparse.structures.trees import left_branching, right_branching, spans
+from onparse.structures.voting import best_tree, vote_matrix
 
 
 def all_binary_trees(start: int, end: int):

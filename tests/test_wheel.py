@@ -56,7 +56,7 @@ def test_the_wheel_holds_the_default_model_alone(wheel):
 
 @pytest.mark.slow
 def test_the_installed_wheel_parses_from_outside_the_repository_and_each_model_package_by_name(wheel, tmp_path):
-    from onparse.packaging import build_package
+    from onparse.store.packaging import build_package
 
     readme = (ROOT / "README.md").read_text()
     named = set(
@@ -82,7 +82,7 @@ def test_the_installed_wheel_parses_from_outside_the_repository_and_each_model_p
             [sys.executable, *args], cwd=elsewhere, env=environment, capture_output=True, text=True, timeout=SLACK * 60
         )
 
-    where = run("-c", "import onparse.shipped as m; print(m.DEFAULT_MODEL)")
+    where = run("-c", "import onparse.store.shipped as m; print(m.DEFAULT_MODEL)")
     assert where.returncode == 0 and Path(where.stdout.strip()).is_relative_to(target), where.stderr
     english = run("-m", "onparse", "The cat sat on the mat.")
     assert english.returncode == 0 and english.stdout.startswith("(X ") and english.stdout.rstrip().endswith(" .)"), (

@@ -8,10 +8,10 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from onparse import runfolder
 from onparse.config import DistillConfig
-from onparse.distill import distillation_config
 from onparse.hardware import use_threads
+from onparse.training import runfolder
+from onparse.training.distill import distillation_config
 
 out, nonterminals, preterminals = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 flags = dict(zip(sys.argv[5::2], sys.argv[6::2]))  # --name value pairs (bool flags are set below)

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import torch
 
-from onparse import runfolder
 from onparse.config import TrainConfig
+from onparse.training import runfolder
 
 torch.set_num_threads(1)
 fit, out, direction = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import torch
 
-from onparse import runfolder
 from onparse.config import TrainConfig
+from onparse.training import runfolder
 
 torch.set_num_threads(1)
 name, out = sys.argv[1], Path(sys.argv[2])

@@ -19,13 +19,13 @@ import shutil
 from dataclasses import asdict
 from pathlib import Path
 
-from onparse import train as training
-from onparse.atomic import replacing_file, replacing_folder
 from onparse.config import SELECTIONS
 from onparse.fit.records import write_record
 from onparse.fit.stages import stages
-from onparse.modeldir import copy_model, read_json
 from onparse.plan import FitPlan
+from onparse.store.atomic import replacing_file, replacing_folder
+from onparse.store.modeldir import copy_model, read_json
+from onparse.training import train as training
 
 VARIANTS = {
     "agreement": {"layer_rule": "agreement"},

@@ -15,7 +15,7 @@ import argparse
 import random
 from pathlib import Path
 
-from onparse.treebank import read_trees, tree_files
+from onparse.text.treebank import read_trees, tree_files
 
 
 def main() -> None:

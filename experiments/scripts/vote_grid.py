@@ -19,14 +19,14 @@ from pathlib import Path
 
 import torch
 
-from onparse.builder import TreeBuilder
-from onparse.ensemble import agreeing_layers, member_source, most_central, most_consistent
 from onparse.families import MEAN, SPANS, readouts
-from onparse.modeldir import load
-from onparse.parse import Parser
-from onparse.scoring import score
-from onparse.treebank import read_gold
-from onparse.trees import spans
+from onparse.parsing.ensemble import agreeing_layers, member_source, most_central, most_consistent
+from onparse.parsing.parse import Parser
+from onparse.store.modeldir import load
+from onparse.structures.builder import TreeBuilder
+from onparse.structures.scoring import score
+from onparse.structures.trees import spans
+from onparse.text.treebank import read_gold
 
 
 def main() -> None:

@@ -1,5 +1,5 @@
 """What ``onparse ensemble`` does between its options and the library: the choice it is asked for checked, the vote
-built (``onparse.ensemble.build``), its figures on gold trees where asked, and one line of what was made."""
+built (``onparse.parsing.ensemble.build``), its figures on gold trees where asked, and one line of what was made."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ def build_ensemble(
     """The vote of ``members`` written to ``out_dir``: each member's layer and the members kept chosen on text where
     asked (``--choose-on``, no gold trees), scored on ``dev_gold`` where given; a line on stderr says what was made."""
     import_nltk_quickly()
-    from onparse.ensemble import build, choice_text
+    from onparse.parsing.ensemble import build, choice_text
 
     set_threads(threads)
     if agree_on and choose_on:

@@ -34,7 +34,7 @@ def parse_to_output(
 ) -> None:
     """Parse the arguments, or the lines of a file or stdin (one output line an input line), into the output; exits 1
     where a line could not be parsed."""
-    from onparse.lines import count_lines, line_place
+    from onparse.text.lines import count_lines, line_place
 
     from_arguments = bool(sentences) and sentences != ("-",)
     to_file = output_path not in (None, "-")
@@ -48,7 +48,7 @@ def parse_to_output(
     where = line_place(from_arguments, input_path, shard)
     check_named(models=[model])  # before torch loads
     import_nltk_quickly()
-    from onparse.formats import OnePicture, parse_lines_to
+    from onparse.parsing.formats import OnePicture, parse_lines_to
 
     parser = load_parser(model, layer, tokenizes=not tokenized, **settings)
     interactive = not from_arguments and input_path in (None, "-") and sys.stdin.isatty()
@@ -94,9 +94,9 @@ def opened_lines(
 ) -> Iterator:
     """The lines to parse (``lines.input_lines``), once the output file (None: stdout) is known to be writable
     without harm to the input or a model; each mistake a one-line failure, before any model loads."""
-    from onparse.folders import check_output_file
-    from onparse.lines import input_lines
-    from onparse.shipped import ModelDirError
+    from onparse.store.folders import check_output_file
+    from onparse.store.shipped import ModelDirError
+    from onparse.text.lines import input_lines
 
     if arguments and input_path:
         fail("give sentences as arguments or with --input, not both")

@@ -48,8 +48,8 @@ from onparse.settings import BACKWARD, FORWARD, Reading, default
 @contextmanager
 def training_errors(command: str, out_dir: Path) -> Iterator[None]:
     """What every training command says when it stops early: one line, the way to continue, an exit code."""
-    from onparse import runfolder
     from onparse.fit import TimeUp
+    from onparse.training import runfolder
 
     resume = f"onparse {command} --out {out_dir} --resume"
     try:
@@ -74,7 +74,7 @@ def how_to_continue(out_dir: Path, resume: str) -> str:
 def signals_interrupt() -> Iterator[None]:
     """SIGTERM and SIGHUP raise ``runfolder.Interrupted`` in the main thread, as Ctrl-C raises KeyboardInterrupt,
     so that a training command stopped outside its loop says how to continue (a loop defers them itself)."""
-    from onparse.runfolder import Interrupted
+    from onparse.training.runfolder import Interrupted
 
     if threading.current_thread() is not threading.main_thread():
         yield
@@ -104,8 +104,8 @@ def run_training(
 ) -> None:
     """What ``train`` and ``distill`` share: the run folder (lock, resume, overwrite), errors, the last line."""
     import_nltk_quickly()
-    from onparse import distributed, runfolder
-    from onparse.train import selection_rule
+    from onparse.training import distributed, runfolder
+    from onparse.training.train import selection_rule
 
     if resume:  # given now, a setting other than how long and how far this call runs would be silently ignored
         refuse_given_options(
@@ -145,8 +145,8 @@ def run_training(
 def run_fit(plan, out_dir: Path, hours: float | None, threads: int | None, messages: str | None) -> None:
     """``fit``: a new ``plan`` checked before its folder is made (a refused plan leaves nothing behind), or (None)
     the fit in ``out_dir`` resumed; its stages run to the model, or to ``hours``."""
-    from onparse import distributed
     from onparse.fit import fit, opened_fit
+    from onparse.training import distributed
 
     set_threads(threads)
     if plan is not None:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from onparse.atomic import replacing_file
 from onparse.families import named
 from onparse.fit.stages import DIRECTIONS, READINGS, chosen_reading, done_entries
-from onparse.modeldir import read_json, write_json
 from onparse.plan import FitPlan
+from onparse.store.atomic import replacing_file
+from onparse.store.modeldir import read_json, write_json
 
 
 def climb_summary(record: dict) -> str:

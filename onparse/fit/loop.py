@@ -11,16 +11,16 @@ from pathlib import Path
 
 from rich.console import Console
 
-from onparse import distributed, runfolder
 from onparse.fit.card import write_card
 from onparse.fit.records import check_stages_done, count_killed_call, read_record, write_record
 from onparse.fit.runners import run_stage, unused_after
 from onparse.fit.sizing import replanned, settled_plan, spent_minutes
 from onparse.fit.stages import FINAL, RECORD, stages, stale_stages
 from onparse.hardware import describe
+from onparse.parsing.report import fit_clock, stage_line
 from onparse.plan import FitPlan
-from onparse.report import fit_clock, stage_line
-from onparse.treebank import check_gold
+from onparse.text.treebank import check_gold
+from onparse.training import distributed, runfolder
 
 log = logging.getLogger("onparse")
 

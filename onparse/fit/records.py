@@ -7,14 +7,14 @@ import math
 from dataclasses import asdict
 from pathlib import Path
 
-from onparse import runfolder
-from onparse.atomic import replacing_file
 from onparse.config import TrainConfig
 from onparse.families import of
 from onparse.fit.stages import RECORD, stages
 from onparse.hardware import one_line
-from onparse.modeldir import read_json
 from onparse.plan import FitPlan, translated_plan
+from onparse.store.atomic import replacing_file
+from onparse.store.modeldir import read_json
+from onparse.training import runfolder
 
 
 class TimeUp(Exception):

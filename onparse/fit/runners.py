@@ -9,19 +9,19 @@ from pathlib import Path
 
 from rich.console import Console
 
-from onparse import distributed, runfolder
-from onparse.corpus import read_sentences
-from onparse.ensemble import build, make_ensemble, reference_agreement, tree_agreement
-from onparse.evaluate import evaluate_parser
 from onparse.families import layer_from_key, of
 from onparse.fit.records import TimeUp
 from onparse.fit.stages import FINAL, TEACHERS, Stage
-from onparse.modeldir import read_json
-from onparse.parse import Parser
+from onparse.parsing.ensemble import build, make_ensemble, reference_agreement, tree_agreement
+from onparse.parsing.evaluate import evaluate_parser
+from onparse.parsing.parse import Parser
 from onparse.plan import FitPlan
 from onparse.settings import Layer, layer_key
-from onparse.train import selection_rule
-from onparse.treebank import read_gold
+from onparse.store.modeldir import read_json
+from onparse.text.corpus import read_sentences
+from onparse.text.treebank import read_gold
+from onparse.training import distributed, runfolder
+from onparse.training.train import selection_rule
 
 
 def gold_figures(path: Path, gold_path: str, settings: dict, encoding: str = "UTF-8") -> dict:

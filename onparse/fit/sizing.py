@@ -8,12 +8,12 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-import onparse.budget as budget
-from onparse.corpus import read_sentences
+import onparse.training.budget as budget
 from onparse.families import named
 from onparse.families.onlstm import MEMBER_TOKENS
 from onparse.fit.stages import Stage, done_entries, member_configs
 from onparse.plan import FitPlan
+from onparse.text.corpus import read_sentences
 
 log = logging.getLogger("onparse")
 
@@ -29,7 +29,7 @@ def text_size(plan: FitPlan) -> dict:
     text = read_sentences(plan.train, plan.language, plan.encoding, plan.tokenized)
     if not text:
         raise ValueError(f"the training text ({', '.join(plan.train)}) holds no sentence")
-    from onparse.reading import model_tokens
+    from onparse.text.reading import model_tokens
 
     tokens = sum(len(model_tokens(replace(plan.reading(1), punctuation=True), sentence)) + 1 for sentence in text)
     units = {}

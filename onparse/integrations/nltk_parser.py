@@ -19,7 +19,7 @@ from typing import Any
 from nltk import Tree
 from nltk.parse.api import ParserI
 
-from onparse.parse import Parser
+from onparse.parsing.parse import Parser
 
 
 class ONLSTMParser(ParserI):

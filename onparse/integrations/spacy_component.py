@@ -51,10 +51,10 @@ from spacy.pipeline import Sentencizer
 from spacy.tokens import Doc, Span, Token
 
 from onparse.config import ParseConfig
-from onparse.language import visible
-from onparse.parse import Parser
-from onparse.shipped import SHIPPED_BY_LANGUAGE
-from onparse.trees import LABEL, TokenTree, bracketed, escape, from_spans, map_leaves
+from onparse.parsing.parse import Parser
+from onparse.store.shipped import SHIPPED_BY_LANGUAGE
+from onparse.structures.trees import LABEL, TokenTree, bracketed, escape, from_spans, map_leaves
+from onparse.text.language import visible
 
 TREE, CONSTITUENTS = "onparse_tree", "onparse_constituents"  # onparse's own sentence attributes
 KEY = "onparse"  # doc.user_data[KEY]: {a sentence's first token: what was found in it}, plain data that serializes

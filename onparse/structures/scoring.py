@@ -1,0 +1,209 @@
+"""Unlabeled F1 under the ON-LSTM paper's protocol, with the trivial baselines.
+
+Pure scoring of span sets against gold sentences: no model, no torch. Returns
+plain dicts; printing belongs to the CLI, running models to ``onparse.parsing.evaluate``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from nltk import Tree
+
+from onparse.structures.trees import Span, baseline_spans, labeled_spans
+from onparse.text.tokenize import is_punct
+from onparse.text.treebank import RULES, GoldSentence, WordRule, read_each
+
+REPORTED_LABELS = ("NP", "VP", "PP", "SBAR", "ADJP", "ADVP")
+
+
+def protocol(rule: WordRule) -> str:
+    """The protocol line under every table, naming the treebank's word rule."""
+    return PROTOCOL.replace(RULES["ptb"].description, rule.description, 1)
+
+
+PROTOCOL = (
+    "Protocol (Shen et al. 2019, ON-LSTM): words are the leaves whose POS tag is a word tag "
+    "(punctuation, $, # and -NONE- dropped); unary chains collapsed; whole-sentence and one-word "
+    "spans not counted. Sentence F1 is the mean over all sentences of per-sentence F1 (a sentence "
+    "whose gold has no span scores recall 1, and precision 1 if the prediction has none either); "
+    "corpus F1 pools the span counts of all sentences; a tree with no words (punctuation alone) is no "
+    "sentence. Label recall: share of gold spans with that label (function tags stripped) found by the "
+    "prediction."
+)
+
+
+def is_sentence(sentence: GoldSentence) -> bool:
+    """Whether a gold tree counts as a sentence: one with no words under the rule (punctuation alone) does not."""
+    return bool(sentence.words)
+
+
+def scored_spans(spans: Iterable[Span], n_words: int) -> set[Span]:
+    """The spans the protocol counts: two or more words, not the whole sentence."""
+    return {(s, e) for s, e in spans if e - s >= 2 and (s, e) != (0, n_words)}
+
+
+def sentence_prf(predicted: set[Span], gold: set[Span]) -> tuple[float, float, float]:
+    """Precision, recall and F1 of one sentence, with the paper's empty-set conventions."""
+    overlap = len(predicted & gold)
+    precision = overlap / len(predicted) if predicted else 0.0
+    recall = overlap / len(gold) if gold else 0.0
+    if not gold:
+        recall = 1.0
+        if not predicted:
+            precision = 1.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return precision, recall, f1
+
+
+@dataclass
+class Scorer:
+    """Accumulates one parser's scores over a corpus."""
+
+    f1_sum: float = 0.0
+    sentences: int = 0
+    overlap: int = 0
+    predicted: int = 0
+    gold: int = 0
+    label_found: dict[str, int] = field(default_factory=dict)
+    label_total: dict[str, int] = field(default_factory=dict)
+
+    def add(self, predicted_spans: Iterable[Span], sentence: GoldSentence) -> None:
+        """Count one sentence; a tree that ``is_sentence`` refuses is left out, so every caller scores the same
+        sentences."""
+        if not is_sentence(sentence):
+            return
+        n = len(sentence.words)
+        predicted = scored_spans(predicted_spans, n)
+        gold = scored_spans(sentence.spans, n)
+        self.f1_sum += sentence_prf(predicted, gold)[2]
+        self.sentences += 1
+        self.overlap += len(predicted & gold)
+        self.predicted += len(predicted)
+        self.gold += len(gold)
+        for label, start, end in set(sentence.labeled):
+            if label in REPORTED_LABELS and (start, end) in gold:
+                self.label_total[label] = self.label_total.get(label, 0) + 1
+                self.label_found[label] = self.label_found.get(label, 0) + ((start, end) in predicted)
+
+    def result(self) -> dict:
+        """Figures in percent (0-100)."""
+        precision = self.overlap / self.predicted if self.predicted else 0.0
+        recall = self.overlap / self.gold if self.gold else 0.0
+        corpus_f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        return {
+            "sentences": self.sentences,
+            "sentence_f1": 100 * self.f1_sum / self.sentences if self.sentences else 0.0,
+            "corpus_f1": 100 * corpus_f1,
+            "corpus_precision": 100 * precision,
+            "corpus_recall": 100 * recall,
+            "label_recall": {
+                label: 100 * self.label_found.get(label, 0) / self.label_total[label]
+                for label in REPORTED_LABELS
+                if self.label_total.get(label)
+            },
+        }
+
+
+def score(predictions: Sequence[Iterable[Span]], gold: Sequence[GoldSentence]) -> dict:
+    """Score span sets aligned with gold sentences."""
+    if len(predictions) != len(gold):
+        raise ValueError(f"{len(predictions)} predictions for {len(gold)} gold sentences")
+    scorer = Scorer()
+    for predicted, sentence in zip(predictions, gold):
+        scorer.add(predicted, sentence)
+    return scorer.result()
+
+
+def baseline_scores(gold: Sequence[GoldSentence]) -> dict[str, dict]:
+    """Left-branching, right-branching and balanced trees on the same sentences."""
+    return {
+        name: score([baseline_spans(name, len(s.words)) for s in gold], gold)
+        for name in ("left_branching", "right_branching", "balanced")
+    }
+
+
+def predicted_spans(tree: Tree, words: Sequence[str], source: str = "", rule: WordRule | None = None) -> set[Span]:
+    """Spans of another parser's tree over the gold words.
+
+    The tree's leaves are matched to the gold words in order; a leaf that
+    matches none may be punctuation the parser kept (skipped: punctuation by
+    its characters, or by its tag under the treebank's ``rule``), never a
+    word: ValueError when the leaves are not the gold words in order.
+    """
+    matched = 0
+    extra: list[object] = []
+
+    def is_next_word(leaf: object, parent: Tree) -> bool:
+        nonlocal matched
+        if matched < len(words) and leaf == words[matched]:
+            matched += 1
+            return True
+        tagged_punctuation = rule is not None and len(parent) == 1 and not rule.is_word(parent.label(), str(leaf))
+        if not (isinstance(leaf, str) and is_punct(leaf)) and not tagged_punctuation:
+            extra.append(leaf)
+        return False
+
+    found = {(s, e) for _, s, e in labeled_spans(tree, is_next_word)}
+    if matched != len(words) or extra:
+        why = f"a word the gold lacks: {extra[0]!r}" if extra else f"matched {matched} of {len(words)} gold words"
+        raise ValueError(f"{source}: prediction's leaves are not the gold words in order ({why})")
+    return found
+
+
+def score_predictions(
+    pred: str,
+    gold: Sequence[GoldSentence],
+    kept: Sequence[bool] | None = None,
+    encoding: str = "UTF-8",
+    skip_unaligned: bool = False,
+    rule: WordRule | None = None,
+) -> dict:
+    """Another parser's trees in ``pred`` (one per gold tree, in order), scored on the gold sentences ``kept``.
+
+    A prediction whose leaves are not its gold sentence's words (punctuation
+    aside) is an error naming it (never scored as if it aligned); with
+    ``skip_unaligned`` it is left out of the score and listed in
+    ``unaligned`` (its position from 1, where it is, why), as EVALB-style
+    tools do, and only a file where nothing aligns is an error. An empty
+    tree stands for a gold tree without words. ValueError for a file that
+    does not hold one tree per gold tree.
+    """
+    kept = list(kept) if kept is not None else [True] * len(gold)
+    position = iter(range(len(gold)))
+    unaligned: list[dict] = []
+
+    def spans_of(tree: Tree, source: str) -> set[Span] | None:
+        k = next(position, None)
+        if k is None or not kept[k] or not gold[k].words:
+            return None
+        try:
+            return predicted_spans(tree, gold[k].words, source, rule)
+        except ValueError as err:
+            unaligned.append({"sentence": k + 1, "source": source, "reason": str(err).split(": ", 1)[-1]})
+            return None
+
+    found = list(read_each(pred, spans_of, encoding, empty_trees=True))
+    if len(found) != len(gold):
+        raise ValueError(f"{pred}: {len(found)} trees for {len(gold)} gold sentences")
+    pairs = [(spans, sentence) for spans, sentence, keep in zip(found, gold, kept) if keep and spans is not None]
+    if unaligned and (not skip_unaligned or not pairs):
+        first = unaligned[0]
+        raise ValueError(
+            f"{first['source']}: {first['reason']}"
+            + (
+                f"; {len(unaligned)} of {len(unaligned) + len(pairs)} predictions do not align (--skip-unaligned "
+                f"scores the rest)"
+                if pairs
+                else ": no prediction aligns with its gold sentence"
+            )
+        )
+    sentences = [sentence for _, sentence in pairs]
+    return {
+        **score([spans for spans, _ in pairs], sentences),
+        "aligned": len(pairs),
+        "unaligned": unaligned,
+        "baselines": baseline_scores(sentences),
+        "protocol": PROTOCOL,
+    }
