@@ -40,6 +40,7 @@ CATALOGUE = {  # every shipped model beside the default, each its own package: i
     "pcfg-negra": "de",
     "onlstm-wsj-mixed": "en",
     "onlstm-wsj": "en",
+    "onlstm-wsj-paper": "en",
     "onlstm-wsj-gpu-r4": "en",
     "onlstm-wsj-distilled-r2": "en",
     "onlstm-wsj-distilled-r3": "en",
