@@ -9,9 +9,9 @@ from onparse.store.shipped import DEFAULT_MODEL, MODELS
 def test_shipped_models_are_complete_and_compact():
     assert {"config.json", "card.json", "card.md"} <= {p.name for p in DEFAULT_MODEL.iterdir()}
     assert (
-        sum(p.stat().st_size for p in MODELS.rglob("*") if p.is_file()) < 175 * 2**20
+        sum(p.stat().st_size for p in MODELS.rglob("*") if p.is_file()) < 185 * 2**20
         # the GPU members (issue 21), the German and Chinese models (29), grammars (33): 64 x 128 in German, pcfg-wsj
-        # alone, students of the German and Chinese votes (43)
+        # alone, students of the German and Chinese votes (43), the best single ON-LSTM beside the paper's (66)
     )
 
 
