@@ -15,11 +15,17 @@ import (``cli.import_nltk_quickly``).
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from onparse.moved import MovedModules
+
 if TYPE_CHECKING:  # the parser module imports torch: only when a parser is asked for
     from onparse.parsing.parse import Parser
+
+if not any(isinstance(finder, MovedModules) for finder in sys.meta_path):  # 0.2's import paths of moved modules
+    sys.meta_path.insert(0, MovedModules())
 
 __version__ = "0.2.0"
 __all__ = ["__version__", "Parser", "available_models", "load"]

@@ -1,0 +1,49 @@
+"""Import paths of modules that moved, kept for code written against them: ``onparse.train`` is
+``onparse.training.train``, ``onparse.nltk_parser`` ``onparse.integrations.nltk_parser``, and so on (``MOVED``).
+The old name gives the module itself, not a copy, wherever another copy of onparse lies on the path."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.util
+from types import ModuleType
+
+ROLES = {  # where the package by role put the modules that sat in onparse/ in 0.2
+    "text": ("lines", "batching", "tokenize", "language", "vocabulary", "reading", "corpus", "treebank"),
+    "structures": ("trees", "voting", "builder", "scoring"),
+    "store": ("atomic", "folders", "shipped", "modeldir", "packaging", "quantize"),
+    "parsing": ("parsed", "parse", "formats", "evaluate", "ensemble", "report"),
+    "training": ("distributed", "train", "distill", "progress", "runfolder", "budget"),
+}
+MOVED = {
+    **{f"onparse.{name}": f"onparse.{role}.{name}" for role, names in ROLES.items() for name in names},
+    **{
+        f"onparse.families.{family}_{part}": f"onparse.families.{family}.{part}"
+        for family in ("onlstm", "pcfg")
+        for part in ("model", "training")
+    },
+    "onparse.nltk_parser": "onparse.integrations.nltk_parser",
+}
+
+
+class _Alias(importlib.abc.Loader):
+    """Loads an old name as the module at its new one."""
+
+    def __init__(self, target: str):
+        self.target = target
+
+    def create_module(self, spec) -> ModuleType:
+        return importlib.import_module(self.target)
+
+    def exec_module(self, module: ModuleType) -> None:
+        """The module ran under its own name already."""
+
+
+class MovedModules(importlib.abc.MetaPathFinder):
+    """Finds a moved module by its old name (``MOVED``)."""
+
+    def find_spec(self, name: str, path=None, target=None):
+        if name not in MOVED:
+            return None
+        return importlib.util.spec_from_loader(name, _Alias(MOVED[name]))
