@@ -11,7 +11,7 @@ from typing import NoReturn
 import click
 
 from onparse import __version__
-from onparse.commandline import (
+from onparse.commands.common import (
     ParseByDefault,
     check_device,
     check_named,
@@ -25,18 +25,18 @@ from onparse.commandline import (
 )
 from onparse.commands.ensemble import ensemble_options, quantize_options
 from onparse.commands.evaluate import eval_options
-from onparse.commands.parse import parse_options
-from onparse.commands.training import distill_options, fit_options, fit_plan, run_fit, run_training, train_options
-from onparse.config import DISTILL_OPTIONS, DistillConfig, TrainConfig, train_config
-from onparse.families import PcfgConfig
-from onparse.families.onlstm import VARIED_SIZES
-from onparse.options import (
+from onparse.commands.options import (
     FIT_SECTIONS,
     MODEL_SIZES,
     PCFG_SIZES,
     Sections,
     right_branching_weight,
 )
+from onparse.commands.parse import parse_options
+from onparse.commands.training import distill_options, fit_options, fit_plan, run_fit, run_training, train_options
+from onparse.config import DISTILL_OPTIONS, DistillConfig, TrainConfig, train_config
+from onparse.families import PcfgConfig
+from onparse.families.onlstm import VARIED_SIZES
 from onparse.settings import Reading
 
 

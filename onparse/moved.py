@@ -24,6 +24,8 @@ MOVED = {
         for part in ("model", "training")
     },
     "onparse.nltk_parser": "onparse.integrations.nltk_parser",
+    "onparse.commandline": "onparse.commands.common",
+    "onparse.options": "onparse.commands.options",
 }
 
 

@@ -153,7 +153,7 @@ def test_a_path_or_model_that_names_nothing_is_refused_before_torch_loads(argume
 
 
 def test_fit_help_names_what_every_fit_needs_first_and_the_rest_by_family_and_stage():
-    from onparse.options import FIT_SECTIONS
+    from onparse.commands.options import FIT_SECTIONS
 
     text = CliRunner().invoke(main, ["fit", "--help"]).stdout
     titles = [line[:-1] for line in text.splitlines() if line.endswith(":") and not line.startswith(" ")]

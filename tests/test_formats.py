@@ -140,7 +140,7 @@ def test_several_sentences_drawn_make_a_page_of_pictures_or_are_refused_for_one_
 
 
 def test_the_command_line_offers_every_format_the_library_writes_and_no_other():
-    from onparse.options import FORMAT_NAMES
+    from onparse.commands.options import FORMAT_NAMES
     from onparse.parsing.formats import FORMATS
 
     assert FORMAT_NAMES == tuple(FORMATS)  # named once for the option (no torch import), kept equal here

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from onparse.commandline import (
+from onparse.commands.common import (
     check_device,
     fail,
     import_nltk_quickly,
@@ -16,14 +16,14 @@ from onparse.commandline import (
     set_threads,
     typed_command,
 )
-from onparse.config import LAYER_RULES, ParseConfig, TrainConfig
-from onparse.options import (
+from onparse.commands.options import (
     THREADS_HELP,
     Encoding,
     Threads,
     declared,
     right_branching_options,
 )
+from onparse.config import LAYER_RULES, ParseConfig, TrainConfig
 from onparse.settings import default
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from onparse.options import (
+from onparse.commands.options import (
     Encoding,
     Positive,
     declared,

@@ -9,8 +9,8 @@ from collections.abc import Iterator
 
 import click
 
-from onparse.commandline import check_named, fail, import_nltk_quickly, load_parser, require_stdout
-from onparse.options import (
+from onparse.commands.common import check_named, fail, import_nltk_quickly, load_parser, require_stdout
+from onparse.commands.options import (
     FORMAT_NAMES,
     ShardType,
     declared,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from onparse.commandline import (
+from onparse.commands.common import (
     check_device,
     fail,
     import_nltk_quickly,
@@ -22,12 +22,7 @@ from onparse.commandline import (
     show_messages,
     typed_command,
 )
-from onparse.config import DISTILL_OPTIONS, DistillConfig, TrainConfig
-from onparse.families import REGISTRY, OnlstmConfig, PcfgConfig
-from onparse.families.base import section_options
-from onparse.families.onlstm import MEMBER_MODEL, VARIED_SIZES
-from onparse.families.pcfg import PCFG_TRAINING
-from onparse.options import (
+from onparse.commands.options import (
     MESSAGES,
     MODEL_SIZES,
     PCFG_SIZES,
@@ -41,6 +36,11 @@ from onparse.options import (
     right_branching_options,
     run_options,
 )
+from onparse.config import DISTILL_OPTIONS, DistillConfig, TrainConfig
+from onparse.families import REGISTRY, OnlstmConfig, PcfgConfig
+from onparse.families.base import section_options
+from onparse.families.onlstm import MEMBER_MODEL, VARIED_SIZES
+from onparse.families.pcfg import PCFG_TRAINING
 from onparse.plan import FitPlan
 from onparse.settings import BACKWARD, FORWARD, Reading, default
 
