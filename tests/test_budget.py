@@ -186,19 +186,22 @@ def test_a_fit_replans_at_the_rates_its_first_models_showed_to_fill_the_time_lef
     record["stages"].append({"name": "readings", "wall_minutes": 1.0})
     assert replanned(first, record, stages(first, tmp_path, record)) is None  # no ON-LSTM member's rate seen yet
     trained("member-1", first.sections["onlstm"].sample, RATES["onlstm"])
+    assert replanned(first, record, stages(first, tmp_path, record)) is None  # the trial's second member reads alike
+    trained("member-3", first.sections["onlstm"].sample, RATES["onlstm"])
+    record["stages"].append({"name": "directions", "wall_minutes": 0.1})
     again = replanned(first, record, stages(first, tmp_path, record))
     redone = record["budget"]["replanned"]
-    assert redone["after"] == "member-1" and redone["rates"]["onlstm"] == pytest.approx(RATES["onlstm"])
+    assert redone["after"] == "directions" and redone["rates"]["onlstm"] == pytest.approx(RATES["onlstm"])
     assert redone["scale"] > 1.3 * sizing["scale"]
     assert again.sections["onlstm"].sample > first.sections["onlstm"].sample  # twice the speed
-    done = {"probes": 2, "onlstm": 1, "pcfg": 2}
+    done = {"probes": 2, "onlstm": 2, "pcfg": 2}
     whole, rest = costs(again, RATES, CORPUS), costs(again, RATES, CORPUS, done)
     assert rest["probes"] == rest["grammars"] == 0 < whole["probes"]
-    assert rest["ON-LSTMs"] == pytest.approx(whole["ON-LSTMs"] * 2 / 3)  # one of three trained
+    assert rest["ON-LSTMs"] == pytest.approx(whole["ON-LSTMs"] / 3)  # two of three trained
     left = budget.USABLE * 180 - redone["spent_minutes"]
     assert (
-        left * 0.95 <= sum(costs(again, RATES, CORPUS, done).values()) <= left
-    )  # the time left, filled (a grammar reads whole epochs)
+        left * 0.95 <= sum(costs(again, RATES, CORPUS, done).values()) <= left + 0.05
+    )  # the time left, filled (a grammar reads whole epochs; the record keeps the minutes spent to a tenth)
     assert again.sentences > first.sentences  # the students still to train
     assert replanned(again, record, stages(again, tmp_path, record)) is None  # once
 

@@ -1050,3 +1050,20 @@ def test_a_resume_keeps_what_is_left_of_the_fits_hours(tmp_path, caplog):
     with caplog.at_level("INFO", logger="onparse"), pytest.raises(KeyboardInterrupt):
         fit(None, out, resume=True, stage_done=stop)
     assert "resuming with" in caplog.text and "of the fit's 1 hours' minutes left" in caplog.text
+
+
+def test_the_card_says_when_the_direction_trial_compared_members_that_read_unlike_amounts():
+    from dataclasses import asdict
+
+    from onparse.fit.card import reading_summary
+    from onparse.fit.stages import DIRECTIONS
+
+    def card(second_read: int) -> str:
+        trial = {"name": DIRECTIONS, "perplexity": {"member-1": 80.0, "member-3": 90.0}, "out_of_the_vote": "member-3"}
+        trial["chosen"] = {"direction": "forward"}
+        members = [{"name": "member-1", "tokens_seen": 545_600}, {"name": "member-3", "tokens_seen": second_read}]
+        plan = tiny_plan(members=3, families=["onlstm", "pcfg"], directions=["auto"], punctuation=True)
+        return reading_summary({"plan": asdict(plan), "stages": [*members, trial]})
+
+    assert "not like with like: member-1 read 545,600 tokens, member-3 read 162,688 tokens" in card(162_688)
+    assert "like with like" not in card(545_600) and "member-3 does not vote" in card(545_600)

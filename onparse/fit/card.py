@@ -114,9 +114,16 @@ def reading_summary(record: dict) -> str:
     if DIRECTIONS in done:
         trial = done[DIRECTIONS]
         figures = ", ".join(f"{name} {value:.2f}" for name, value in trial["perplexity"].items())
+        read = {name: done.get(name, {}).get("tokens_seen") for name in trial["perplexity"]}
+        unequal = len(set(read.values())) > 1  # a fit re-planned between them (one begun before that rule held)
+        fairness = (
+            "; not like with like: " + ", ".join(f"{name} read {tokens:,} tokens" for name, tokens in read.items())
+            if unequal and None not in read.values()
+            else ""
+        )
         why.append(
             f"the direction of the trial's member of lower dev perplexity ({figures}; "
-            f"{trial['out_of_the_vote']} does not vote)"
+            f"{trial['out_of_the_vote']} does not vote{fairness})"
         )
     return f"Reading: the {named(directed[0]).plural} read {reads}: {'; '.join(why)}; no gold trees."
 

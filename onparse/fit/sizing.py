@@ -11,7 +11,7 @@ from pathlib import Path
 import onparse.training.budget as budget
 from onparse.families import named
 from onparse.families.onlstm import MEMBER_TOKENS
-from onparse.fit.stages import Stage, done_entries, member_configs
+from onparse.fit.stages import DIRECTIONS, Stage, done_entries, member_configs
 from onparse.plan import FitPlan
 from onparse.text.corpus import read_sentences
 
@@ -108,14 +108,17 @@ def with_larger_members(
 
 
 def replanned(plan: FitPlan, record: dict, settled: list[Stage]) -> FitPlan | None:
-    """The plan re-sized to the time left once a member of each family is trained, at the throughput the members
-    showed (a few timed updates misjudge it when other work runs beside them), and what it records in the budget's
-    ``replanned``; None where the fit has no hours, is re-planned already, or a family's rate is not seen yet."""
+    """The plan re-sized to the time left once a member of each family is trained and the direction trial has chosen,
+    at the throughput the members showed (a few timed updates misjudge it when other work runs beside them), and what
+    it records in the budget's ``replanned``; None where the fit has no hours, is re-planned already, a family's rate
+    is not seen yet or the trial has not chosen (its two members read alike, whatever the load)."""
     sizing = record.get("budget")
     if not sizing or "replanned" in sizing or "given" not in sizing:
         return None
     by_name = {stage.name: stage for stage in settled}
     done = done_entries(record)
+    if plan.direction_trial and DIRECTIONS not in done:  # the trial compares its two members at the same reading,
+        return None  # so the rest is cut only once it has chosen (a blind fit slowed by other work chose unfairly)
     # the members' rates, not the probes': a probe learns in smaller batches (PROBE_BATCH), so trains slower a token
     trained = [
         (by_name[name].config.family, entry)
