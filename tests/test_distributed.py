@@ -229,7 +229,7 @@ def test_a_fit_under_torchrun_trains_members_of_both_families_on_both_processes_
     assert done.stderr.count("measuring this machine's throughput") == 1  # rank 0 sizes the fit, both train as it says
     record = json.loads((tmp_path / "fit" / "fit.json").read_text())
     replanned = record["budget"]["replanned"]
-    assert replanned["after"] == "member-1" and replanned["more_members"]["chosen"]  # an hour: time for a turn more
+    assert replanned["after"] == "directions" and replanned["more_members"]["chosen"]  # an hour: a turn more
     probes = ["probe-forward-punctuation", "probe-forward-words"]
     assert [stage["name"] for stage in record["stages"]] == [
         *probes,
@@ -237,9 +237,9 @@ def test_a_fit_under_torchrun_trains_members_of_both_families_on_both_processes_
         "member-4",
         "readings",
         "member-1",
-        "member-6",
         "member-3",
         "directions",
+        "member-6",
         "member-5",
         "member-7",
         "ensemble-1",

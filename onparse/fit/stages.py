@@ -163,9 +163,14 @@ def stages(plan: FitPlan, out: Path, record: dict | None = None) -> list[Stage]:
     # students from scratch learn the last ensemble's trees, each family's with the shape, reading and vocabulary
     # of the first of its members that votes
     family_of = {stage.name: stage.config.family for stage in members}
-    starts = {}
+    first_voter = {}
     for name in voters:
-        starts.setdefault(family_of[name], (str(out / name / "model"), *shapes[name]))
+        first_voter.setdefault(family_of[name], name)
+    starts = {  # in the order of the plan's families, whichever member the direction trial left out
+        family: (str(out / first_voter[family] / "model"), *shapes[first_voter[family]])
+        for family in plan.member_families()
+        if family in first_voter
+    }
     students = student_stages(plan, out, f"ensemble-{plan.rounds + 1}", "", starts, plan.seed, common)
     found.extend(students)
     voters = [*(stage.name for stage in students), *previous]  # grammars alone and no student: the first ensemble
