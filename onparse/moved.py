@@ -9,13 +9,10 @@ import importlib.abc
 import importlib.util
 from types import ModuleType
 
-ROLES = {  # where the package by role put the modules that sat in onparse/ in 0.2
-    "text": ("lines", "batching", "tokenize", "language", "vocabulary", "reading", "corpus", "treebank"),
-    "structures": ("trees", "voting", "builder", "scoring"),
-    "store": ("atomic", "folders", "shipped", "modeldir", "packaging", "quantize"),
-    "parsing": ("parsed", "parse", "formats", "evaluate", "ensemble", "report"),
-    "training": ("distributed", "train", "distill", "progress", "runfolder", "budget"),
-}
+from onparse import parsing, store, structures, text, training
+
+# where the package by role put the modules that sat in onparse/ in 0.2: each role names its own (``__all__``)
+ROLES = {role.__name__.removeprefix("onparse."): role.__all__ for role in (text, structures, store, parsing, training)}
 MOVED = {
     **{f"onparse.{name}": f"onparse.{role}.{name}" for role, names in ROLES.items() for name in names},
     **{
