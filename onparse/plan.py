@@ -216,6 +216,11 @@ class FitPlan:
         """The members (from 1) that read as trained (the grammars): their vote referees the reading probes."""
         return [k for k in range(1, self.members + 1) if not named(self.family(k)).reads_either_way]
 
+    def choosing_members(self) -> list[int]:
+        """The members (from 1) trained before the fit has chosen how its ON-LSTMs read: the probes' referees where
+        the probes choose, and the direction trial's two."""
+        return sorted({*(self.referees() if self.chooses_reading else []), *self.direction_trial})
+
     def student_counts(self) -> dict[str, int]:
         """Students from scratch of each teacher, by family: none for a family with no member to start from."""
         return {name: named(name).student_count(self.sections[name]) for name in self.member_families()}

@@ -70,10 +70,20 @@ def budget_summary(record: dict) -> str:
                 else "no time for them."
             )
         )
+    choices = sizing.get("choices")
+    first = (
+        ""
+        if not choices
+        else (
+            f" The stages that chose how the ON-LSTMs read (the probes, their referees, the direction trial) read "
+            f"{choices['scale']:.0%} of it, whatever the load, foreseen to take {choices['predicted_minutes']:.0f} "
+            "minutes."
+        )
+    )
     return (
-        f"Sized to {sizing['hours']:g} hours: this machine trained {measured} on this text, so each model read "
+        f"Sized to {sizing['hours']:g} hours: this machine gave the fit {measured} on this text, so each model read "
         f"{sizing['scale']:.0%} of what the recipe reads (at most all of it), foreseen to take "
-        f"{sizing['predicted_total_minutes']:.0f} minutes.{larger}{replan}"
+        f"{sizing['predicted_total_minutes']:.0f} minutes.{first}{larger}{replan}"
     )
 
 

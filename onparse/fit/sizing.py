@@ -59,6 +59,8 @@ def settled_plan(plan: FitPlan, out: Path, hours: float | None = None) -> tuple[
     family = budget.shape_chosen_by_time(plan)
     if family and sizing["scale"] >= 1:  # time to spare with all the recipe read
         found, sizing = with_larger_members(family, plan, out, rates, corpus, hours, (found, sizing))
+    if sizing["scale"] < 1 and asked.choosing_members():  # the choices first, read alike whatever the load
+        found, sizing = budget.choices_read_alike(asked, rates, corpus, hours, sizing)
     budget.check_enough(sizing, hours)
     warn_small_text(corpus, sizing["scale"])
     # what a re-plan needs: the text's size, the readings as given, the minutes the timing took

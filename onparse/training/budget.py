@@ -31,19 +31,28 @@ log = logging.getLogger("onparse")
 MAX_EPOCHS = 20
 
 TIMED_UPDATES = 6  # updates timed per family, after one that warms the caches
+SLOWED = 0.7  # a wall rate under this share of the fit's own CPU rate is said to be slowed by other work
 # wall time over training time of a student (a distillation step against a language model's); each family's members'
 # own (``Family.wall``) and its parse's cost over training's (``Family.parse_cost``)
 STUDENT_WALL = 1.5
 USABLE = 0.85  # of the hours: what the plan fills, the rest is margin for what the model does not foresee
 LEAST_SCALE = 0.05  # the least of the recipe's reading a model is sized to: under it, no model worth making
 FIXED_MINUTES = 6.0  # the votes on the dev text and the model's copy
+CHOICES_SHARE = 0.75  # of the usable hours: the most the stages that choose the ON-LSTMs' reading may take
+LEAST_CHOICES_SCALE = 1 / 16  # of the recipe's reading: the least the choosing stages read (about LEAST_SCALE)
 
 
 Rates = dict[str, float]  # this machine's throughput on the fit's text, by family: units a second of training
 
 
 def timed(config: TrainConfig) -> float:
-    """Tokens a second of a few updates of a run of ``config``, from fresh weights (nothing is written)."""
+    """Tokens a second of a few updates of a run of ``config``, from fresh weights (nothing is written), as this
+    machine gives them to the fit alone: the process's own CPU time over its threads, which other work beside it
+    does not stretch as it stretches the wall time (a German fit timed beside four busy processes saw a quarter of
+    its wall rate), so that a fit begun on a busy machine plans what one begun alone plans. The re-plan, once the
+    first members have trained, fits the rest to the wall time they took."""
+    import torch
+
     from onparse.training.runfolder import trainer
     from onparse.training.train import Step
 
@@ -51,9 +60,18 @@ def timed(config: TrainConfig) -> float:
     steps = (step for step in trainer(endless).steps() if isinstance(step, Step))
     next(steps)  # the first update warms allocators and caches
     tokens = seconds = 0.0
+    started = time.process_time()
     for _, step in zip(range(TIMED_UPDATES), steps):
         tokens, seconds = tokens + step.tokens, seconds + step.seconds
-    return tokens / max(seconds, 1e-9)
+    own_seconds = (time.process_time() - started) / torch.get_num_threads()
+    wall, alone = tokens / max(seconds, 1e-9), tokens / max(own_seconds, 1e-9)
+    if wall < SLOWED * alone:
+        log.info(
+            f"other work is slowing this machine ({config.family}: {wall:,.0f} tokens a second of wall time, "
+            f"{alone:,.0f} of the fit's own): the fit is planned as if alone, and sized again to the time left once "
+            "its first models have trained"
+        )
+    return max(wall, alone)
 
 
 def first_of_each(members: list[TrainConfig]) -> dict[str, TrainConfig]:
@@ -200,6 +218,36 @@ def sized(
         "predicted_total_minutes": round(sum(predicted.values()), 1),
         "measured_at": time.strftime("%Y-%m-%d %H:%M"),
     }
+
+
+def choosing_minutes(plan: FitPlan, rates: Rates, corpus: dict) -> float:
+    """Predicted wall minutes of the stages that choose how the ON-LSTMs read (the reading probes, the members that
+    referee them, the direction trial's two: ``FitPlan.choosing_members``)."""
+    chosen_by = {"probes": len(plan.candidate_readings()) if plan.chooses_reading else 0}
+    for k in plan.choosing_members():
+        chosen_by[plan.family(k)] = chosen_by.get(plan.family(k), 0) + 1
+    return sum(costs(plan, rates, corpus).values()) - sum(costs(plan, rates, corpus, chosen_by).values())
+
+
+def choices_read_alike(plan: FitPlan, rates: Rates, corpus: dict, hours: float, sizing: dict) -> tuple[FitPlan, dict]:
+    """``plan`` (as the user gave it) read up to its choices at the largest of all the recipe reads, a half, a
+    quarter, ... (at least a sixteenth) whose choosing stages take at most CHOICES_SHARE of the usable hours, and
+    ``sizing`` with that recorded in ``choices``. The stages that choose a language's reading and direction then
+    read alike on a busy machine and an idle one (the rates are the fit's own, and a power of two is not moved by
+    their noise), and the re-plan after them sizes the rest to the time left: an unknown language's fit slowed by
+    other work had cut its trial to a sixth of the recipe, one member reading a third of the other, and chose the
+    worse direction."""
+    room = CHOICES_SHARE * USABLE * 60 * hours
+    scale = 1.0
+    while scale > LEAST_CHOICES_SCALE and choosing_minutes(at_scale(plan, corpus, scale, plan), rates, corpus) > room:
+        scale /= 2
+    found = at_scale(plan, corpus, scale, plan)
+    minutes = round(choosing_minutes(found, rates, corpus), 1)
+    log.info(
+        f"the stages that choose how the ON-LSTMs read (probes, referees, the direction trial) read {scale:.0%} of "
+        f"what the recipe reads, foreseen to take {minutes:.0f} minutes; the rest is sized again after them"
+    )
+    return found, {**sizing, "choices": {"scale": scale, "predicted_minutes": minutes}}
 
 
 def check_enough(sizing: dict, hours: float) -> None:
