@@ -206,6 +206,53 @@ def test_a_fit_replans_at_the_rates_its_first_models_showed_to_fill_the_time_lef
     assert replanned(again, record, stages(again, tmp_path, record)) is None  # once
 
 
+@pytest.mark.parametrize("hours", [2.0, 1.0, 0.6, 0.3])
+def test_the_stages_that_choose_read_the_recipe_or_a_power_of_two_of_it_whatever_the_rates_noise(hours):
+    given = plan()  # five members: probes, then grammars 2 and 4 referee them, then the trial's ON-LSTMs 1 and 3
+    assert given.choosing_members() == [1, 2, 3, 4] and plan(directions=["forward"]).choosing_members() == [2, 4]
+    full = budget.at_scale(given, CORPUS, 1.0, given)
+    whole, after = costs(full, RATES, CORPUS), costs(full, RATES, CORPUS, {"probes": 2, "onlstm": 2, "pcfg": 2})
+    assert budget.choosing_minutes(full, RATES, CORPUS) == pytest.approx(
+        whole["probes"] + whole["grammars"] + whole["ON-LSTMs"] * 2 / 3
+    )
+    assert whole["grammars"] > 0 and after["ON-LSTMs"] > 0  # the choices are not the whole fit
+    room = budget.CHOICES_SHARE * budget.USABLE * 60 * hours
+    scales = set()
+    for noise in (0.97, 1.0, 1.03):  # the fit's own rates, as timed beside a busy process and alone (1-3% apart)
+        rates = {name: rate * noise for name, rate in RATES.items()}
+        first, sizing = sized(given, rates, CORPUS, hours)
+        found, settled = budget.choices_read_alike(given, rates, CORPUS, hours, sizing)
+        scale = settled["choices"]["scale"]
+        assert scale in (1, 1 / 2, 1 / 4, 1 / 8, 1 / 16) and scale >= sizing["scale"]
+        assert (
+            settled["choices"]["predicted_minutes"]
+            <= room
+            < budget.choosing_minutes(budget.at_scale(given, CORPUS, 2 * scale, given), rates, CORPUS)
+        )  # the largest that fits
+        assert found.sections["onlstm"].sample == budget.at_scale(given, CORPUS, scale, given).sections["onlstm"].sample
+        scales.add(scale)
+    assert len(scales) == 1  # a power of two moves only where the rates cross its edge
+
+
+def test_timing_counts_the_fits_own_cpu_time_so_other_work_does_not_shrink_the_plan(monkeypatch, caplog):
+    from onparse.fit.stages import member_configs
+
+    given = plan(
+        train=[str(EXAMPLES / "corpus.txt")],
+        dev=str(EXAMPLES / "dev.txt"),
+        onlstm={"model": OnlstmConfig(vocab_size=60, embedding_size=16, hidden_size=24, chunk_size=4)},
+    )
+    config = budget.first_of_each(member_configs(given, Path("unused")))["onlstm"]
+    wall = budget.timed(config)
+    clock = iter([0.0, 1e-6])  # the updates took almost none of this process's own time: other work had the cores
+    monkeypatch.setattr(budget.time, "process_time", lambda: next(clock))
+    with caplog.at_level("INFO", logger="onparse"):
+        slowed = budget.timed(config)
+    assert slowed > 1000 * wall and "other work is slowing this machine" in caplog.text
+    clock = iter([0.0, 1e6])  # more own time than wall time: never a rate under the wall's
+    assert budget.timed(config) < 10 * wall
+
+
 def test_only_grammars_the_user_left_as_the_recipes_are_grown_by_the_time():
     from onparse.families import PcfgConfig
 

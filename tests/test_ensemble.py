@@ -46,6 +46,26 @@ def test_identical_members_give_the_members_tree(tmp_path):
     assert all(c == 1.0 for p in voted for c in p.to_dict()["confidence"])
 
 
+def test_a_linked_member_replaced_under_its_name_is_refused_not_voted(tmp_path):
+    for seed in (0, 1):
+        model, vocab = tiny_model(seed)
+        modeldir.save(tmp_path / f"seed-{seed}", model, vocab, default_layer=2)
+    model, vocab = tiny_model(2)
+    modeldir.save(tmp_path / "vote" / "members" / "own", model, vocab, default_layer=2)  # held by it: not linked
+    modeldir.save_ensemble(
+        tmp_path / "vote", [tmp_path / "vote" / "members" / "own", tmp_path / "seed-0", tmp_path / "seed-1"]
+    )
+    prints = modeldir.read_ensemble(tmp_path / "vote").fingerprints
+    assert prints[0] is None and prints[1] and prints[2] and prints[1] != prints[2]
+    Parser.load(tmp_path / "vote").parse(SENTENCES[0])  # as made: it loads
+    (tmp_path / "seed-1").rename(tmp_path / "old")  # another model takes a linked member's name
+    (tmp_path / "seed-0").rename(tmp_path / "seed-1")
+    (tmp_path / "old").rename(tmp_path / "seed-0")
+    result = CliRunner().invoke(main, ["--model", str(tmp_path / "vote"), SENTENCES[0]])
+    assert result.exit_code != 0 and "is not the model this ensemble was made with" in result.output
+    assert "Traceback" not in result.output and str(tmp_path / "vote" / "config.json") in result.output
+
+
 def test_right_branching_voter_and_layer_override(tiny_ensemble_dir, tmp_path):
     modeldir.save_ensemble(
         tmp_path / "rb", modeldir.read_ensemble(tiny_ensemble_dir).members, right_branching_voter=True

@@ -158,6 +158,7 @@ class Parser:
         ensemble = modeldir.read_ensemble(model)
         if ensemble is None:
             return cls(modeldir.load(model), layer, **settings)
+        ensemble.check_members()
         bundles = [modeldir.load(member) for member in ensemble.members]
         for k, chosen in enumerate(ensemble.layers or []):  # the ensemble's choice of each member's layer, in a copy
             try:

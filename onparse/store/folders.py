@@ -5,6 +5,7 @@ loses anything (the one check before anything is deleted or written). ``modeldir
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -38,6 +39,33 @@ class EnsembleDir:
     right_branching_voter: float = 0.0
     card: dict = field(default_factory=dict)
     layers: list[Layer] | None = None  # each member's layer where the ensemble chose it; else the member's own
+    fingerprints: list[str | None] | None = None  # each linked member's weights as the ensemble was made (``linked``)
+
+    def check_members(self) -> None:
+        """ModelDirError for a member named in place whose weights are not those the ensemble was made with: a
+        renamed or retrained folder at the linked name would otherwise vote silently (a vote that linked
+        ``../onlstm-wsj`` read 61.1 instead of 53.4 once another model took that name)."""
+        for member, recorded in zip(self.members, self.fingerprints or []):
+            if recorded and (member / "weights.pt").is_file() and weights_fingerprint(member) != recorded:
+                raise ModelDirError(
+                    f"{self.path / 'config.json'}: member {member} is not the model this ensemble was made with (its "
+                    "weights changed since: renamed, retrained or replaced); make the ensemble again with "
+                    "`onparse ensemble`, or put the model it named back"
+                )
+
+
+def weights_fingerprint(model: Path) -> str:
+    """A model directory's weights, as a short hash of their file."""
+    digest = hashlib.sha256()
+    with open(model / "weights.pt", "rb") as file:
+        while block := file.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()[:16]
+
+
+def linked(member: Path, ensemble: Path) -> bool:
+    """Whether ``member`` lies outside the ``ensemble`` folder (named in place, not owned by it)."""
+    return not Path(member).resolve().is_relative_to(ensemble.resolve())
 
 
 def save_ensemble(
@@ -47,14 +75,17 @@ def save_ensemble(
     card: dict | None = None,
     layers: list[Layer] | None = None,
 ) -> None:
-    """Write an ensemble directory naming ``members`` relative to it (and, where given, each one's layer)."""
+    """Write an ensemble directory naming ``members`` relative to it (and, where given, each one's layer), with the
+    fingerprint of each member named in place outside it (``EnsembleDir.check_members``)."""
     path.mkdir(parents=True, exist_ok=True)
     names = [os.path.relpath(Path(member).resolve(), path.resolve()) for member in members]
+    fingerprints = [weights_fingerprint(Path(member)) if linked(member, path) else None for member in members]
     ensemble = {
         "ensemble": {
             "members": names,
             "right_branching_voter": right_branching_voter,
             **({"layers": layers} if layers is not None else {}),
+            **({"fingerprints": fingerprints} if any(fingerprints) else {}),
         }
     }
     write_json(path / "config.json", ensemble)
@@ -267,11 +298,12 @@ def read_ensemble(path: Path | str | None = None) -> EnsembleDir | None:
     if (
         set(config) != {"ensemble"}
         or not isinstance(spec, dict)
-        or set(spec) - {"members", "right_branching_voter", "layers"}
+        or set(spec) - {"members", "right_branching_voter", "layers", "fingerprints"}
     ):
         raise ModelDirError(
             f"{path / 'config.json'}: an ensemble's config holds only "
-            '{"ensemble": {"members": [...], "right_branching_voter": true, false or votes, "layers": [...]}}'
+            '{"ensemble": {"members": [...], "right_branching_voter": true, false or votes, "layers": [...], '
+            '"fingerprints": [...]}}'
         )
     if not isinstance(members, list) or not members or not all(isinstance(m, str) and m for m in members):
         raise ModelDirError(f"{path / 'config.json'}: the ensemble's members must be a non-empty list of folder names")
@@ -292,7 +324,16 @@ def read_ensemble(path: Path | str | None = None) -> EnsembleDir | None:
         layers = None if layers is None else [checked_layer(layer) for layer in layers]
     except ValueError as err:
         raise ModelDirError(f"{path / 'config.json'}: layers must list one layer per member: {err}") from None
-    return EnsembleDir(path, [path / member for member in members], voter, _card(path), layers)
+    fingerprints = spec.get("fingerprints")
+    if fingerprints is not None and not (
+        isinstance(fingerprints, list)
+        and len(fingerprints) == len(members)
+        and all(print_ is None or (isinstance(print_, str) and print_) for print_ in fingerprints)
+    ):
+        raise ModelDirError(
+            f"{path / 'config.json'}: fingerprints must list one per member (a linked member's, else null)"
+        )
+    return EnsembleDir(path, [path / member for member in members], voter, _card(path), layers, fingerprints)
 
 
 def _card(path: Path) -> dict:

@@ -233,10 +233,10 @@ def choices_read_alike(plan: FitPlan, rates: Rates, corpus: dict, hours: float, 
     """``plan`` (as the user gave it) read up to its choices at the largest of all the recipe reads, a half, a
     quarter, ... (at least a sixteenth) whose choosing stages take at most CHOICES_SHARE of the usable hours, and
     ``sizing`` with that recorded in ``choices``. The stages that choose a language's reading and direction then
-    read alike on a busy machine and an idle one (the rates are the fit's own, and a power of two is not moved by
-    their noise), and the re-plan after them sizes the rest to the time left: an unknown language's fit slowed by
-    other work had cut its trial to a sixth of the recipe, one member reading a third of the other, and chose the
-    worse direction."""
+    read alike on a busy machine and an idle one (the rates are the fit's own, 1-3% apart alone and beside a busy
+    process in German, and a power of two moves only where they cross its edge), and the re-plan after them sizes
+    the rest to the time left: an unknown language's fit slowed by other work had cut its trial to a sixth of the
+    recipe, one member reading a third of the other, and chose the worse direction."""
     room = CHOICES_SHARE * USABLE * 60 * hours
     scale = 1.0
     while scale > LEAST_CHOICES_SCALE and choosing_minutes(at_scale(plan, corpus, scale, plan), rates, corpus) > room:
