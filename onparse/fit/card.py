@@ -81,8 +81,8 @@ def budget_summary(record: dict) -> str:
         )
     )
     return (
-        f"Sized to {sizing['hours']:g} hours: this machine gave the fit {measured} on this text, so each model read "
-        f"{sizing['scale']:.0%} of what the recipe reads (at most all of it), foreseen to take "
+        f"Sized to {sizing['hours']:g} hours: this machine gave the fit {measured} on this text, so each model was "
+        f"sized to read {sizing['scale']:.0%} of what the recipe reads (at most all of it), foreseen to take "
         f"{sizing['predicted_total_minutes']:.0f} minutes.{first}{larger}{replan}"
     )
 
