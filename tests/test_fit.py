@@ -1035,8 +1035,9 @@ def test_the_climb_stops_at_its_agreement_or_more_and_not_below():
 
 
 def test_a_resume_keeps_what_is_left_of_the_fits_hours(tmp_path, caplog):
-    """A fit stopped with minutes of its budget left (Ctrl-C) resumes within them; --hours gives the call another."""
-    from onparse.fit import fit
+    """A fit stopped with minutes of its budget left (Ctrl-C) resumes within them; --hours gives the call another;
+    under a minute left is none (a resume runs to its end instead of stopping after an update)."""
+    from onparse.fit import fit, sizing
 
     out = tmp_path / "fit"
     calls = []
@@ -1050,6 +1051,13 @@ def test_a_resume_keeps_what_is_left_of_the_fits_hours(tmp_path, caplog):
     with caplog.at_level("INFO", logger="onparse"), pytest.raises(KeyboardInterrupt):
         fit(None, out, resume=True, stage_done=stop)
     assert "resuming with" in caplog.text and "of the fit's 1 hours' minutes left" in caplog.text
+    record = json.loads((out / "fit.json").read_text())  # a call stopped at its hours: seconds of them uncounted
+    record["budget"]["hours"] = (sizing.spent_minutes(record) + 0.5) / 60
+    (out / "fit.json").write_text(json.dumps(record))
+    caplog.clear()
+    with caplog.at_level("INFO", logger="onparse"), pytest.raises(KeyboardInterrupt):
+        fit(None, out, resume=True, stage_done=stop)
+    assert "hours are spent: resuming to its end" in caplog.text and "resuming with" not in caplog.text
 
 
 def test_the_card_says_when_the_direction_trial_compared_members_that_read_unlike_amounts():

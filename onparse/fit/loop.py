@@ -23,6 +23,9 @@ from onparse.text.treebank import check_gold
 from onparse.training import distributed, runfolder
 
 log = logging.getLogger("onparse")
+# less of a fit's hours left than this is none: a call stopped at its hours leaves seconds the record does not count
+# (loading between stages), and a resume given them stopped again after one update
+LEAST_LEFT_MINUTES = 1.0
 
 
 @contextlib.contextmanager
@@ -69,7 +72,7 @@ def fit(
         record = read_record(out)
         count_killed_call(record, out)
         left = 60 * record["budget"]["hours"] - spent_minutes(record) if "budget" in record else 0.0
-        if hours is None and left > 0:  # the budget holds across calls: what is left of its hours
+        if hours is None and left >= LEAST_LEFT_MINUTES:  # the budget holds across calls: what is left of its hours
             deadline = time.monotonic() + 60 * left
             if ranks.main:
                 log.info(
