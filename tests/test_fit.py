@@ -609,7 +609,10 @@ def test_students_from_scratch_in_both_directions_learn_one_teacher_and_all_vote
 
 
 def test_grammar_students_learn_the_last_ensembles_trees_beside_the_onlstm_student_and_vote(tmp_path):
+    from dataclasses import asdict
+
     from onparse.families import SPANS, PcfgConfig
+    from onparse.families.pcfg import STUDENT_FOCUS
 
     grammar = PcfgConfig(vocab_size=60, nonterminals=3, preterminals=4, symbol_size=8)
     plan = tiny_plan(
@@ -627,6 +630,15 @@ def test_grammar_students_learn_the_last_ensembles_trees_beside_the_onlstm_stude
     assert first.distill.trees == settled["scratch"].config.distill.trees and first.distill.from_scratch
     assert (first.seed, second.seed) == (plan.seed, plan.seed + 1) and replace(first, seed=second.seed) == second
     assert first.lr == 1e-3 and first.batch_size == 600 and first.epochs == plan.scratch_passes
+    assert first.distill.focus == STUDENT_FOCUS > 0 and first.selection == "dev_ppl"  # focused, kept by perplexity
+    plain = {stage.name: stage for stage in stages(plan.with_section("pcfg", focus=0.0), tmp_path)}
+    assert plain["grammar-student-1"].config.distill.focus == 0 and plain["grammar-student-1"].config.selection == (
+        "teacher_agreement"
+    )  # the voted tree, kept by agreement with it
+    assert settled["scratch"].config.distill.focus == 0  # the ON-LSTM student learns the trees
+    recorded = asdict(plan)
+    del recorded["sections"]["pcfg"]["focus"]  # a fit planned before grammar students were focused
+    assert FitPlan.from_dict(recorded).sections["pcfg"].focus == 0
     assert [s.name for s in stages(tiny_plan(rounds=0), tmp_path)][-2:] == ["scratch", "model"]  # none unless asked
     with pytest.raises(ValueError, match="grammar students take"):
         tiny_plan(pcfg={"students": 1}).check()

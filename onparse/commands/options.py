@@ -75,6 +75,7 @@ FIT_SECTIONS = {  # fit --help: what every fit names first, then the rest by fam
         "scratch_passes",
         "onlstm_student_directions",
         "grammar_students",
+        "grammar_focus",
         "student_nonterminals",
         "student_preterminals",
         "generations",

@@ -3,13 +3,15 @@ generations; which are stale once a stage is added."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 from onparse.config import DistillConfig, TrainConfig
 from onparse.families import named
 from onparse.plan import FitPlan
 from onparse.settings import Reading
+
+DISTILL_FIELDS = frozenset(item.name for item in fields(DistillConfig))
 
 RECORD = "fit.json"
 
@@ -211,8 +213,9 @@ def student_stages(
     found = []
     for family, start in starts.items():
         for name, settings in named(family).students(plan.sections[family], start, seed, prefix, plan):
-            run = {**common, **settings}
-            found.append(Stage(name, TrainConfig(distill=replace(distill, start=run.pop("start")), **run)))
+            run = {**common, **settings}  # a family's distillation settings (its start, a focus) go to the distill's
+            own = {key: run.pop(key) for key in [key for key in run if key in DISTILL_FIELDS]}
+            found.append(Stage(name, TrainConfig(distill=replace(distill, **own), **run)))
     return found
 
 

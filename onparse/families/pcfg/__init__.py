@@ -75,6 +75,10 @@ LARGER_PCFG_TOKENS = 2_400_000
 # Grammar students a fit trains by default: in English two students of the fit's first vote read 58.8-59.5 alone
 # where the vote read 55.1 (experiments/notebook.md)
 PCFG_STUDENTS = 2
+# The focus of a fit's grammar students (``DistillConfig.focus``): the text's likelihood with every tree weighed by its
+# teacher's voters; against students of the voted tree (same teacher, sample and seed, kept by dev perplexity) +0.76
+# in English and -0.33 in German (experiments/notebook.md)
+STUDENT_FOCUS = 3.0
 MAX_TRAINING_WORDS = 40  # a grammar learns from sentences of 2 to this many words (Kim, Dyer & Rush, 2019)
 
 
@@ -117,6 +121,15 @@ class PcfgSection(FitSection):
         f"[default: {PCFG_STUDENTS} where the fit has grammar members, else none].",
         minimum=0,
         kind=int,
+    )
+
+    focus: float = setting(
+        STUDENT_FOCUS,
+        "The grammar students learn the text's likelihood focused by the teacher's voters, each "
+        "tree weighed by exp(FOCUS x the sum of its spans' shares of the votes), and keep their "
+        "point of lowest dev perplexity; 0: they learn the voted tree and keep their point that "
+        "agrees best with it.",
+        minimum=0,
     )
 
     @property
@@ -231,6 +244,14 @@ class PCFG(Family):
     def student_count(self, section: PcfgSection) -> int:
         """As asked, else PCFG_STUDENTS."""
         return PCFG_STUDENTS if section.students is None else section.students
+
+    def students(self, section: PcfgSection, start, seed: int, prefix: str, plan) -> list[tuple[str, dict]]:
+        """The base students, focused by the section's ``focus`` (then kept by dev perplexity, the gold-free rule
+        that followed a focused student's gold figure: experiments/notebook.md)."""
+        focused = {"focus": section.focus, "select_by": "dev_ppl"} if section.focus else {}
+        return [
+            (name, {**settings, **focused}) for name, settings in super().students(section, start, seed, prefix, plan)
+        ]
 
     def larger(self, section: PcfgSection) -> PcfgSection:
         """LARGER_PCFG's symbols and update (students of that shape too), each reading LARGER_PCFG_TOKENS."""
