@@ -22,6 +22,11 @@ for name in "$@"; do
         # the shipped grammars' shape (30 x 60) from scratch, focused as the English sc-f3, kept by dev perplexity
         sc-f3) student sc-f3 --student models/onlstm-ctb/members/generation-1-shares --from-scratch --seed 1211 \
                    --passes 4 --focus 3 --evals-per-pass 2 --select-by-perplexity ;;
+        # its second seed, and eight passes at the first (its curve still rose at 4.0)
+        sc-f3-s2) student sc-f3-s2 --student models/onlstm-ctb/members/generation-1-shares --from-scratch --seed 1212 \
+                      --passes 4 --focus 3 --evals-per-pass 2 --select-by-perplexity ;;
+        sc-f3-8p) student sc-f3-8p --student models/onlstm-ctb/members/generation-1-shares --from-scratch --seed 1211 \
+                      --passes 8 --focus 3 --evals-per-pass 2 --select-by-perplexity ;;
         # a tree student of the same teacher, sample and seed: what the focus adds in Chinese
         sc-trees) student sc-trees --student models/onlstm-ctb/members/generation-1-shares --from-scratch --seed 1211 \
                       --passes 4 --evals-per-pass 2 --select-by-perplexity ;;
