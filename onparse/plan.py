@@ -425,18 +425,19 @@ def translated_plan(values: dict) -> dict:
     """A plan's values as ``fit.json`` holds them, those written before the plan had a section per family moved into
     the sections of its families (the ON-LSTMs' settled epochs, then held in ``member_epochs``, into theirs), and the
     grammar students of a plan made before they were focused learning the voted tree, as planned."""
-    if isinstance(values, dict) and isinstance(values.get("sections"), dict):  # planned before students were focused
-        grammar = values["sections"].get("pcfg")
-        if isinstance(grammar, dict) and "focus" not in grammar:
-            values = {**values, "sections": {**values["sections"], "pcfg": {**grammar, "focus": 0.0}}}
-    if not isinstance(values, dict) or "member_model" not in values:
+    if not isinstance(values, dict):
         return values
-    values = dict(values)
-    sections: dict[str, dict] = {}
-    for old, (family, name) in OLD_SECTION_FIELDS.items():
-        if old in values:
-            sections.setdefault(family, {})[name] = values.pop(old)
-    sections["onlstm"]["epochs"] = values.get("member_epochs")
-    sections.setdefault("pcfg", {})["focus"] = 0.0  # its grammar students learnt the voted tree
-    families = values.get("families") or []  # the sections of the plan's families (the old plan held every family's)
-    return {**values, "sections": {name: section for name, section in sections.items() if name in families}}
+    if "member_model" in values:
+        values = dict(values)
+        sections: dict[str, dict] = {}
+        for old, (family, name) in OLD_SECTION_FIELDS.items():
+            if old in values:
+                sections.setdefault(family, {})[name] = values.pop(old)
+        sections["onlstm"]["epochs"] = values.get("member_epochs")
+        families = values.get("families") or []  # the plan's families' sections (the old plan held every family's)
+        values = {**values, "sections": {name: section for name, section in sections.items() if name in families}}
+    held = values.get("sections")
+    grammar = held.get("pcfg") if isinstance(held, dict) else None
+    if isinstance(grammar, dict) and "focus" not in grammar:  # planned before students were focused
+        values = {**values, "sections": {**held, "pcfg": {**grammar, "focus": 0.0}}}
+    return values

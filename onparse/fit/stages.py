@@ -214,7 +214,7 @@ def student_stages(
     for family, start in starts.items():
         for name, settings in named(family).students(plan.sections[family], start, seed, prefix, plan):
             run = {**common, **settings}  # a family's distillation settings (its start, a focus) go to the distill's
-            own = {key: run.pop(key) for key in [key for key in run if key in DISTILL_FIELDS]}
+            own = {key: run.pop(key) for key in DISTILL_FIELDS & run.keys()}
             found.append(Stage(name, TrainConfig(distill=replace(distill, **own), **run)))
     return found
 
