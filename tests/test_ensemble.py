@@ -232,3 +232,44 @@ def test_the_reading_rule_scores_each_probe_against_the_vote_of_every_other_mode
         assert found[0] == found[2] == 100.0 and found[1] < 100.0
         alone = reference_agreement([root / "m0", root / "m1"], [], sentences, {})
         assert alone[0] == alone[1] < 100.0  # two probes, no referee: each meets the other's trees
+
+
+def test_a_linked_members_vocabulary_replaced_is_refused_by_parsing_quantizing_and_packaging(tmp_path):
+    from onparse.store.packaging import build_package
+
+    for seed in (0, 1):
+        model, vocab = tiny_model(seed)
+        modeldir.save(tmp_path / f"seed-{seed}", model, vocab, default_layer=2)
+    modeldir.save_ensemble(tmp_path / "vote", [tmp_path / "seed-0", tmp_path / "seed-1"])
+    assert all(p.startswith("files:") for p in modeldir.read_ensemble(tmp_path / "vote").fingerprints)
+    vocab = tmp_path / "seed-1" / "vocab.txt"
+    words = vocab.read_text().splitlines()
+    vocab.write_text("\n".join([words[1], words[0], *words[2:]]) + "\n")  # two words swapped: the weights alone agree
+    said = "is not the model this ensemble was made with"
+    parsed = CliRunner().invoke(main, ["--model", str(tmp_path / "vote"), SENTENCES[0]])
+    quantized = CliRunner().invoke(main, ["quantize", str(tmp_path / "vote"), "--out", str(tmp_path / "int8")])
+    for result in (parsed, quantized):
+        assert result.exit_code != 0 and said in result.output and "Traceback" not in result.output
+    assert not (tmp_path / "int8").exists()
+    try:
+        build_package(tmp_path / "vote", tmp_path / "wheels", "my-vote")
+        raise AssertionError("a replaced member was packaged")
+    except modeldir.ModelDirError as err:
+        assert said in str(err)
+
+
+def test_an_ensemble_fingerprinted_before_by_its_weights_alone_still_loads_and_still_checks_them(tmp_path):
+    model, vocab = tiny_model(0)
+    modeldir.save(tmp_path / "seed-0", model, vocab, default_layer=2)
+    modeldir.save_ensemble(tmp_path / "vote", [tmp_path / "seed-0"])
+    config = json.loads((tmp_path / "vote" / "config.json").read_text())
+    weights_alone = modeldir.model_fingerprint(tmp_path / "seed-0", like="0123456789abcdef")
+    assert not weights_alone.startswith("files:") and len(weights_alone) == 16
+    config["ensemble"]["fingerprints"] = [weights_alone]
+    (tmp_path / "vote" / "config.json").write_text(json.dumps(config))
+    Parser.load(tmp_path / "vote").parse(SENTENCES[0])
+    model, vocab = tiny_model(1)
+    modeldir.save(tmp_path / "seed-1", model, vocab, default_layer=2)
+    (tmp_path / "seed-0" / "weights.pt").write_bytes((tmp_path / "seed-1" / "weights.pt").read_bytes())
+    result = CliRunner().invoke(main, ["--model", str(tmp_path / "vote"), SENTENCES[0]])
+    assert result.exit_code != 0 and "is not the model this ensemble was made with" in result.output

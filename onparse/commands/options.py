@@ -27,9 +27,10 @@ class Sections(click.Command):
 
     def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows: dict[str, list] = {}  # a parameter's options, each its row (--quiet and --json-log set one)
+        help_option = self.get_help_option(ctx)
         for param in self.get_params(ctx):
-            if row := param.get_help_record(ctx):
-                rows.setdefault(param.name, []).append(row)
+            if row := param.get_help_record(ctx):  # the help option by identity: click names its storage per release
+                rows.setdefault("help" if param is help_option else param.name, []).append(row)
         placed = {name for names in self.sections.values() for name in names}
         for title, names in [*self.sections.items(), ("Other options", tuple(n for n in rows if n not in placed))]:
             found = [row for name in names for row in rows.get(name, [])]

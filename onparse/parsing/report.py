@@ -14,6 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from onparse.families import layer_from_key, of_readout
+from onparse.store.shipped import install_hint
 from onparse.structures.scoring import REPORTED_LABELS
 
 
@@ -93,8 +94,12 @@ def model_table(models: list[dict], default: str, console: Console | None = None
             *([model["path"]] if with_paths else []),
         )
     console.print(table)
-    for model in missing:
-        console.print(f"not installed: {model['name']} ({model['language']}): {model['install']}", highlight=False)
+    for model in models:
+        if "for" in model:
+            console.print(f"{model['name']}: {model['for']}", highlight=False)
+    if missing:  # one install sentence for all, each model by its name
+        named = ", ".join(f"{model['name']} ({model['language']})" for model in missing)
+        console.print(f"not installed: {named}; to install one, {install_hint('<name>')}", highlight=False)
     if broken:  # listed after the rest, which one bad file never hides
         raise ValueError("; ".join(f"{model['name']} does not load: {model['broken']}" for model in broken))
 

@@ -42,25 +42,38 @@ class EnsembleDir:
     fingerprints: list[str | None] | None = None  # each linked member's weights as the ensemble was made (``linked``)
 
     def check_members(self) -> None:
-        """ModelDirError for a member named in place whose weights are not those the ensemble was made with: a
+        """ModelDirError for a member named in place whose files are not those the ensemble was made with: a
         renamed or retrained folder at the linked name would otherwise vote silently (a vote that linked
-        ``../onlstm-wsj`` read 61.1 instead of 53.4 once another model took that name)."""
+        ``../onlstm-wsj`` read 61.1 instead of 53.4 once another model took that name). Parsing, quantizing and
+        packaging an ensemble each check it first."""
         for member, recorded in zip(self.members, self.fingerprints or []):
-            if recorded and (member / "weights.pt").is_file() and weights_fingerprint(member) != recorded:
+            if recorded and (member / "weights.pt").is_file() and model_fingerprint(member, recorded) != recorded:
                 raise ModelDirError(
                     f"{self.path / 'config.json'}: member {member} is not the model this ensemble was made with (its "
-                    "weights changed since: renamed, retrained or replaced); make the ensemble again with "
+                    "files changed since: renamed, retrained or replaced); make the ensemble again with "
                     "`onparse ensemble`, or put the model it named back"
                 )
 
 
-def weights_fingerprint(model: Path) -> str:
-    """A model directory's weights, as a short hash of their file."""
+FINGERPRINTED = ("config.json", "vocab.txt", "weights.pt")  # what a member loads from, so what must not change
+FINGERPRINT_PREFIX = "files:"  # a fingerprint of FINGERPRINTED; a bare hash is of weights.pt alone (before 0.4)
+
+
+def model_fingerprint(model: Path, like: str = FINGERPRINT_PREFIX) -> str:
+    """A model directory's loaded files as a short hash; ``like`` an older fingerprint gives one of its kind (a bare
+    hash: the weights alone), so ensembles made before keep loading."""
     digest = hashlib.sha256()
-    with open(model / "weights.pt", "rb") as file:
-        while block := file.read(1 << 20):
-            digest.update(block)
-    return digest.hexdigest()[:16]
+    names = FINGERPRINTED if like.startswith(FINGERPRINT_PREFIX) else ("weights.pt",)
+    for name in names:
+        if not (model / name).is_file():
+            continue
+        if len(names) > 1:
+            digest.update(name.encode() + b"\0")
+        with open(model / name, "rb") as file:
+            while block := file.read(1 << 20):
+                digest.update(block)
+    hashed = digest.hexdigest()[:16]
+    return FINGERPRINT_PREFIX + hashed if like.startswith(FINGERPRINT_PREFIX) else hashed
 
 
 def linked(member: Path, ensemble: Path) -> bool:
@@ -79,7 +92,7 @@ def save_ensemble(
     fingerprint of each member named in place outside it (``EnsembleDir.check_members``)."""
     path.mkdir(parents=True, exist_ok=True)
     names = [os.path.relpath(Path(member).resolve(), path.resolve()) for member in members]
-    fingerprints = [weights_fingerprint(Path(member)) if linked(member, path) else None for member in members]
+    fingerprints = [model_fingerprint(Path(member)) if linked(member, path) else None for member in members]
     ensemble = {
         "ensemble": {
             "members": names,
@@ -239,8 +252,9 @@ def _described(name: str, path: Path) -> dict:
         "language": config.get("language", ENGLISH),
         "kind": f"ensemble of {len(folders)}" if ensemble else "model",
         "megabytes": round(size / 1e6, 1),
-        "dev_f1": card_figure(_card(path)),
+        "dev_f1": card_figure(card := _card(path)),
         "path": str(path),
+        **({"for": card["for"]} if isinstance(card.get("for"), str) else {}),  # a model kept for research says so
     }
 
 

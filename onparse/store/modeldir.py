@@ -67,6 +67,9 @@ from onparse.store.folders import (
     is_model_folder as is_model_folder,
 )
 from onparse.store.folders import (
+    model_fingerprint as model_fingerprint,
+)
+from onparse.store.folders import (
     pointing_at as pointing_at,
 )
 from onparse.store.folders import (

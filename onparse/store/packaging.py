@@ -14,7 +14,8 @@ from pathlib import Path
 
 from onparse import __version__
 from onparse.store import modeldir
-from onparse.store.shipped import CATALOGUE, GROUP, WHEELS, module_name, package_name
+from onparse.store.atomic import same_file
+from onparse.store.shipped import CATALOGUE, DEFAULT_MODEL, GROUP, WHEELS, installed, module_name, package_name
 
 __all__ = ["build_catalogue", "build_package"]
 
@@ -24,6 +25,12 @@ def build_package(model: Path | str, out: Path | str, name: str | None = None) -
     ``out``, installable with pip and then loaded by ``name`` (the folder's own name by default); returns the wheel."""
     source = modeldir.locate(model)
     name = name or source.name
+    shipped = installed().get(name)
+    if name in (*CATALOGUE, DEFAULT_MODEL.name) and not (shipped and same_file(shipped, source)):
+        raise ValueError(
+            f"{name} is the name of a shipped model, which would hide this package once installed: give it another "
+            "name (build_package(model, out, name=...))"
+        )
     module = module_name(name)
     out = Path(out).resolve()
     out.mkdir(parents=True, exist_ok=True)
@@ -72,6 +79,7 @@ def _copy_model(source: Path, target: Path) -> None:
     if ensemble is None:
         modeldir.copy_model(source, target)
         return
+    ensemble.check_members()  # a linked member replaced since is refused, not copied in
     target.mkdir(parents=True)
     config = json.loads((source / "config.json").read_text())
     names = []

@@ -68,6 +68,7 @@ def write_copy(source: Path | str, out: Path, precision: str) -> dict:
             reading=bundle.reading,
         )
         return card
+    ensemble.check_members()  # a linked member replaced since is refused, not copied in
     with tempfile.TemporaryDirectory() as scratch:
         members = [Path(scratch) / str(k) / path.name for k, path in enumerate(ensemble.members)]
         for path, member in zip(ensemble.members, members):

@@ -16,6 +16,8 @@ from importlib.metadata import entry_points
 from importlib.resources import files
 from pathlib import Path
 
+from onparse.hardware import one_line
+
 __all__ = [
     "CATALOGUE",
     "DEFAULT_MODEL",
@@ -88,11 +90,17 @@ def packaged() -> dict[str, Path]:
     for point in entry_points(group=GROUP):
         try:
             folder = Path(str(files(point.value))) / point.name
-        except (ImportError, TypeError, ValueError):
+        except (Exception, SystemExit) as err:  # a package's own import code runs here: one broken package is said
+            if point.value not in _BROKEN:  # once, and the other models still load
+                _BROKEN.add(point.value)
+                log.warning(f"the model package {point.value} does not import ({type(err).__name__}: {one_line(err)}): skipped")
             continue
         if (folder / "config.json").is_file():
             found.setdefault(point.name, folder)
     return found
+
+
+_BROKEN: set[str] = set()  # model packages already said not to import (``packaged``)
 
 
 def install_hint(model: str) -> str:
