@@ -100,6 +100,7 @@ class DistillConfig:
         "(parse-focusing): every tree weighed by exp(FOCUS x the sum of its spans' shares of the "
         "votes), no tree ruled out; 0: the teacher's trees (or --soft-targets).",
         minimum=0,
+        maximum=1000,  # far past any that helps (3 and 9 were measured); exp() of more overflows to NaN weights
     )
     focus_end: float | None = setting(
         None,
@@ -108,6 +109,7 @@ class DistillConfig:
         "fine-tuning after the focus).",
         kind=float,
         minimum=0,
+        maximum=1000,
     )
 
     @property

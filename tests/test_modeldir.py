@@ -55,3 +55,60 @@ def test_an_unknown_precision_is_refused(tmp_path):
     (tmp_path / "m" / "config.json").write_text(json.dumps({**config, "weights": "int4"}))
     with pytest.raises(modeldir.ModelDirError, match="int4"):
         modeldir.load(tmp_path / "m")
+
+
+@pytest.mark.parametrize("body", ["raise RuntimeError('no GPU here')", "def broken(:\n", "import sys\nsys.exit(3)"])
+def test_a_model_package_that_fails_at_import_is_skipped_with_one_line(tmp_path, monkeypatch, caplog, body):
+    from importlib.metadata import EntryPoint
+
+    from click.testing import CliRunner
+
+    from onparse.cli import main
+    from onparse.store import shipped
+
+    package = tmp_path / "onparse_model_broken"
+    package.mkdir()
+    (package / "__init__.py").write_text(body)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    point = EntryPoint(name="broken", value="onparse_model_broken", group=shipped.GROUP)
+    monkeypatch.setattr(shipped, "entry_points", lambda group: [point])
+    monkeypatch.setattr(shipped, "_BROKEN", set())
+    listed = CliRunner().invoke(main, ["models"])
+    assert listed.exit_code == 0 and "pcfg-wsj" in listed.stdout, listed.output
+    said = [record.getMessage() for record in caplog.records if "onparse_model_broken" in record.getMessage()]
+    assert len(said) == 1 and "does not import" in said[0] and "\n" not in said[0] and "Traceback" not in listed.output
+    parsed = CliRunner().invoke(main, ["--model", "pcfg-wsj", "The cat sat."])
+    assert parsed.exit_code == 0 and parsed.stdout.startswith("(X "), parsed.output
+
+
+def test_a_users_package_is_refused_a_shipped_models_name(tmp_path):
+    from onparse.store.packaging import build_package
+
+    model, vocab = tiny_model()
+    modeldir.save(tmp_path / "mine", model, vocab, default_layer=2)
+    with pytest.raises(ValueError, match="pcfg-wsj is the name of a shipped model"):
+        build_package(tmp_path / "mine", tmp_path / "wheels", "pcfg-wsj")
+    assert not (tmp_path / "wheels").exists() or not any((tmp_path / "wheels").iterdir())
+
+
+def test_a_model_whose_training_diverged_is_refused_where_it_is_saved_and_nothing_is_written(tmp_path):
+    model, vocab = tiny_model()
+    with torch.no_grad():
+        next(model.parameters()).fill_(float("nan"))
+    with pytest.raises(ValueError, match="NaN or infinite values .* training diverged"):
+        modeldir.save(tmp_path / "diverged", model, vocab, default_layer=2)
+    assert not (tmp_path / "diverged").exists() and not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("option", ["--focus", "--focus-end"])
+def test_a_focus_past_any_that_trains_is_refused_before_training(option, tiny_model_dir, tmp_path):
+    from click.testing import CliRunner
+
+    from onparse.cli import main
+
+    result = CliRunner().invoke(
+        main, ["distill", "--teacher", str(tiny_model_dir), "--train", "x.txt", "--out", str(tmp_path / "s"), option]
+        + ["1e39"]
+    )
+    assert result.exit_code == 2 and f"{option}': 1e+39 is not in the range" in result.stderr
+    assert not (tmp_path / "s").exists()

@@ -128,6 +128,9 @@ def _terminated_on_sigterm() -> Iterator[None]:
 class OutputTaken(FileExistsError):
     """An output folder that another process is writing, or that appeared while this one wrote its own."""
 
+    def __str__(self) -> str:  # the folder, then why: a user's line, not "[Errno 17] ..."
+        return f"{self.filename}: {self.strerror}"
+
 
 @contextmanager
 def replacing_folder(path: Path, new: bool = False) -> Iterator[Path]:

@@ -176,6 +176,12 @@ def save(
     ``"int4-words"`` halves the word tables once more (most of a small model).
     """
     state = {k: v.detach().float() for k, v in model.state_dict().items()}
+    not_finite = next((name for name, tensor in state.items() if not torch.isfinite(tensor).all()), None)
+    if not_finite:  # a model that diverged is said where it was made, not only where it is loaded
+        raise ValueError(
+            f"the trained weights hold NaN or infinite values (first in {not_finite}): training diverged, so no "
+            f"model is written to {path}; try a smaller learning rate or focus"
+        )
     with replacing_folder(path) as folder:
         _write_config(folder, model.config, default_layer, precision, language, reading)
         vocab.save(folder / "vocab.txt")

@@ -130,6 +130,7 @@ class PcfgSection(FitSection):
         "point of lowest dev perplexity; 0: they learn the voted tree and keep their point that "
         "agrees best with it.",
         minimum=0,
+        maximum=1000,  # as a student's own --focus (DistillConfig.focus)
     )
 
     @property
@@ -151,7 +152,10 @@ class PcfgSection(FitSection):
                 "--preterminals and --grammar-batch-size, not both"
             )
         if self.student_model is not None and self.students == 0:
-            raise ValueError("student_model is the grammar students' shape: ask for grammar students too")
+            raise ValueError(
+                "--student-nonterminals and --student-preterminals shape the grammar students: ask for some too "
+                "(--grammar-students)"
+            )
 
 
 DEFAULT_SHAPE = PcfgSection().shape  # the members' symbols and update unless asked otherwise
