@@ -1087,3 +1087,21 @@ def test_the_card_says_when_the_direction_trial_compared_members_that_read_unlik
 
     assert "not like with like: member-1 read 545,600 tokens, member-3 read 162,688 tokens" in card(162_688)
     assert "like with like" not in card(545_600) and "member-3 does not vote" in card(545_600)
+
+
+@pytest.mark.parametrize("edit", [("pcfg", "focus", 9.0), ("pcfg", "epochs", 7)])
+def test_a_finished_fit_whose_plan_was_edited_for_a_stage_that_is_done_is_refused_not_called_done(tmp_path, edit):
+    from onparse.families import PcfgConfig
+
+    out = tmp_path / "fit"
+    grammar = PcfgConfig(vocab_size=60, nonterminals=3, preterminals=4, symbol_size=8)
+    fit(tiny_plan(rounds=0, families=["onlstm", "pcfg"], pcfg={"epochs": 1, "batch_size": 50, "model": grammar}), out)
+    card = (out / "model" / "card.json").read_text()
+    record = json.loads((out / "fit.json").read_text())
+    family, name, value = edit
+    assert record["plan"]["sections"][family][name] != value
+    record["plan"]["sections"][family][name] = value
+    (out / "fit.json").write_text(json.dumps(record))
+    with pytest.raises(RunFolderError, match=re.escape(f"sections.{family}.{name}")):
+        fit(None, out, resume=True)
+    assert (out / "model" / "card.json").read_text() == card  # the card names no setting the model never had

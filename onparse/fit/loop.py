@@ -12,7 +12,7 @@ from pathlib import Path
 from rich.console import Console
 
 from onparse.fit.card import write_card
-from onparse.fit.records import check_stages_done, count_killed_call, read_record, write_record
+from onparse.fit.records import check_hand_edits, check_stages_done, count_killed_call, read_record, write_record
 from onparse.fit.runners import run_stage, unused_after
 from onparse.fit.sizing import replanned, settled_plan, spent_minutes
 from onparse.fit.stages import FINAL, RECORD, stages, stale_stages
@@ -90,6 +90,7 @@ def fit(
                 "resume it with that version, or start a new fit"
             )
         check_stages_done(plan, out, record)
+        check_hand_edits(out, record)
     else:
         plan.check()
         if plan.dev_gold:

@@ -131,6 +131,43 @@ def check_stages_done(plan: FitPlan, out: Path, record: dict) -> None:
             )
 
 
+WRITTEN_PLAN = "written_plan"  # the plan as the fit last wrote it, so that a hand edit of ``plan`` is seen
+
+
+def check_hand_edits(out: Path, record: dict) -> None:
+    """RunFolderError where ``fit.json``'s plan was edited by hand since the fit wrote it in a way that changes how a
+    stage that is done was trained (a focus, epochs, a learning rate): the fit would call it done, retrain nothing,
+    and its card would name settings the model never had. Edits that add what is not done yet (more members or
+    students) stand: the stages made of them are made again (``stages.stale_stages``)."""
+    written = record.get(WRITTEN_PLAN)
+    if not isinstance(written, dict) or written == record["plan"]:
+        return  # a record from before this check, or no edit
+    try:
+        before = {stage.name: stage.config for stage in stages(FitPlan.from_dict(written), out, record)}
+    except (TypeError, ValueError):
+        return  # the plan as written no longer reads: the checks of the plan itself say what is wrong
+    done = {entry["name"] for entry in record["stages"]}
+    for stage in stages(FitPlan.from_dict(record["plan"]), out, record):
+        if stage.name in done and stage.config is not None and before.get(stage.name, stage.config) != stage.config:
+            edits = "; ".join(f"{key} {old!r} -> {new!r}" for key, old, new in differences(written, record["plan"]))
+            raise runfolder.RunFolderError(
+                f"{out / RECORD}: its plan was edited by hand ({edits}), which changes stage {stage.name}, trained "
+                "already: put the plan back, or start a new fit with those settings (another --out)"
+            )
+
+
+def differences(was: dict, now: dict, prefix: str = "") -> list[tuple[str, object, object]]:
+    """The settings that differ between two plans as JSON holds them, each by its dotted name."""
+    found = []
+    for key in [*was, *(key for key in now if key not in was)]:
+        old, new = was.get(key), now.get(key)
+        if isinstance(old, dict) and isinstance(new, dict):
+            found += differences(old, new, f"{prefix}{key}.")
+        elif old != new:
+            found.append((prefix + key, old, new))
+    return found
+
+
 def stage_change(was: TrainConfig, now: TrainConfig) -> str:
     """What ``now`` makes of a stage trained as ``was``: the first of its family, its sizes and its reading that
     differs; empty where they agree."""
@@ -160,5 +197,6 @@ def count_killed_call(record: dict, out: Path) -> None:
 
 
 def write_record(out: Path, record: dict) -> None:
+    record[WRITTEN_PLAN] = record["plan"]  # as written (``check_hand_edits``)
     with replacing_file(out / RECORD) as file:
         file.write(json.dumps(record, indent=2) + "\n")
