@@ -309,7 +309,8 @@ def test_a_refused_fit_setting_is_named_by_its_option_not_by_a_field(tmp_path):
     result = CliRunner().invoke(
         main,
         ["fit", "--train", str(FIXTURES / "one_per_line.txt"), "--dev", str(FIXTURES / "one_per_line.txt")]
-        + ["--language", "en", "--out", str(tmp_path / "fit"), "--grammar-students", "0", "--student-nonterminals", "20"],
+        + ["--language", "en", "--out", str(tmp_path / "fit")]
+        + ["--grammar-students", "0", "--student-nonterminals", "20"],
     )
     assert result.exit_code == 2 and "--student-nonterminals" in result.stderr and "student_model" not in result.output
     assert not (tmp_path / "fit").exists()

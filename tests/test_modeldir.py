@@ -107,8 +107,9 @@ def test_a_focus_past_any_that_trains_is_refused_before_training(option, tiny_mo
     from onparse.cli import main
 
     result = CliRunner().invoke(
-        main, ["distill", "--teacher", str(tiny_model_dir), "--train", "x.txt", "--out", str(tmp_path / "s"), option]
-        + ["1e39"]
+        main,
+        ["distill", "--teacher", str(tiny_model_dir), "--train", "x.txt", "--out", str(tmp_path / "s"), option]
+        + ["1e39"],
     )
     assert result.exit_code == 2 and f"{option}': 1e+39 is not in the range" in result.stderr
     assert not (tmp_path / "s").exists()

@@ -93,7 +93,8 @@ def packaged() -> dict[str, Path]:
         except (Exception, SystemExit) as err:  # a package's own import code runs here: one broken package is said
             if point.value not in _BROKEN:  # once, and the other models still load
                 _BROKEN.add(point.value)
-                log.warning(f"the model package {point.value} does not import ({type(err).__name__}: {one_line(err)}): skipped")
+                why = f"{type(err).__name__}: {one_line(err)}"
+                log.warning(f"the model package {point.value} does not import ({why}): skipped")
             continue
         if (folder / "config.json").is_file():
             found.setdefault(point.name, folder)
