@@ -2,7 +2,7 @@ PYTHON ?= python3
 PTB ?= ../shared/data/ptb/wsj
 RUN ?= runs/wsj-paper
 
-.PHONY: install models lint test test-fast docs bench train eval-dev clean
+.PHONY: install models lint test test-models test-fast docs bench train eval-dev clean
 
 TORCH_INDEX ?=  # where no wheel of torch's CPU build lies on disk: https://download.pytorch.org/whl/cpu
 
@@ -19,6 +19,9 @@ lint:  ## ruff: the style (120 columns) and the lint rules in pyproject.toml
 
 test: lint  ## everything; data-backed checks skip when $(PTB) is absent
 	$(PYTHON) -m pytest -q
+
+test-models:  ## every shipped model parses its dev trees to its card's figures, recorded in tests/fixtures/checked_models.json (before shipping a model; make test checks only models changed since)
+	ONPARSE_CHECK_MODELS=all $(PYTHON) -m pytest -q tests/test_data.py -k reproduces
 
 test-fast: lint  ## between edits: every unit test, without the fits, subprocesses, wheel and docs builds (marked slow)
 	$(PYTHON) -m pytest -q -m "not data and not slow"

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import os
+import signal
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -19,6 +23,37 @@ PTB = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "ptb" / "
 # minute's work): CI has run the suite four to six times slower on a busy machine than alone, so no limit here is
 # one a loaded machine reaches (ONPARSE_TEST_SLACK sets another factor).
 SLACK = float(os.environ.get("ONPARSE_TEST_SLACK", "15"))
+
+
+# Every process a test starts leads a process group of its own, ended with the test (and, after Ctrl-C, when pytest
+# exits): a torchrun's workers or an interrupted fit never outlive the run.
+STARTED: list[subprocess.Popen] = []
+_start = subprocess.Popen.__init__
+
+
+def _started_in_its_own_group(self, *args, **kwargs) -> None:
+    kwargs.setdefault("start_new_session", True)
+    _start(self, *args, **kwargs)
+    STARTED.append(self)
+
+
+subprocess.Popen.__init__ = _started_in_its_own_group
+
+
+def end_started() -> None:
+    """End every process group the tests started that still runs."""
+    while STARTED:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(STARTED.pop().pid, signal.SIGKILL)
+
+
+atexit.register(end_started)
+
+
+@pytest.fixture(autouse=True)
+def _processes_end_with_their_test():
+    yield
+    end_started()
 
 
 def tiny_model(seed: int = 0) -> tuple[OnlstmModel, Vocabulary]:

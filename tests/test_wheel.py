@@ -25,7 +25,7 @@ def wheel(tmp_path_factory) -> Path:
         ROOT,
         source,
         ignore=shutil.ignore_patterns(
-            ".git", "runs", "build", "site", "*.egg-info", "__pycache__", ".pytest_cache", ".whl"
+            ".git", ".venv", "runs", "build", "site", "*.egg-info", "__pycache__", ".pytest_cache", ".whl"
         ),
     )
     out = tmp_path_factory.mktemp("wheel")
