@@ -82,3 +82,16 @@ def test_utf16_input_is_refused_in_one_line_and_utf8_with_its_bom_reads(tmp_path
         input_lines([], str(tmp_path / "u16.txt"), None, 1000)
     (tmp_path / "u8.txt").write_text("The cat sat.\n", encoding="utf-8-sig")
     assert list(input_lines([], str(tmp_path / "u8.txt"), None, 1000)) == [b"The cat sat."]
+
+
+def test_a_binary_file_is_refused_in_one_line_before_anything_is_parsed(tmp_path, tiny_model_dir):
+    from click.testing import CliRunner
+
+    from onparse.cli import main
+
+    binary = tmp_path / "program"
+    binary.write_bytes(b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)) * 40 + b"\nthe cat sat\n")
+    for arguments, stdin in ((["-i", str(binary)], None), ([], binary.read_bytes())):
+        result = CliRunner().invoke(main, ["--model", str(tiny_model_dir), *arguments], input=stdin)
+        assert result.exit_code == 2 and result.stdout == "", result.output
+        assert result.stderr.count("\n") == 1 and "not a text file" in result.stderr

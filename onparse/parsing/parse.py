@@ -25,7 +25,7 @@ from onparse.families import checked_layer, of, readouts
 from onparse.hardware import check_device, compute_dtype
 from onparse.kernels import release_freed_memory
 from onparse.parsing.parsed import InputError, Parse
-from onparse.settings import Layer
+from onparse.settings import MAX_SENTENCE_WORDS, Layer
 from onparse.store import modeldir
 from onparse.store.modeldir import ModelBundle
 from onparse.structures.builder import Built, TreeBuilder
@@ -216,7 +216,10 @@ class Parser:
             )
         positions = word_positions(tokens)
         if len(positions) > self.settings.max_words:
-            raise InputError(f"{len(positions)} words is over the limit of {self.settings.max_words}")
+            raise InputError(
+                f"{len(positions)} words is over the limit of {self.settings.max_words} (--max-words, or max_words "
+                f"in the library, raises it to {MAX_SENTENCE_WORDS:,} at most)"
+            )
         return positions
 
     def distances(self, sentences: Iterable[Sentence], window: int | None = None) -> Iterator[list[np.ndarray]]:

@@ -7,6 +7,7 @@ pieces, so no input can make memory climb.
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 from collections.abc import Iterator, Sequence
@@ -41,10 +42,11 @@ def input_lines(
     if path in (None, "-"):
         if sys.stdin is None:
             raise OSError(0, "standard input is closed: give sentences as arguments or with --input FILE", "stdin")
-        refuse_wide_text(sys.stdin.buffer.peek(4)[:4] if hasattr(sys.stdin.buffer, "peek") else b"", "stdin")
-        return read_lines(sys.stdin.buffer, limit)
+        stdin = sys.stdin.buffer if hasattr(sys.stdin.buffer, "peek") else io.BufferedReader(sys.stdin.buffer)
+        refuse_wide_text(stdin.peek(START)[:START], "stdin")  # its bytes stay to be read
+        return read_lines(stdin, limit)
     stream = open(path, "rb")
-    refuse_wide_text(stream.peek(4)[:4] if hasattr(stream, "peek") else b"", path)  # a pipe's bytes stay to be read
+    refuse_wide_text(stream.peek(START)[:START] if hasattr(stream, "peek") else b"", path)  # a pipe's stay to be read
     if shard:
         if not os.path.isfile(path) or (os.path.getsize(path) == 0 and stream.read(1)):
             raise OSError(
@@ -82,7 +84,9 @@ WIDE_BOMS = {b"\xff\xfe\x00\x00": "UTF-32", b"\x00\x00\xfe\xff": "UTF-32", b"\xf
 
 
 def refuse_wide_text(start: bytes, name: str) -> None:
-    """OSError for input that starts as UTF-16 or UTF-32 text does: one sentence a line is read as bytes."""
+    """OSError for input that starts as UTF-16 or UTF-32 text does (one sentence a line is read as bytes), or as no
+    text does: a NUL byte in its first block (as git and grep tell a binary file), which would otherwise give a
+    line of errors for every stretch of bytes that is not text and parse the stretches that decode."""
     found = next((kind for bom, kind in WIDE_BOMS.items() if start.startswith(bom)), None)
     if found:
         raise OSError(
@@ -91,6 +95,11 @@ def refuse_wide_text(start: bytes, name: str) -> None:
             f"(iconv -f {found} -t UTF-8) or another encoding of one byte a line break",
             name,
         )
+    if b"\0" in start:
+        raise OSError(0, "not a text file (it holds NUL bytes): give text, one sentence a line", name)
+
+
+START = 8192  # the bytes of an input's start that tell its kind (``refuse_wide_text``)
 
 
 def read_lines(stream: BinaryIO, limit: int) -> Iterator[bytes | TooLong]:
