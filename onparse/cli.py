@@ -61,7 +61,9 @@ def main() -> None:
 
 @main.command()
 @parse_options
-def parse(sentences, input_path, output_path, fmt, no_punct, tokenized, shard, quiet, model, layer, **settings) -> None:
+def parse(
+    sentences, input_path, output_path, fmt, no_punct, tokenized, split, shard, quiet, model, layer, **settings
+) -> None:
     """Parse sentences given as arguments, or one per line from a file or stdin.
 
     Reading lines, the output has exactly one line per input line, in order
@@ -75,11 +77,14 @@ def parse(sentences, input_path, output_path, fmt, no_punct, tokenized, shard, q
       cat sentences.txt | onparse > trees.txt
       onparse --input sentences.txt --output trees.mrg --format mrg --layer 3
       onparse --tokenized "Stocks fell 5 % -LRB- see chart -RRB- ."
+      onparse --sentences -i paragraphs.txt            # a tree for each sentence of each line
       onparse --input big.txt --shard 3/8 > trees.3   # one of 8 jobs (cat trees.1 ... trees.8)
     """
     from onparse.commands.parse import parse_to_output
 
-    parse_to_output(sentences, input_path, output_path, fmt, no_punct, tokenized, shard, quiet, model, layer, settings)
+    parse_to_output(
+        sentences, input_path, output_path, fmt, no_punct, tokenized, split, shard, quiet, model, layer, settings
+    )
 
 
 @main.command("models")

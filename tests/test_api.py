@@ -3,6 +3,7 @@
 import doctest
 import importlib
 from importlib.metadata import entry_points
+from pathlib import Path
 
 import pytest
 import spacy
@@ -374,3 +375,11 @@ def test_a_zero_width_space_is_no_word_of_the_spacy_tree(nlp):
         "\u200b" not in sent._.onparse_tree.leaves()
         and sent._.onparse_tree.leaves() == "The cat sat on the mat .".split()
     )
+
+
+def test_each_languages_default_is_a_model_the_readme_installs_and_names():
+    import re
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    named = set(re.findall(r"--model ((?:onlstm|pcfg)-[\w-]+)", readme)) | {"pcfg-wsj"}
+    assert set(SHIPPED_BY_LANGUAGE.values()) <= named and SHIPPED_BY_LANGUAGE["de"] == "pcfg-negra"

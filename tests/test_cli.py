@@ -314,3 +314,28 @@ def test_a_refused_fit_setting_is_named_by_its_option_not_by_a_field(tmp_path):
     )
     assert result.exit_code == 2 and "--student-nonterminals" in result.stderr and "student_model" not in result.output
     assert not (tmp_path / "fit").exists()
+
+
+def test_a_line_of_several_sentences_is_said_once_and_split_where_asked(run, caplog):
+    paragraph = "The cat sat on the mat. A dog sat on the cat. The mat sat!\nThe cat sat. The dog sat.\n"
+    with caplog.at_level("WARNING", logger="onparse"):
+        whole = run(input=paragraph)
+    said = [record.getMessage() for record in caplog.records if "several sentences" in record.getMessage()]
+    assert whole.exit_code == 0 and len(whole.stdout.splitlines()) == 2 and len(said) == 1 and "--sentences" in said[0]
+    assert " mat . " in whole.stdout  # the period a token of its own, not glued to "mat"
+    split = run("--sentences", input=paragraph)
+    trees = split.stdout.splitlines()
+    assert split.exit_code == 0 and len(trees) == 5 and trees[0].endswith(" .)") and trees[2].endswith(" !)")
+
+
+def test_text_in_a_script_without_spaces_is_said_to_an_english_model(run, caplog):
+    with caplog.at_level("WARNING", logger="onparse"):
+        result = run("ภาษาไทยเป็นภาษา")
+    assert result.exit_code == 0 and any("--language th" in record.getMessage() for record in caplog.records)
+
+
+def test_onparse_help_lists_the_options_of_parsing_that_its_messages_name():
+    text = CliRunner().invoke(main, ["--help"]).stdout
+    parsing = text.split("Parse options", 1)[1]
+    assert all(option in parsing for option in ("--model", "--max-words", "--sentences", "--format"))
+    assert "SENTENCES" not in parsing and "--help" not in parsing

@@ -172,3 +172,56 @@ def test_an_emoji_is_split_off_a_word_as_punctuation_is_and_its_sequence_stays_o
     assert tokenize("Great👍🏽 job") == ["Great", "👍🏽", "job"] and is_punct("👍🏽")
     assert tokenize("family 👨\u200d👩\u200d👧 time")[1] == "👨\u200d👩\u200d👧" and tokenize("flag 🇩🇪 here")[1] == "🇩🇪"
     assert "25°C" in tokenize("It is 25°C today.")
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("See https://example.com/prices, now.", ["See", "https://example.com/prices", ",", "now", "."]),
+        ("Mail me@example.org (today).", ["Mail", "me@example.org", "(", "today", ")", "."]),
+        ("Visit www.example.com.", ["Visit", "www.example.com", "."]),
+        ("Press 1️⃣ now", ["Press", "1️⃣", "now"]),
+        ("It is short. The next", ["It", "is", "short", ".", "The", "next"]),  # no period glued inside a line
+        ("Mr. Smith of Acme Corp. Chairman", ["Mr.", "Smith", "of", "Acme", "Corp.", "Chairman"]),  # abbreviations
+        ("wait——no……fine", ["wait", "——", "no", "……", "fine"]),
+    ],
+)
+def test_addresses_keycaps_doubled_marks_and_periods_inside_a_line_as_people_write_them(text, expected):
+    from onparse.text.language import tokenizer
+
+    assert tokenizer("en")(text) == expected
+
+
+def test_a_chinese_dash_and_ellipsis_are_one_token_each():
+    from onparse.text.language import tokenizer
+
+    tokens = tokenizer("zh")("他说——不……好")
+    assert "——" in tokens and "……" in tokens and "—" not in tokens
+
+
+def test_a_line_is_cut_into_its_sentences_and_a_treebank_sentence_is_not():
+    from onparse.text.language import tokenizer
+    from onparse.text.sentences import split_sentences
+
+    en = tokenizer("en")
+    assert split_sentences("It is short. The second is longer! And a third? Yes.", en) == [
+        "It is short.",
+        "The second is longer!",
+        "And a third?",
+        "Yes.",
+    ]
+    for one in (
+        '" Rally! Rally!" shouted a trader.',
+        "Heiwado Co. (Japan) --",
+        "1. Buy a new Chevrolet.",
+        "Agip S.p. A. and Elf submitted an offer.",
+        "Mr. Smith met Dr. Jones at 8 a.m. New York time.",
+    ):
+        assert split_sentences(one, en) == [one]
+    assert split_sentences("猫坐在垫子上。狗在叫！", tokenizer("zh")) == ["猫坐在垫子上。", "狗在叫！"]
+
+
+def test_an_uppercase_possessive_is_a_word_and_a_closing_quote_is_not():
+    assert word_positions(["JONES", "'", "said"]) == [0, 1, 2]
+    assert word_positions(["the", "investors", "'", "money"]) == [0, 1, 2, 3]
+    assert word_positions(["he", "said", "'", "no", "'"]) == [0, 1, 3]

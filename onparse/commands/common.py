@@ -58,6 +58,22 @@ class ParseByDefault(click.Group):
             args = ["parse", *args]
         return super().parse_args(ctx, args)
 
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The group's options and commands, then the options of parsing, the command a bare ``onparse`` runs (the
+        ones its messages name: --model, --max-words, --sentences)."""
+        super().format_options(ctx, formatter)
+        parse = self.commands["parse"]
+        sub = click.Context(parse, info_name="parse", parent=ctx)
+        rows = [
+            row
+            for param in parse.get_params(sub)
+            if isinstance(param, click.Option)
+            and param is not parse.get_help_option(sub)
+            and (row := param.get_help_record(sub))
+        ]
+        with formatter.section("Parse options (onparse [OPTIONS] SENTENCE..., as onparse parse)"):
+            formatter.write_dl(rows)
+
     def _foreign_option(self, args: list[str]) -> bool:
         """Whether an option is given that parse does not have (``--gold``): another command was meant."""
         known = {name for param in self.commands["parse"].params for name in [*param.opts, *param.secondary_opts]}

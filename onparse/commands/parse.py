@@ -26,6 +26,7 @@ def parse_to_output(
     fmt: str,
     no_punct: bool,
     tokenized: bool,
+    split: bool,
     shard: tuple[int, int] | None,
     quiet: bool,
     model: str | None,
@@ -51,6 +52,10 @@ def parse_to_output(
     from onparse.parsing.formats import OnePicture, parse_lines_to
 
     parser = load_parser(model, layer, tokenizes=not tokenized, **settings)
+    if split:
+        from onparse.text.sentences import split_lines
+
+        lines = split_lines(lines, str.split if tokenized else parser.tokenize)
     interactive = not from_arguments and input_path in (None, "-") and sys.stdin.isatty()
     # a progress bar where a person waits on a terminal while lines go to a file or a pipe
     watched = (
@@ -68,7 +73,9 @@ def parse_to_output(
             report=lambda position, reason: click.echo(f"onparse: {where}{position + 1}: {reason}", err=True),
             interactive=interactive,
             progress=watched,
-            total=count_lines(input_path) if watched and input_path not in (None, "-") and not shard else None,
+            total=(
+                count_lines(input_path) if watched and input_path not in (None, "-") and not (shard or split) else None
+            ),
             # an empty file is said to be one once, by its first part (the parts' messages add up to the whole's)
             allow_empty=bool(shard) and (shard[0] > 1 or os.path.getsize(input_path) > 0),
         )
@@ -134,6 +141,14 @@ parse_options = declared(  # onparse parse
         "drawn; svg: a picture (one SVG a line; -o tree.svg holds one sentence, -o trees.html a page of them).",
     ),
     click.option("--no-punct", is_flag=True, help="Leave punctuation out of the printed tree."),
+    click.option(
+        "--sentences",
+        "split",
+        is_flag=True,
+        help="Split each line into its sentences (. ! ? before a capitalized word, and 。！？), one tree a "
+        "sentence, each line's trees on as many lines (messages then count sentences). Without it a line is one "
+        "sentence, and a line that looks like several is said once.",
+    ),
     click.option(
         "--tokenized",
         is_flag=True,

@@ -32,9 +32,10 @@ from onparse.structures.builder import Built, TreeBuilder
 from onparse.structures.trees import attach_punctuation
 from onparse.text.batching import in_input_order, sorted_batches
 from onparse.text.corpus import id_end, is_comment
-from onparse.text.language import Sentence, tokenizer
+from onparse.text.language import Sentence, tokenizer, unspaced_script, written_without_spaces
 from onparse.text.lines import TooLong
 from onparse.text.reading import model_tokens
+from onparse.text.sentences import sentence_starts
 from onparse.text.tokenize import word_positions
 from onparse.text.vocabulary import UNK
 
@@ -149,6 +150,7 @@ class Parser:
         self.language = languages.pop()
         self.path = path if path is not None else bundles[0].path
         self._warned_control = False  # said once a parser (``check``)
+        self._warned: set[str] = set()  # what ``_note_text`` said already
         # words the first member read, and how many of them its vocabulary lacked (``_note_unknown``)
         self._read = [0, 0]
 
@@ -214,6 +216,7 @@ class Parser:
                 "holds a control character: kept as given, shown escaped on a terminal and in pictures (a binary "
                 "file, or a stray byte?)"
             )
+        self._note_text(tokens)
         positions = word_positions(tokens)
         if len(positions) > self.settings.max_words:
             raise InputError(
@@ -333,6 +336,27 @@ class Parser:
             built,
             attach_punctuation(built.tree, positions, len(tokens)),
         )
+
+    def _note_text(self, tokens: Sequence[str]) -> None:
+        """A warning, once each, for text the model will read other than the user meant: a line that holds several
+        sentences (parsed as one tree), and a word written in a script without spaces (Thai, Japanese) reaching a
+        model of a language written with them, where the whole run of it is one unknown word."""
+        if "sentences" not in self._warned and sentence_starts(tokens):
+            self._warned.add("sentences")
+            log.warning(
+                "onparse: a line holds several sentences (one ends before "
+                f"{tokens[sentence_starts(tokens)[0]]!r}): each line is parsed as one sentence; --sentences "
+                "(onparse.text.sentences.split_sentences in the library) splits them"
+            )
+        if "script" not in self._warned and not written_without_spaces(self.language):
+            script = next((found for token in tokens if len(token) > 1 and (found := unspaced_script(token))), None)
+            if script:
+                self._warned.add("script")
+                log.warning(
+                    f"onparse: this text is written without spaces ({script}), which a model of language "
+                    f"{self.language} reads as one unknown word a run: use or fit a model of that language "
+                    f"(onparse fit --language {script})"
+                )
 
     def _note_unknown(self, read: list[str]) -> None:
         """A warning, once, where most words read so far are unknown to the model: its trees of them are guesses

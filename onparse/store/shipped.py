@@ -63,7 +63,7 @@ MODELS = _models_folder()  # the shipped models installed with the package, each
 DEFAULT_MODEL = MODELS / "pcfg-wsj"  # the best on section 22, and a single model (models/*/card.md)
 SHIPPED_BY_LANGUAGE = {
     "en": DEFAULT_MODEL.name,
-    "de": "onlstm-negra",
+    "de": "pcfg-negra",  # the German model the README installs and names
     "zh": "onlstm-ctb",
 }  # a language's model by default
 log = logging.getLogger("onparse")

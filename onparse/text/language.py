@@ -138,7 +138,39 @@ def tokenizer(language: str = ENGLISH) -> Callable[[str], list[str]]:
     """The function that splits one sentence of ``language`` (an ISO 639-1 code such as en, de, zh) into tokens, the
     text's characters composed first (NFC), so text typed in decomposed form splits and reads as composed text does."""
     split = _splitter(language)
-    return lambda text: [kept for token in split(unicodedata.normalize("NFC", text)) if (kept := visible(token))]
+
+    def tokens(text: str) -> list[str]:
+        text = unicodedata.normalize("NFC", text)
+        return joined_marks([kept for token in split(text) if (kept := visible(token))], text)
+
+    return tokens
+
+
+DOUBLED_MARKS = frozenset("\u2014\u2015\u2026\u22ef")  # a dash or an ellipsis that is written twice as one mark
+
+
+def joined_marks(tokens: list[str], text: str) -> list[str]:
+    """Tokens of one mark written twice or more with nothing between (``——``, ``……``, as Chinese writes a dash and
+    an ellipsis) as one token, whichever splitter cut them."""
+    joined: list[str] = []
+    at, last_end = 0, -1
+    for token in tokens:
+        start = text.find(token, at)
+        end = start + len(token) if start >= 0 else -1
+        if (
+            joined
+            and start >= 0
+            and start == last_end
+            and set(token) <= DOUBLED_MARKS
+            and len(set(token)) == 1
+            and set(joined[-1]) == set(token)
+        ):
+            joined[-1] += token
+        else:
+            joined.append(token)
+        if start >= 0:
+            at, last_end = end, end
+    return joined
 
 
 def visible(token: str) -> str:

@@ -78,13 +78,17 @@ TYPOGRAPHIC = str.maketrans(
 def tokenize(text: str) -> list[str]:
     """Split one sentence into Penn Treebank tokens, each the user's own text; typographic quotes, dashes and
     ellipses split as their ASCII counterparts do (``TYPOGRAPHIC``)."""
-    folded = "".join(";" if _pictographic(char) else char for char in text.translate(TYPOGRAPHIC))
+    keycaps = {k for found in _KEYCAP.finditer(text) for k in range(found.start(), found.end())}
+    folded = "".join(
+        ";" if k in keycaps or _pictographic(char) else char for k, char in enumerate(text.translate(TYPOGRAPHIC))
+    )
     try:
         pieces = [[start, end] for start, end in _tokenizer.span_tokenize(folded)]
     except ValueError:  # nltk could not align its tokens with the text: take them as nltk spells them
         return _tokenizer.tokenize(text)
     pieces = _split_opening_quotes(folded, pieces)
-    pieces = _join_pictographs(text, _mend(folded, pieces))
+    pieces = _join_pictographs(text, _mend(folded, pieces), keycaps)
+    pieces = _join_addresses(text, pieces)
     split = _split_periods([folded[start:end] for start, end in pieces])
     return _cut_as(split, [text[start:end] for start, end in pieces])
 
@@ -95,15 +99,42 @@ def _pictographic(char: str) -> bool:
     return (ord(char) >= 0x2600 and unicodedata.category(char) in ("So", "Sk")) or bool(_EMOJI_JOINERS.fullmatch(char))
 
 
-def _join_pictographs(text: str, pieces: list[list[int]]) -> list[list[int]]:
-    """Pieces of one emoji sequence (a skin tone, a joiner, a flag's two letters) back into one token."""
+def _join_pictographs(text: str, pieces: list[list[int]], keycaps: set[int]) -> list[list[int]]:
+    """Pieces of one emoji sequence (a skin tone, a joiner, a flag's two letters, a keycap's digit and its
+    enclosing mark: ``1️⃣``) back into one token."""
     joined: list[list[int]] = []
     for start, end in pieces:
-        if joined and joined[-1][1] == start and all(map(_pictographic, text[joined[-1][0] : end])):
+        if (
+            joined
+            and joined[-1][1] == start
+            and all(k in keycaps or _pictographic(text[k]) for k in range(joined[-1][0], end))
+        ):
             joined[-1][1] = end
         else:
             joined.append([start, end])
     return joined
+
+
+# A web address or an e-mail address, one token as written (less the punctuation that ends a sentence or clause
+# after it); and a keycap emoji: a digit, # or *, a presentation selector, the enclosing keycap mark
+_ADDRESS = re.compile(
+    r"(?:[a-z][a-z0-9+.-]*://|www\.)[^\s<>\"]*[^\s<>\".,;:!?)\]}'\u2019\u201d]"
+    r"|[\w.+-]+@[\w-]+(?:\.[\w-]+)*\.[a-z]{2,}",
+    re.IGNORECASE,
+)
+_KEYCAP = re.compile("[0-9#*]\ufe0f?\u20e3")
+
+
+def _join_addresses(text: str, pieces: list[list[int]]) -> list[list[int]]:
+    """The pieces of one web or e-mail address (``https : //example.com``, ``me @ example.org``) back into one."""
+    joined: list[list[int]] = []
+    for found in _ADDRESS.finditer(text):
+        inside = [k for k, (start, end) in enumerate(pieces) if found.start() <= start and end <= found.end()]
+        if len(inside) > 1 and pieces[inside[0]][0] == found.start() and pieces[inside[-1]][1] == found.end():
+            joined.append([inside[0], inside[-1]])
+    for first, last in reversed(joined):
+        pieces[first : last + 1] = [[pieces[first][0], pieces[last][1]]]
+    return pieces
 
 
 def _cut_as(pieces: list[str], tokens: list[str]) -> list[str]:
@@ -227,12 +258,30 @@ def _split_periods(tokens: list[str]) -> list[str]:
                 or stem.isdigit()
                 or "." in stem
                 and _LONE_CAPITAL.fullmatch(following) is not None
+                or ends_a_sentence(stem, next((t for t in tokens[k + 1 :] if t not in _CLOSING), ""))
             )
         ):
             result += [stem, "."]
         else:
             result.append(token)
     return result
+
+
+# Lowercase abbreviations that keep their period before a capital (``et al. Smith``, ``vs. Jones``)
+_LOWERCASE_ABBREVIATIONS = {"al", "approx", "ca", "cf", "etc", "ft", "lbs", "oz", "pp", "viz", "vs", "vol", "no", "op"}
+
+
+def ends_a_sentence(stem: str, following: str) -> bool:
+    """Whether a period after ``stem`` ends a sentence before the word ``following``: a lowercase word's period
+    before a capitalized word ends one inside the line (``short. The``); a capitalized word's period before one is
+    an abbreviation's as often (``Mr. Smith``, ``Corp. Chairman``), and stays the word's, as the treebank keeps it."""
+    return (
+        len(stem) > 1
+        and stem.isalpha()
+        and stem.islower()
+        and stem not in _LOWERCASE_ABBREVIATIONS
+        and following[:1].isupper()
+    )
 
 
 def is_punct(token: str) -> bool:
