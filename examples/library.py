@@ -4,6 +4,7 @@ import numpy
 from nltk import Tree
 
 import onparse
+from onparse.store.shipped import install_hint, installed_names
 from onparse.structures.scoring import score
 from onparse.structures.trees import spans
 from onparse.text.treebank import gold_sentence
@@ -15,11 +16,14 @@ for parse in parser.parse_sents(["The cat sat on the mat.", "Stocks fell sharply
     print("  confidence:", [round(parse.confidence(span), 2) for span in parse.constituent_spans()])
     print("  as JSON:", sorted(parse.to_dict()))
 
-# ON-LSTMs' syntactic distances: tree_distances has one row per member (NaN for a grammar, whose tree comes from its
-# span marginals); the ON-LSTM members' mean, from the vote of ON-LSTMs and grammars that was the default before
-voters = onparse.load("onlstm-wsj-mixed").parse("The cat sat on the mat.")
-rows = voters.tree_distances[~numpy.isnan(voters.tree_distances).any(axis=1)]
-print(voters.bracket(), "distances:", rows.mean(axis=0).round(3).tolist())
+# An ON-LSTM's syntactic distances: tree_distances has one row per member (NaN for a grammar, whose tree comes from
+# its span marginals). onlstm-wsj is its own package: `pip install .` gives the default alone (the README installs it)
+if "onlstm-wsj" in installed_names():
+    voters = onparse.load("onlstm-wsj").parse("The cat sat on the mat.")
+    rows = voters.tree_distances[~numpy.isnan(voters.tree_distances).any(axis=1)]
+    print(voters.bracket(), "distances:", rows.mean(axis=0).round(3).tolist())
+else:
+    print("distances: onlstm-wsj is not installed here:", install_hint("onlstm-wsj"))
 
 gold = [
     gold_sentence(Tree.fromstring(tree))

@@ -88,6 +88,9 @@ def test_the_installed_wheel_parses_from_outside_the_repository_and_each_model_p
     assert english.returncode == 0 and english.stdout.startswith("(X ") and english.stdout.rstrip().endswith(" .)"), (
         english.stderr
     )
+    shutil.copy(ROOT / "examples" / "library.py", elsewhere / "library.py")
+    example = run("library.py")  # the README's library example, with the default model alone
+    assert example.returncode == 0 and "onlstm-wsj is not installed here" in example.stdout, example.stderr
     absent = run("-m", "onparse", "--model", "pcfg-negra", "Die Katze schläft.")
     assert absent.returncode == 2 and "pcfg-negra is a shipped model not installed here" in absent.stderr
     listed = " ".join(run("-m", "onparse", "models").stdout.split())
