@@ -113,3 +113,14 @@ def test_a_focus_past_any_that_trains_is_refused_before_training(option, tiny_mo
     )
     assert result.exit_code == 2 and f"{option}': 1e+39 is not in the range" in result.stderr
     assert not (tmp_path / "s").exists()
+
+
+def test_a_fits_folder_given_as_a_model_says_where_its_parser_is_or_that_it_has_none_yet(tmp_path):
+    (tmp_path / "fit").mkdir()
+    (tmp_path / "fit" / "fit.json").write_text('{"plan": {}, "stages": []}')
+    with pytest.raises(modeldir.ModelDirError, match="has not made its model yet .*onparse fit --out .* --resume"):
+        modeldir.load(tmp_path / "fit")
+    model, vocab = tiny_model()
+    modeldir.save(tmp_path / "fit" / "model", model, vocab, default_layer=2)
+    with pytest.raises(modeldir.ModelDirError, match=f"its parser is {tmp_path / 'fit' / 'model'}"):
+        modeldir.load(tmp_path / "fit")

@@ -338,6 +338,18 @@ def check_languages(text_language: str, **models: Path | str) -> None:
             )
 
 
+def _what_folder(path: Path) -> str | None:
+    """What a folder given as a model is where it is a fit's or a training run's (their parser is in ``model/``):
+    where the model is, or that it is not made yet and how to go on."""
+    for record, kind, command in (("fit.json", "a fit", "onparse fit"), ("history.jsonl", "a training run", "")):
+        if (path / record).is_file():
+            if (path / "model" / "config.json").is_file():
+                return f"is {kind}'s folder, not a model: its parser is {path / 'model'}"
+            go_on = f" ({command} --out {path} --resume goes on with it)" if command else " (its --resume goes on)"
+            return f"is {kind}'s folder, which has not made its model yet{go_on}"
+    return None
+
+
 def load(path: Path | str | None = None) -> ModelBundle:
     """Load a model directory (a path or a shipped model's name; the default model by default) in float32.
 
@@ -353,7 +365,7 @@ def load(path: Path | str | None = None) -> ModelBundle:
         raise ModelDirError(f"{path}: no such model directory")
     missing = [name for name in FILES if not (path / name).is_file()]
     if missing:
-        raise ModelDirError(f"{path}: model directory lacks {', '.join(missing)}")
+        raise ModelDirError(f"{path}: {_what_folder(path) or 'model directory lacks ' + ', '.join(missing)}")
     model_config, layer, precision, language, reading = _model_config(path)
     card = _card(path)
     try:
