@@ -99,10 +99,12 @@ def models(as_json) -> None:
     """
     from onparse.parsing.report import model_table
     from onparse.store.modeldir import available_models
-    from onparse.store.shipped import DEFAULT_MODEL, missing_models
+    from onparse.store.shipped import DEFAULT_MODEL, install_hint, missing_models
 
     with library_errors():  # a damaged model: named after the table of the others
-        model_table(available_models() + missing_models(), DEFAULT_MODEL.name, as_json=as_json)
+        model_table(
+            available_models() + missing_models(), DEFAULT_MODEL.name, as_json=as_json, install=install_hint("<name>")
+        )
 
 
 @main.command("eval")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib
 import importlib.abc
 import importlib.util
+import warnings
 from types import ModuleType
 
 from onparse import parsing, store, structures, text, training
@@ -21,8 +22,13 @@ MOVED = {
         for part in ("model", "training")
     },
     "onparse.nltk_parser": "onparse.integrations.nltk_parser",
+    "onparse.spacy_component": "onparse.integrations.spacy_component",
     "onparse.commandline": "onparse.commands.common",
     "onparse.options": "onparse.commands.options",
+    "onparse.recipe": "onparse.fit",
+    "onparse.model": "onparse.families.onlstm.model",
+    "onparse.pcfg": "onparse.families.pcfg.model",
+    "onparse.grammar": "onparse.families.pcfg.training",
 }
 
 
@@ -33,6 +39,11 @@ class _Alias(importlib.abc.Loader):
         self.target = target
 
     def create_module(self, spec) -> ModuleType:
+        warnings.warn(
+            f"{spec.name} moved to {self.target} after 0.2.0: import it from there (the old name goes in 1.0)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
         return importlib.import_module(self.target)
 
     def exec_module(self, module: ModuleType) -> None:

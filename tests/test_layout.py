@@ -5,6 +5,8 @@ import ast
 import re
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -181,3 +183,33 @@ def test_the_import_paths_of_the_previous_release_give_the_moved_modules_themsel
 
     assert old_trees is trees and old_read_lines is read_lines
     assert set(MOVED.values()) <= set(f"onparse.{name}" for name in package_modules())
+
+
+@pytest.mark.parametrize(
+    "old, new, name",
+    [
+        ("onparse.recipe", "onparse.fit", "fit"),
+        ("onparse.model", "onparse.families.onlstm.model", "cumax"),
+        ("onparse.grammar", "onparse.families.pcfg.training", "length_batches"),
+        ("onparse.pcfg", "onparse.families.pcfg.model", "NeuralPCFG"),
+        ("onparse.spacy_component", "onparse.integrations.spacy_component", "make_onparse"),
+    ],
+)
+def test_the_previous_releases_public_modules_import_with_a_deprecation_warning(old, new, name):
+    import importlib
+    import sys
+    import warnings
+
+    sys.modules.pop(old, None)
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        module = importlib.import_module(old)
+    assert getattr(module, name) is getattr(importlib.import_module(new), name)
+    assert any(issubclass(w.category, DeprecationWarning) and new in str(w.message) for w in said)
+
+
+def test_the_previous_releases_names_for_the_shipped_models_still_import():
+    from onparse.modeldir import DEFAULT_MODEL, MODELS
+    from onparse.store import shipped
+
+    assert MODELS == shipped.MODELS and DEFAULT_MODEL == shipped.DEFAULT_MODEL

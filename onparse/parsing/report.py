@@ -14,7 +14,6 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from onparse.families import layer_from_key, of_readout
-from onparse.store.shipped import install_hint
 from onparse.structures.scoring import REPORTED_LABELS
 
 
@@ -52,10 +51,12 @@ def progress_bar(description: str, total: int) -> Iterator[Callable[[int], None]
         yield lambda done: progress.advance(task, done)
 
 
-def model_table(models: list[dict], default: str, console: Console | None = None, as_json: bool = False) -> None:
+def model_table(
+    models: list[dict], default: str, console: Console | None = None, as_json: bool = False, install: str = ""
+) -> None:
     """``onparse models``: each model that loads by name, its language, kind, size, dev figure and place. Names and
     figures are never cut; where the folders do not fit beside them (80 columns), --json gives them. Shipped models
-    not installed here (``install``) follow, each with the commands that install it. ValueError after the table
+    not installed here follow, named, and ``install``: the commands that install one. ValueError after the table
     for models that do not load (``broken``), naming each."""
     if as_json:
         sys.stdout.write(json.dumps(models, indent=2) + "\n")
@@ -99,7 +100,7 @@ def model_table(models: list[dict], default: str, console: Console | None = None
             console.print(f"{model['name']}: {model['for']}", highlight=False)
     if missing:  # one install sentence for all, each model by its name
         named = ", ".join(f"{model['name']} ({model['language']})" for model in missing)
-        console.print(f"not installed: {named}; to install one, {install_hint('<name>')}", highlight=False)
+        console.print(f"not installed: {named}; to install one, {install}", highlight=False)
     if broken:  # listed after the rest, which one bad file never hides
         raise ValueError("; ".join(f"{model['name']} does not load: {model['broken']}" for model in broken))
 

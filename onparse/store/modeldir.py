@@ -93,6 +93,12 @@ from onparse.store.folders import (
 from onparse.store.folders import (
     write_json as write_json,
 )
+from onparse.store.shipped import (  # 0.2's names here for the shipped models' folder and the default
+    DEFAULT_MODEL as DEFAULT_MODEL,
+)
+from onparse.store.shipped import (
+    MODELS as MODELS,
+)
 from onparse.store.shipped import (  # where models are found by name: modeldir.locate and the rest read on
     ModelDirError,
     locate,
