@@ -93,18 +93,16 @@ def test_sigterm_while_writing_leaves_neither_a_part_file_nor_a_changed_target(t
 @pytest.mark.parametrize("damage", ["all", "one bias", "int8 scale"])
 def test_weights_holding_nan_or_infinity_are_refused(tiny_model_dir, tmp_path, damage):
     broken = copy_model(tiny_model_dir, tmp_path / "nan")
-    bundle = modeldir.load(broken)
-    state = {k: v.clone() for k, v in bundle.model.state_dict().items()}
-    if damage == "all":
-        state = {k: torch.full_like(v, float("nan")) for k, v in state.items()}
-    else:
-        state["layers.1.input_proj.bias"][3] = float("inf")
-    bundle.model.load_state_dict(state)
+    bundle = modeldir.load(broken)  # saved whole (``save`` refuses such weights), then damaged on disk
     modeldir.save(broken, bundle.model, bundle.vocab, 2, precision="int8" if damage == "int8 scale" else "bf16")
-    if damage == "int8 scale":
-        stored = torch.load(broken / "weights.pt", weights_only=True)
+    stored = torch.load(broken / "weights.pt", weights_only=True)
+    if damage == "all":
+        stored = {k: torch.full_like(v, float("nan")) if v.is_floating_point() else v for k, v in stored.items()}
+    elif damage == "one bias":
+        stored["layers.1.input_proj.bias"][3] = float("inf")
+    else:
         stored["embedding.weight.scale"][0] = float("nan")
-        torch.save(stored, broken / "weights.pt")
+    torch.save(stored, broken / "weights.pt")
     for command in (
         ["--model", broken, "the cat"],
         ["--model", broken, "-f", "json", "the cat"],
@@ -277,17 +275,22 @@ def _peak_rss_mb(command: list[str], seconds: float, **keywords) -> tuple[float,
 
 
 @pytest.mark.slow
-def test_endless_lines_are_read_in_bounded_memory(tiny_model_dir):
+def test_endless_lines_are_read_in_bounded_memory_and_endless_nul_bytes_refused_at_once(tiny_model_dir):
+    endless = "import sys\nwhile True: sys.stdout.buffer.write(b'x' * 65536)"  # one line that never ends
     for command in (
-        [*ONPARSE, "--model", str(tiny_model_dir), "--input", "/dev/zero"],
+        [*ONPARSE, "--model", str(tiny_model_dir), "--input", "/dev/stdin"],
         [*ONPARSE, "--model", str(tiny_model_dir)],
     ):
-        with open("/dev/zero", "rb") as zeros:
-            peak, process = _peak_rss_mb(command, 8, stdin=zeros)
+        source = subprocess.Popen([sys.executable, "-c", endless], stdout=subprocess.PIPE)
+        peak, process = _peak_rss_mb(command, 8, stdin=source.stdout)
         alive = process.poll() is None
-        process.kill()
-        process.wait()
+        for started in (process, source):
+            started.kill()
+            started.wait()
         assert alive and peak < 600, peak  # MB: still reading, without holding what it read
+    with open("/dev/zero", "rb") as zeros:  # no text at all: refused in one line, before a line is read
+        refused = subprocess.run([*ONPARSE, "--model", str(tiny_model_dir)], stdin=zeros, capture_output=True, text=True)
+    assert refused.returncode == 2 and "not a text file" in refused.stderr
 
 
 def test_a_huge_line_is_refused_as_it_is_read(tiny_model_dir, tmp_path):

@@ -46,14 +46,12 @@ def input_lines(
         refuse_wide_text(stdin.peek(START)[:START], "stdin")  # its bytes stay to be read
         return read_lines(stdin, limit)
     stream = open(path, "rb")
+    if shard and (not os.path.isfile(path) or (os.path.getsize(path) == 0 and stream.read(1))):
+        raise OSError(
+            0, "--shard splits a file of known size, not a pipe, a device or a file that says it is empty", path
+        )
     refuse_wide_text(stream.peek(START)[:START] if hasattr(stream, "peek") else b"", path)  # a pipe's stay to be read
-    if shard:
-        if not os.path.isfile(path) or (os.path.getsize(path) == 0 and stream.read(1)):
-            raise OSError(
-                0, "--shard splits a file of known size, not a pipe, a device or a file that says it is empty", path
-            )
-        return read_lines(shard_of(stream, *shard), limit)
-    return read_lines(stream, limit)
+    return read_lines(shard_of(stream, *shard) if shard else stream, limit)
 
 
 def line_place(arguments: bool, path: str | None, shard: tuple[int, int] | None) -> str:
@@ -95,11 +93,22 @@ def refuse_wide_text(start: bytes, name: str) -> None:
             f"(iconv -f {found} -t UTF-8) or another encoding of one byte a line break",
             name,
         )
-    if b"\0" in start:
-        raise OSError(0, "not a text file (it holds NUL bytes): give text, one sentence a line", name)
+    if looks_binary(start):
+        raise OSError(0, "not a text file (a binary file?): give text, one sentence a line", name)
 
 
 START = 8192  # the bytes of an input's start that tell its kind (``refuse_wide_text``)
+BINARY_SHARE = 0.1  # of NUL bytes and bytes that are no UTF-8 in an input's start, past which it is no text
+
+
+def looks_binary(start: bytes) -> bool:
+    """Whether an input's first block is no text: a tenth of it NUL bytes or bytes that are no UTF-8 (a program, an
+    image, a compressed file). A stray NUL or a line in another encoding is text with a flaw, parsed around (each
+    such line said and left empty in its place); a start too short to tell is text."""
+    if len(start) < 1024:
+        return False
+    undecodable = start.decode("utf-8", "replace").count("\ufffd")
+    return start.count(0) + undecodable >= BINARY_SHARE * len(start)
 
 
 def read_lines(stream: BinaryIO, limit: int) -> Iterator[bytes | TooLong]:
