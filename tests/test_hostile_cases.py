@@ -289,7 +289,9 @@ def test_endless_lines_are_read_in_bounded_memory_and_endless_nul_bytes_refused_
             started.wait()
         assert alive and peak < 600, peak  # MB: still reading, without holding what it read
     with open("/dev/zero", "rb") as zeros:  # no text at all: refused in one line, before a line is read
-        refused = subprocess.run([*ONPARSE, "--model", str(tiny_model_dir)], stdin=zeros, capture_output=True, text=True)
+        refused = subprocess.run(
+            [*ONPARSE, "--model", str(tiny_model_dir)], stdin=zeros, capture_output=True, text=True
+        )
     assert refused.returncode == 2 and "not a text file" in refused.stderr
 
 
