@@ -1105,3 +1105,20 @@ def test_a_finished_fit_whose_plan_was_edited_for_a_stage_that_is_done_is_refuse
     with pytest.raises(RunFolderError, match=re.escape(f"sections.{family}.{name}")):
         fit(None, out, resume=True)
     assert (out / "model" / "card.json").read_text() == card  # the card names no setting the model never had
+
+
+@pytest.mark.parametrize("lower", ["member-1", "member-3"])
+def test_the_direction_trial_chooses_the_lower_dev_perplexity_and_leaves_the_other_out_of_the_vote(tmp_path, lower):
+    """The rule itself, on two members' cards (a fit that runs it takes minutes: ``test_probes_choose_...``)."""
+    from onparse.fit.runners import direction_stage
+    from onparse.fit.stages import Stage
+
+    readings = {"member-1": "forward", "member-3": "backward"}
+    for name, direction in readings.items():
+        (tmp_path / name / "model").mkdir(parents=True)
+        perplexity = 100.0 if name == lower else 100.5
+        (tmp_path / name / "model" / "card.json").write_text(json.dumps({"selected": {"dev_ppl": perplexity}}))
+        (tmp_path / name / "model" / "config.json").write_text(json.dumps({"reading": {"direction": direction}}))
+    chosen = direction_stage(Stage("directions", members=list(readings), trial=True), tmp_path)
+    assert chosen["chosen"] == {"direction": readings[lower]} and "no gold trees" in chosen["rule"]
+    assert chosen["out_of_the_vote"] == next(name for name in readings if name != lower)

@@ -217,3 +217,28 @@ def test_copies_a_killed_writer_left_are_removed_by_the_next_write_and_a_running
         (inside / "config.json").write_text("{}")
     assert not any(path.exists() for path in abandoned) and running.exists()
     assert target.read_text() == "(X a b)\n" and (folder / "config.json").exists()
+
+
+@pytest.mark.parametrize("stop", [RuntimeError, KeyboardInterrupt])
+def test_a_write_stopped_midway_leaves_the_old_file_whole_and_no_part_of_the_new(tmp_path, stop):
+    from onparse.store.atomic import replacing_file, replacing_folder
+
+    target, folder = tmp_path / "trees.txt", tmp_path / "model"
+    target.write_text("old trees\n")
+    folder.mkdir()
+    (folder / "config.json").write_text("{}")
+    with pytest.raises(stop):
+        with replacing_file(target) as out:
+            out.write("half of the new")
+            out.flush()
+            assert target.read_text() == "old trees\n"  # nothing of the new is at the name while it is written
+            raise stop()
+    with pytest.raises(stop):
+        with replacing_folder(folder) as inside:
+            (inside / "weights.pt").write_bytes(b"half")
+            raise stop()
+    assert target.read_text() == "old trees\n" and [p.name for p in folder.iterdir()] == ["config.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model", "trees.txt"]  # no part file left beside them
+    with replacing_file(target) as out:
+        out.write("new trees\n")
+    assert target.read_text() == "new trees\n"
