@@ -27,7 +27,7 @@ from onparse.text.language import check_language
 # each candidate reading, and the members read as the probe whose trees agree best with the vote of the other probes
 # and the grammar members on the dev text (no gold trees; ``recipe.reading_stage``). A grammar reads the words whatever
 # the ON-LSTMs read, so it referees every reading alike; in English, Chinese and German the rule chose the reading the
-# gold figures would have (experiments/notebook.md).
+# gold figures would have.
 AUTO = "auto"
 
 

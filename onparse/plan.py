@@ -35,7 +35,7 @@ class FitPlan:
     dev_gold: str | None = None  # scored at every stage; chooses nothing unless select_by_gold
     # five: two ON-LSTMs try the directions (--direction auto), a third reads as the better, beside two grammars
     members: int = setting(5, "Members trained from random weights (language models, or grammars: --family).")
-    # distillation rounds reproduced their teacher in every language measured (experiments/notebook.md)
+    # distillation rounds reproduced their teacher in every language measured
     rounds: int = setting(0, "Distillation rounds (each student learns the last ensemble).", minimum=0)
     member_epochs: int | None = setting(
         None,
@@ -121,7 +121,7 @@ class FitPlan:
         option="--family",
         choices=REGISTRY,
     )
-    # a turn more: the German plain fit's model read 51.16 on valid.penn against 50.84 (experiments/notebook.md)
+    # a turn more: the German plain fit's model read 51.16 on valid.penn against 50.84
     more_members: bool | None = setting(
         None,
         "One more member of each family (a turn of --family) beside --members  "
@@ -137,7 +137,7 @@ class FitPlan:
         "vote of the generation before and vote alone; the last generation is the model.",
         minimum=0,
         maximum=20,
-    )  # climbs level off after two or three (experiments/notebook.md)
+    )  # climbs level off after two or three
     # each family's part, by name: its members' shape, reading and update, its students (``Family.section``)
     sections: dict[str, FitSection] = field(default_factory=dict)
     stop_agreement: float = setting(
@@ -244,7 +244,7 @@ class FitPlan:
     def member_seed(self, k: int) -> int:
         """Member ``k``'s seed (from 1): the plan's seed + k - 1, but the direction trial's second member takes the
         first's, so that the pair differs in its direction alone (in English a seed moved a member's dev perplexity
-        by 10, the direction by 0.6: experiments/notebook.md)."""
+        by 10, the direction by 0.6)."""
         trial = self.direction_trial
         return self.seed + (trial[0] if k in trial else k) - 1
 
@@ -253,8 +253,7 @@ class FitPlan:
         """The two ON-LSTM members (from 1) that settle the direction under the AUTO rule, the first reading left to
         right and the second right to left: every other ON-LSTM reads as the one with the lower dev perplexity, and
         the other does not vote (none where the directions are given or the fit has one ON-LSTM). Probes a quarter
-        of a member's size could not tell the directions apart in Chinese, where full members could
-        (experiments/notebook.md)."""
+        of a member's size could not tell the directions apart in Chinese, where full members could."""
         members = self.directed_members()
         return members[:2] if self.directions == [AUTO] and len(members) >= 2 else []
 
@@ -276,7 +275,7 @@ class FitPlan:
     def teacher_right_branching(self) -> float:
         """The share of a teacher's votes the right-branching tree casts: as asked, else HEAD_INITIAL_PRIOR for a
         head-initial language. A grammar student of the English fit's first vote read 58.0 with it against 51.0, the
-        Chinese 34.4 against 44.7 (experiments/notebook.md)."""
+        Chinese 34.4 against 44.7."""
         if self.teacher_prior is not None:
             return self.teacher_prior
         return HEAD_INITIAL_PRIOR if head_initial(self.language) else 0.0

@@ -213,3 +213,17 @@ def test_the_previous_releases_names_for_the_shipped_models_still_import():
     from onparse.store import shipped
 
     assert MODELS == shipped.MODELS and DEFAULT_MODEL == shipped.DEFAULT_MODEL
+
+
+def test_the_product_cites_no_experiment_log_and_the_manual_no_session_or_issue():
+    """A docstring says why; the experiment log keeps the history, and the user docs are a manual, not a diary."""
+    cited = [path.name for path in (ROOT / "onparse").rglob("*.py") if "experiments/" in path.read_text()]
+    diary = re.compile(r"\b(session|issue)s?\b(?! tracker)", re.IGNORECASE)
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    said = [
+        f"{page.name}:{n}"
+        for page in pages
+        for n, line in enumerate(page.read_text().splitlines(), 1)
+        if diary.search(line)
+    ]
+    assert not cited and not said, (cited, said)

@@ -94,7 +94,7 @@ def direction_stage(stage: Stage, out: Path) -> dict:
     each at its point of lowest dev perplexity, the lower perplexity wins; every other ON-LSTM reads in its direction,
     and the other does not vote. A sentence's probability is the same read either way, so the direction a model fits
     better is the one whose bias suits the language: in every pair of full members measured (Chinese, German,
-    English) it was the one whose trees scored better (experiments/notebook.md). Members given
+    English) it was the one whose trees scored better. Members given
     sizes in turn (--hidden-size repeated) compare their sizes too. No gold trees."""
     perplexity = {name: read_json(out / name / "model" / "card.json")["selected"]["dev_ppl"] for name in stage.members}
     best = min(stage.members, key=lambda name: perplexity[name])  # ties: the first, reading left to right

@@ -218,7 +218,7 @@ def is_word_table(shape: tuple[int, ...], word_rows: int | None) -> bool:
     """A matrix with a row per word (an ON-LSTM's embeddings, a grammar's emissions) that packs two to a byte.
 
     A word's row is read alone, so its 16 levels err for that word only; on CTB 30 the Chinese fit's vote read
-    54.73 with its word tables in 4 bits against 54.70 in bf16 (experiments/notebook.md).
+    54.73 with its word tables in 4 bits against 54.70 in bf16.
     """
     return word_rows is not None and len(shape) == 2 and shape[0] == word_rows and shape[1] % 2 == 0
 

@@ -5,10 +5,10 @@ The recipe's reading (about a million tokens a language model, a text of up to t
 words a grammar, a sample of ``plan.sentences`` for the students) is what
 the shipped parsers were measured with; a fit given fewer hours than that
 reads each of them scaled by one factor (never more than the recipe: longer training was not measured to help;
-nor was cutting a grammar's reading less than the rest's: experiments/notebook.md). The cost of each stage is its
+nor was cutting a grammar's reading less than the rest's). The cost of each stage is its
 reading
 over the throughput measured here, times what evaluations and parsing add
-(ratios measured on the shipped fits' records, ``experiments/notebook.md``).
+(ratios measured on the shipped fits' records).
 """
 
 from __future__ import annotations

@@ -60,7 +60,7 @@ VARIED_SIZES = ("embedding_size", "hidden_size", "chunk_size")  # what members m
 MEMBER_TOKENS = 1_000_000
 # ... and a text up to this many times longer is read whole, once, rather than sampled: seed for seed, CTB 29 (1.36 M
 # tokens) read whole made members of dev perplexity 274 and 270 and 46.7 / 45.3 F1, a 1 M-token sample 301 and 300 and
-# 41.4 / 43.7 (experiments/notebook.md)
+# 41.4 / 43.7
 WHOLE_TEXT_RATIO = 2
 
 
@@ -124,7 +124,7 @@ class ONLSTM(Family):
     section = OnlstmSection
     option_prefix, plural, students_plural, unit = "onlstm", "ON-LSTMs", "ON-LSTM students", "tokens"
     refined_in_rounds = True
-    wall = (1.25, 1.25)  # a language model's dev evaluations (experiments/notebook.md)
+    wall = (1.25, 1.25)  # a language model's dev evaluations
     parse_cost = 1 / 3  # parsing a token: no backward pass
     training: ClassVar[dict] = {}
     student_training = STUDENT_TRAINING

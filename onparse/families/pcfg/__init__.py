@@ -17,7 +17,7 @@ SPANS = "spans"  # the one readout: the tree with the most expected constituents
 PCFG_TRAINING = {"lr": 1e-3, "clip": 3.0, "batch_size": 600, "epochs": 10, "default_layer": SPANS}
 # The larger grammar a fit trains where its hours leave time for it (``budget.larger``): in German one read 51.0 on
 # NEGRA valid against 45.8 for the default 30 x 60 in 600-word updates (the shipped model's three: 48.9-50.0 against the
-# plain fit's two default ones, 47.6 and 49.3); in English no better at three times the cost (experiments/notebook.md)
+# plain fit's two default ones, 47.6 and 49.3); in English no better at three times the cost
 LARGER_PCFG = {"nonterminals": 64, "preterminals": 128, "batch_size": 200}
 INDEPENDENT, JOINT = "independent", "joint"  # a grammar's binary productions: left and right apart, or together
 PRODUCTIONS = (INDEPENDENT, JOINT)
@@ -68,16 +68,16 @@ class PcfgConfig:
 
 
 # Words a grammar member reads: five epochs of WSJ 00-20's or CTB 29's sentences of 2-40 words, fifteen of NEGRA's;
-# the members measured were within half a point of their best by then (experiments/notebook.md)
+# the members measured were within half a point of their best by then
 PCFG_TOKENS = 4_000_000
 # Words a larger grammar (LARGER_PCFG) reads: nine epochs of NEGRA's, where the German one that read 51.0 was kept
 LARGER_PCFG_TOKENS = 2_400_000
 # Grammar students a fit trains by default: in English two students of the fit's first vote read 58.8-59.5 alone
-# where the vote read 55.1 (experiments/notebook.md)
+# where the vote read 55.1
 PCFG_STUDENTS = 2
 # The focus of a fit's grammar students (``DistillConfig.focus``): the text's likelihood with every tree weighed by its
 # teacher's voters; against students of the voted tree (same teacher, sample and seed, kept by dev perplexity) +0.76
-# in English and -0.33 in German (experiments/notebook.md)
+# in English and -0.33 in German
 STUDENT_FOCUS = 3.0
 MAX_TRAINING_WORDS = 40  # a grammar learns from sentences of 2 to this many words (Kim, Dyer & Rush, 2019)
 
@@ -181,7 +181,7 @@ class PCFG(Family):
     section = PcfgSection
     option_prefix, plural, students_plural, unit = "grammar", "grammars", "grammar students", "words"
     # its dev perplexity is an inside pass over every dev sentence, four times an epoch: 1.10-1.38 in the plain fits
-    # measured; scoring the dev gold trees too, an MBR parse each time, 1.9 (experiments/notebook.md)
+    # measured; scoring the dev gold trees too, an MBR parse each time, 1.9
     wall = (1.3, 1.9)
     parse_cost = 1.0  # its inside and outside passes
 
@@ -251,7 +251,7 @@ class PCFG(Family):
 
     def students(self, section: PcfgSection, start, seed: int, prefix: str, plan) -> list[tuple[str, dict]]:
         """The base students, focused by the section's ``focus`` (then kept by dev perplexity, the gold-free rule
-        that followed a focused student's gold figure: experiments/notebook.md)."""
+        that followed a focused student's gold figure)."""
         focused = {"focus": section.focus, "select_by": "dev_ppl"} if section.focus else {}
         return [
             (name, {**settings, **focused}) for name, settings in super().students(section, start, seed, prefix, plan)
