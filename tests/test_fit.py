@@ -17,6 +17,7 @@ from onparse.fit.stages import stages
 from onparse.parsing.formats import bracket
 from onparse.parsing.parse import Parser
 from onparse.plan import FitPlan
+from onparse.store import modeldir
 from onparse.training.runfolder import RunFolderError
 
 pytestmark = pytest.mark.slow  # fits, subprocesses, wheels and docs builds: make test, not test-fast
@@ -1122,3 +1123,36 @@ def test_the_direction_trial_chooses_the_lower_dev_perplexity_and_leaves_the_oth
     chosen = direction_stage(Stage("directions", members=list(readings), trial=True), tmp_path)
     assert chosen["chosen"] == {"direction": readings[lower]} and "no gold trees" in chosen["rule"]
     assert chosen["out_of_the_vote"] == next(name for name in readings if name != lower)
+
+
+def test_a_student_collapsed_into_right_branching_trees_is_trained_again_and_one_that_stays_so_does_not_vote(
+    tmp_path, monkeypatch
+):
+    """``collapsed`` stands in for the shape check (its own test: ``test_scoring``): grammar-student-1 collapses
+    while focused, and the ON-LSTM student ``scratch`` parses right-branching whatever it learns."""
+    from onparse.families import PcfgConfig
+    from onparse.fit import runners
+    from onparse.training.runfolder import saved_config
+
+    def collapsed(member, sentences, settings):
+        run = saved_config(member)
+        focused = run.distill is not None and run.distill.focus > 0
+        return (
+            "right-branching" if member.name == "scratch" or (member.name == "grammar-student-1" and focused) else None
+        )
+
+    monkeypatch.setattr(runners, "collapsed", collapsed)
+    grammar = PcfgConfig(vocab_size=60, nonterminals=3, preterminals=4, symbol_size=8)
+    out = tmp_path / "fit"
+    record = fit(
+        tiny_plan(rounds=0, families=["onlstm", "pcfg"], pcfg={"epochs": 1, "batch_size": 50, "model": grammar}), out
+    )
+    entries = {entry["name"]: entry for entry in record["stages"]}
+    assert entries["grammar-student-1"]["collapsed_when_focused"] == "right-branching"
+    assert (
+        saved_config(out / "grammar-student-1").distill.focus == 0
+        and "collapsed_when_focused" not in entries["grammar-student-2"]
+    )
+    assert entries["model"]["left_out"] == {"scratch": "right-branching"}
+    voters = [member.name for member in modeldir.read_ensemble(out / "model").members]
+    assert "scratch" not in voters and "grammar-student-1" in voters and len(voters) == 4

@@ -146,3 +146,22 @@ def test_predictions_are_read_as_utf8_whatever_the_golds_encoding(tmp_path):
     assert json_module.loads(scored.stdout)["sentences"] == 1
     misread = CliRunner().invoke(main, [*common, "--pred-encoding", "latin-1"])
     assert misread.exit_code != 0  # the same file read as latin-1 no longer holds the gold words
+
+
+def test_trees_collapsed_into_one_shape_are_told_without_gold_and_trees_that_follow_their_sentences_are_not():
+    import random
+
+    from onparse.structures.scoring import collapsed_shape
+    from onparse.structures.trees import baseline_spans, binary_tree, spans
+
+    lengths = [4 + k % 9 for k in range(60)]
+    right = [baseline_spans("right_branching", n) for n in lengths]
+    left = [baseline_spans("left_branching", n) for n in lengths]
+    rng = random.Random(0)
+    varied = [spans(binary_tree(n, lambda start, end: rng.randrange(start + 1, end))) for n in lengths]
+    one_a_length = [baseline_spans("balanced", n) for n in lengths]
+    assert collapsed_shape(right, lengths) == "right-branching" and collapsed_shape(left, lengths) == "left-branching"
+    assert collapsed_shape(one_a_length, lengths) == "one tree a length"
+    assert collapsed_shape(varied, lengths) is None
+    mostly = right[:50] + varied[50:]  # five in six right-branching: under the share that says collapsed
+    assert collapsed_shape(mostly, lengths) is None and collapsed_shape(right[:9], lengths[:9]) is None

@@ -3,8 +3,9 @@ entry."""
 
 from __future__ import annotations
 
+import logging
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 from rich.console import Console
@@ -12,16 +13,20 @@ from rich.console import Console
 from onparse.families import layer_from_key, of
 from onparse.fit.records import TimeUp
 from onparse.fit.stages import FINAL, TEACHERS, Stage
-from onparse.parsing.ensemble import build, make_ensemble, reference_agreement, tree_agreement
+from onparse.parsing.ensemble import build, make_ensemble, member_source, reference_agreement, tree_agreement
 from onparse.parsing.evaluate import evaluate_parser
 from onparse.parsing.parse import Parser
 from onparse.plan import FitPlan
 from onparse.settings import Layer, layer_key
-from onparse.store.modeldir import read_json
+from onparse.store.modeldir import read_json, write_json
+from onparse.structures.scoring import collapsed_shape
+from onparse.structures.trees import spans
 from onparse.text.corpus import read_sentences
 from onparse.text.treebank import read_gold
 from onparse.training import distributed, runfolder
 from onparse.training.train import selection_rule
+
+log = logging.getLogger("onparse")
 
 
 def gold_figures(path: Path, gold_path: str, settings: dict, encoding: str = "UTF-8") -> dict:
@@ -40,6 +45,22 @@ def gold_layer(run: Path) -> Layer:
     """The layer (or mean) of best dev F1 at the point a run kept (its gold figures were measured there)."""
     figures = read_json(run / "model" / "card.json")["selected"]["dev_f1_per_layer"]
     return layer_from_key(max(figures, key=figures.get))
+
+
+def collapsed(model: Path, sentences: list, settings: dict) -> str | None:
+    """The one shape a model's trees of the dev text have collapsed into (``scoring.collapsed_shape``), else None.
+    Its card keeps the answer (``dev_shape``), so each vote after it reads it rather than parsing again."""
+    folder = member_source(model).model
+    card_path = folder / "card.json"
+    card = read_json(card_path) if card_path.is_file() else {}
+    if "dev_shape" in card:
+        return card["dev_shape"]
+    parser = Parser.load(folder, **settings)
+    trees = [spans(parser.build(found).tree) for found in parser.distances(sentences)]
+    shape = collapsed_shape(trees, [len(sentence.word_tokens) for sentence in sentences])
+    if card_path.is_file():
+        write_json(card_path, {**card, "dev_shape": shape})
+    return shape
 
 
 def run_stage(
@@ -113,12 +134,16 @@ def ensemble_stage(stage: Stage, plan: FitPlan, out: Path) -> dict:
     path = out / stage.name
     final = stage.name == FINAL  # the fit's model stands alone; the ensembles between name their members in place
     members = [out / name for name in stage.members]
+    dev_sentences = read_sentences([plan.dev], plan.language, plan.encoding, plan.tokenized)
+    shapes = {member.name: collapsed(member, dev_sentences, settings) for member in members}
+    left_out = {name: shape for name, shape in shapes.items() if shape}
+    if left_out and len(left_out) < len(members):  # a model whose trees are one shape does not vote
+        log.warning(f"{stage.name}: left out of the vote, their dev trees one shape: {left_out}")
+        members = [member for member in members if not shapes[member.name]]
+    else:
+        left_out = {}
     gold_layers = [gold_layer(member) for member in members] if plan.select_by_gold else None  # the original protocol
-    sentences = (
-        read_sentences([plan.dev], plan.language, plan.encoding, plan.tokenized)
-        if plan.layer_rule in ("agreement", "consistency")
-        else None
-    )
+    sentences = dev_sentences if plan.layer_rule in ("agreement", "consistency") else None
     prior = plan.teacher_right_branching if stage.name.startswith(TEACHERS) else 0.0  # the ensembles students learn
     votes = plan.right_branching_voter + prior * len(members)
     chosen = build(
@@ -135,6 +160,7 @@ def ensemble_stage(stage: Stage, plan: FitPlan, out: Path) -> dict:
     )
     del chosen["members"]  # every member votes
     entry = {
+        **({"left_out": left_out} if left_out else {}),
         "right_branching_voter": votes,
         **({"teacher_prior": prior} if prior else {}),
         **chosen,
@@ -155,7 +181,6 @@ def ensemble_stage(stage: Stage, plan: FitPlan, out: Path) -> dict:
             dev_f1=gold["with_voter" if entry["right_branching_voter"] else "without_voter"],
         )
     if stage.teacher:  # the climb's gold-free figure: how far this vote moved from the trees its students learnt
-        dev_sentences = read_sentences([plan.dev], plan.language, plan.encoding, plan.tokenized)
         entry["teacher_agreement"] = round(tree_agreement(path, out / stage.teacher, dev_sentences, settings), 2)
     return entry
 
@@ -165,17 +190,34 @@ def training_stage(
 ) -> dict:
     """Train (or resume) a stage's run folder to the end of its schedule; its model/ is the point its rule kept."""
     path = out / stage.name
-    resume = (path / "checkpoint.pt").is_file()  # else stopped before its first checkpoint: start it again
-    remaining = None if deadline is None else (deadline - time.monotonic()) / 60  # past: stop after one step
-    with runfolder.opened(path, resume, True, lambda: stage.config, ranks=ranks):
-        run = runfolder.train(
-            stage.config, path, resume=resume, max_minutes=remaining, console=console, title=stage.name, ranks=ranks
-        )
-    if run.epoch < stage.config.epochs:
-        raise TimeUp(stage.name)
+    run = trained(stage.config, path, deadline, console, stage.name, ranks)
     distributed.wait_for_all()  # every rank reads what rank 0 kept, so later stages agree
     if ranks.main and not plan.keep_evaluations:  # a finished stage is never resumed: its model is what the fit uses
         runfolder.settle(path)
+    focused = runfolder.saved_config(path).distill
+    asked = stage.config.distill
+    retried = (  # a call stopped while it trained a collapsed student again, resumed
+        {"trained_again": "on the teacher's trees (focus 0)"}
+        if asked is not None and asked.focus and focused is not None and not focused.focus
+        else {}
+    )
+    if ranks.main and focused is not None and focused.focus:  # a focused student whose trees collapsed learns the
+        settings = {"device": plan.device, "dtype": plan.dtype}  # teacher's trees instead (no gold tree says so)
+        dev_sentences = read_sentences([plan.dev], plan.language, plan.encoding, plan.tokenized)
+        shape = collapsed(path, dev_sentences, settings)
+        if shape:
+            log.warning(
+                f"{stage.name}: its dev trees collapsed into {shape} trees; trained again on the teacher's trees"
+            )
+            unfocused = replace(
+                stage.config,
+                select_by="dev_f1" if plan.select_by_gold else None,
+                distill=replace(stage.config.distill, focus=0.0, focus_end=None),
+            )
+            run = trained(unfocused, path, deadline, console, stage.name, ranks, again=True)
+            if not plan.keep_evaluations:
+                runfolder.settle(path)
+            retried = {"collapsed_when_focused": shape, "trained_again": "on the teacher's trees (focus 0)"}
     selected = read_json(path / "model" / "card.json")["selected"]
     kept = {key: selected[key] for key in ("epoch", "dev_ppl", "teacher_agreement") if key in selected}
     layer = (
@@ -191,7 +233,24 @@ def training_stage(
         "tokens_seen": run.tokens_seen,
         "tokens_per_second": round(run.tokens_seen / max(run.train_seconds, 1e-9), 1),
         "selected": kept,
-        "model_selection": selection_rule(stage.config),
+        "model_selection": selection_rule(runfolder.saved_config(path)),
         "reads": reads,
         **figures,
+        **retried,
     }
+
+
+def trained(
+    config, path: Path, deadline: float | None, console: Console, title: str, ranks: distributed.Ranks, again=False
+):
+    """A stage's run trained (or resumed) to the end of its schedule, or afresh over the run it replaces
+    (``again``); TimeUp when the deadline comes first."""
+    resume = not again and (path / "checkpoint.pt").is_file()  # else stopped before its first checkpoint: afresh
+    remaining = None if deadline is None else (deadline - time.monotonic()) / 60  # past: stop after one step
+    with runfolder.opened(path, resume, True, lambda: config, ranks=ranks) as config:
+        run = runfolder.train(
+            config, path, resume=resume, max_minutes=remaining, console=console, title=title, ranks=ranks
+        )
+    if run.epoch < config.epochs:
+        raise TimeUp(title)
+    return run

@@ -207,3 +207,31 @@ def score_predictions(
         "baselines": baseline_scores(sentences),
         "protocol": PROTOCOL,
     }
+
+
+COLLAPSED_SHARE = 0.9  # of a model's trees of one shape past which it has collapsed into that shape
+SHAPE_WORDS = 4  # the shortest sentence whose tree tells a shape (up to three words, few trees are possible)
+SHAPE_SENTENCES = 10  # the fewest such sentences that tell it
+
+
+def collapsed_shape(trees: Sequence[Iterable[Span]], lengths: Sequence[int]) -> str | None:
+    """The one shape a model's trees have collapsed into, without gold trees: right- or left-branching, or one tree
+    for every sentence of a length (``COLLAPSED_SHARE`` of the sentences of ``SHAPE_WORDS`` words or more); None for
+    trees that follow their sentences. A focused grammar student has collapsed into right-branching trees in a
+    language none of us knew, and voted its model below the vote that taught it; a vote keeps such a model out."""
+    telling = [(frozenset(scored_spans(tree, n)), n) for tree, n in zip(trees, lengths) if n >= SHAPE_WORDS]
+    if len(telling) < SHAPE_SENTENCES:
+        return None
+    for name in ("right_branching", "left_branching"):
+        same = sum(tree == scored_spans(baseline_spans(name, n), n) for tree, n in telling)
+        if same >= COLLAPSED_SHARE * len(telling):
+            return name.replace("_", "-")
+    by_length: dict[int, list[frozenset]] = {}
+    for tree, n in telling:
+        by_length.setdefault(n, []).append(tree)
+    shared = [group for group in by_length.values() if len(group) > 1]  # a length one sentence has tells nothing
+    counted = sum(map(len, shared))
+    modal = sum(max(group.count(tree) for tree in group) for group in shared)
+    if counted >= SHAPE_SENTENCES and modal >= COLLAPSED_SHARE * counted:
+        return "one tree a length"
+    return None
