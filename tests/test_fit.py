@@ -1156,3 +1156,78 @@ def test_a_student_collapsed_into_right_branching_trees_is_trained_again_and_one
     assert entries["model"]["left_out"] == {"scratch": "right-branching"}
     voters = [member.name for member in modeldir.read_ensemble(out / "model").members]
     assert "scratch" not in voters and "grammar-student-1" in voters and len(voters) == 4
+
+
+def anytime_member(out: Path, name: str, seed: int) -> Path:
+    """A finished member's run folder: its model, its history."""
+    from conftest import tiny_model
+
+    model, vocab = tiny_model(seed)
+    modeldir.save(out / name / "model", model, vocab, default_layer=2)
+    (out / name / "history.jsonl").write_text("")
+    return out / name
+
+
+def test_out_model_is_the_best_so_far_replaced_only_where_the_rule_says_better_and_never_half_written(
+    tmp_path, monkeypatch
+):
+    from dataclasses import replace
+
+    from onparse.fit.anytime import publish, published
+    from onparse.fit.stages import Stage
+    from onparse.parsing import ensemble as ensembles
+
+    config = stages(tiny_plan(), tmp_path)[0].config
+    members = [Stage(f"member-{k}", config) for k in (1, 2, 3)]
+    grammar = Stage("member-4", replace(config, family="pcfg"))
+    vote = Stage("ensemble-1", members=["member-1", "member-2", "member-3", "member-4"])
+    settled = [*members, grammar, vote, Stage("model", members=["ensemble-1"])]
+    for k in (1, 2, 3, 4):
+        anytime_member(tmp_path, f"member-{k}", k)
+
+    def entry(ppl: float) -> dict:
+        return {"reads": "words, forward", "selected": {"dev_ppl": ppl}}
+
+    done: set[str] = set()
+    steps = [(members[0], entry(200.0)), (members[1], entry(250.0)), (grammar, entry(10.0)), (members[2], entry(150.0))]
+    for stage, found in steps:
+        done.add(stage.name)
+        publish(tmp_path, stage, found, settled, done, 0.0)
+        if stage.name == "member-1":
+            assert published(tmp_path)["stage"] == "member-1" and Parser.load(tmp_path / "model").parse("the cat sat")
+            assert "ensemble-1" in published(tmp_path)["still_to_come"]
+    assert published(tmp_path)["stage"] == "member-3"  # lower perplexity, like with like; the grammar is not like
+    modeldir.save_ensemble(tmp_path / "ensemble-1", [tmp_path / "member-1" / "model", tmp_path / "member-2" / "model"])
+    copies = []
+
+    def failing_copy(source, target):  # the machine stops halfway through the new copy
+        copies.append(target)
+        if len(copies) == 2:
+            raise KeyboardInterrupt
+        return modeldir.copy_model(source, target)
+
+    monkeypatch.setattr(ensembles.modeldir, "copy_model", failing_copy)
+    with pytest.raises(KeyboardInterrupt):
+        publish(tmp_path, vote, {}, settled, done | {"ensemble-1"}, 0.0)
+    assert published(tmp_path)["stage"] == "member-3" and Parser.load(tmp_path / "model").parse("the cat sat")
+    assert not [path for path in tmp_path.iterdir() if path.name.startswith(".model")]  # no part left beside it
+    monkeypatch.undo()
+    publish(tmp_path, vote, {}, settled, done | {"ensemble-1"}, 0.0)
+    assert published(tmp_path)["stage"] == "ensemble-1" and len(modeldir.read_ensemble(tmp_path / "model").members) == 2
+
+
+def test_a_fit_stopped_after_its_first_member_leaves_that_member_as_its_parser_and_says_where(tmp_path):
+    out = tmp_path / "fit"
+
+    def stop(name: str) -> None:
+        if name == "member-1":
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        fit(tiny_plan(), out, stage_done=stop)
+    card = json.loads((out / "model" / "card.json").read_text())
+    assert card["anytime"]["stage"] == "member-1" and "member-2" in card["anytime"]["still_to_come"]
+    assert Parser.load(out / "model").parse("the cat sat on the mat").tokens
+    from onparse.commands.training import best_so_far
+
+    assert best_so_far(out) == f"; the best model so far (member-1) is in {out / 'model'}"

@@ -3,6 +3,7 @@ folder and last line, and what a stop early says (one line, the way to continue,
 
 from __future__ import annotations
 
+import json
 import signal
 import threading
 from collections.abc import Iterator
@@ -56,11 +57,15 @@ def training_errors(command: str, out_dir: Path) -> Iterator[None]:
         with library_errors(runfolder.RunFolderError), signals_interrupt():
             yield
     except TimeUp as stop:
-        fail(f"--hours reached in stage {stop} (checkpointed): continue with {resume}", 3, kind="stopped")
+        fail(
+            f"--hours reached in stage {stop} (checkpointed){best_so_far(out_dir)}; continue with {resume}",
+            3,
+            kind="stopped",
+        )
     except runfolder.Interrupted as stop:
-        fail(f"interrupted by {stop}; {how_to_continue(out_dir, resume)}", 130)
+        fail(f"interrupted by {stop}{best_so_far(out_dir)}; {how_to_continue(out_dir, resume)}", 130)
     except KeyboardInterrupt:  # Ctrl-C outside a training loop (a teacher's parse, a stage's set-up)
-        fail(f"interrupted by SIGINT; {how_to_continue(out_dir, resume)}", 130)
+        fail(f"interrupted by SIGINT{best_so_far(out_dir)}; {how_to_continue(out_dir, resume)}", 130)
 
 
 def how_to_continue(out_dir: Path, resume: str) -> str:
@@ -68,6 +73,18 @@ def how_to_continue(out_dir: Path, resume: str) -> str:
     if any((out_dir / name).is_file() for name in ("config.json", "fit.json")):
         return f"continue with: {resume}"
     return "it had written nothing: run the command again"
+
+
+def best_so_far(out_dir: Path) -> str:
+    """Where a stopped run's or fit's best model so far is (``OUT/model``, a fit's naming the stage it is), if any."""
+    from onparse.fit.anytime import ANYTIME
+
+    model = out_dir / "model"
+    if not (model / "config.json").is_file():
+        return ""
+    card = model / "card.json"
+    stage = json.loads(card.read_text()).get(ANYTIME, {}).get("stage") if card.is_file() else None
+    return f"; the best model so far{f' ({stage})' if stage else ''} is in {model}"
 
 
 @contextmanager

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from onparse.fit.anytime import publish
 from onparse.fit.card import write_card
 from onparse.fit.records import check_hand_edits, check_stages_done, count_killed_call, read_record, write_record
 from onparse.fit.runners import run_stage, unused_after
@@ -174,6 +175,10 @@ def fit(
                 plan = FitPlan.from_dict(read_record(out)["plan"])
         if ranks.main:
             log.info(stage_line(entry), extra={"record": entry})
+            now = publish(out, stage, entry, settled, {e["name"] for e in record["stages"]}, plan.right_branching_voter)
+            if now:
+                to_come = len(now["still_to_come"])
+                log.info(f"{out / FINAL} is now {stage.name}, the best parser so far ({to_come} stages to come)")
         if stage_done:
             stage_done(stage.name)
     if ranks.main:
