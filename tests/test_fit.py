@@ -31,6 +31,17 @@ DEV = [line for line in (EXAMPLES / "dev.txt").read_text().splitlines() if line.
 TINY_ONLSTM = OnlstmConfig(vocab_size=60, embedding_size=16, hidden_size=24, n_layers=3, chunk_size=4)
 
 
+@pytest.fixture(autouse=True)
+def tiny_models_vote_whatever_their_shape(monkeypatch):
+    """The tiny models these fits train in seconds parse the toy text in one shape (most of them right-branching),
+    which the shape check would leave out of every vote: it stands aside here, and has tests of its own
+    (``test_scoring``, ``test_a_models_collapsed_shape_is_read_once_and_kept_in_its_card``, and the student test
+    below that sets it)."""
+    from onparse.fit import runners
+
+    monkeypatch.setattr(runners, "collapsed", lambda member, sentences, settings: None)
+
+
 def tiny_plan(onlstm: dict | None = None, pcfg: dict | None = None, **changes) -> FitPlan:
     """A plan of two tiny ON-LSTMs, with ``changes`` and each family's section changed as given."""
     settings = dict(
@@ -1231,3 +1242,18 @@ def test_a_fit_stopped_after_its_first_member_leaves_that_member_as_its_parser_a
     from onparse.commands.training import best_so_far
 
     assert best_so_far(out) == f"; the best model so far (member-1) is in {out / 'model'}"
+
+
+def test_a_models_collapsed_shape_is_read_once_and_kept_in_its_card(tmp_path, monkeypatch):
+    from onparse.fit import runners
+    from onparse.text.corpus import read_sentences
+
+    monkeypatch.undo()  # the check itself, not the stand-in the other tests use
+    collapsed = runners.collapsed
+    member = anytime_member(tmp_path, "member-1", 0)
+    sentences = read_sentences([str(EXAMPLES / "dev.txt")], "en")
+    shape = collapsed(member, sentences, {"device": "cpu", "dtype": "fp32"})
+    card = json.loads((member / "model" / "card.json").read_text())
+    assert card["dev_shape"] == shape and shape in (None, "right-branching", "left-branching", "one tree a length")
+    monkeypatch.setattr(runners, "Parser", None)  # read from the card, not parsed again
+    assert collapsed(member, sentences, {"device": "cpu", "dtype": "fp32"}) == shape

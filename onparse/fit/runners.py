@@ -58,8 +58,7 @@ def collapsed(model: Path, sentences: list, settings: dict) -> str | None:
     parser = Parser.load(folder, **settings)
     trees = [spans(parser.build(found).tree) for found in parser.distances(sentences)]
     shape = collapsed_shape(trees, [len(sentence.word_tokens) for sentence in sentences])
-    if card_path.is_file():
-        write_json(card_path, {**card, "dev_shape": shape})
+    write_json(card_path, {**card, "dev_shape": shape})
     return shape
 
 
