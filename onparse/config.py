@@ -158,6 +158,14 @@ class TrainConfig:
     dtype: str = setting(AUTO_DTYPE, DTYPE_HELP, choices=DTYPE_CHOICES)
     device: str = setting("cpu", "torch device, e.g. cuda.", kind=str)
     evals_per_epoch: int = setting(1, "Dev evaluations (perplexity, F1, a saved model) per epoch, evenly spread.")
+    patience: float | None = setting(
+        None,
+        "Stop once the dev figure the run keeps its model by has not bettered for this many passes over the "
+        "training text (early stopping; 0.5: half a pass)  [default: every epoch of the schedule].",
+        kind=float,
+        minimum=0.01,
+        maximum=1000,
+    )
     default_layer: Layer = 2  # the paper's layer, written into the model directories; a student learns its trees there
     language: str = setting(
         "en",
@@ -200,6 +208,8 @@ class TrainConfig:
                     + (f" of at least {least}" if least is not None else "")
                     + f", not {value!r:.40}"
                 )
+        if self.patience is not None and (type(self.patience) not in (int, float) or not 0 < self.patience < 1e6):
+            raise ValueError(f"patience must be a number of passes over the text above 0, not {self.patience!r:.40}")
         for name, low, high in (
             ("lr", 0, None),
             ("min_lr_ratio", 0, 1),

@@ -45,6 +45,7 @@ class FitPlan:
         kind=int,
     )  # as given: the fit settles each family's in its section
     evals_per_epoch: int = setting(4, "Dev evaluations (perplexity, agreement, a saved model) per epoch of each run.")
+    patience: float | None = setting_of(TrainConfig, "patience")  # every training stage's
     sentences: int = setting_of(DistillConfig, "sentences")  # each teacher's
     student_batch_size: int = STUDENT_TRAINING["batch_size"]  # sentences per distillation update
     finetune_passes: int = 1

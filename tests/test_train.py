@@ -218,3 +218,20 @@ def test_a_text_file_of_bracketed_trees_is_refused_naming_the_suffix_that_reads_
     text = tmp_path / "text.txt"
     text.write_text("(Reuters) Stocks fell (sharply).\nThe cat sat.\n")
     assert len(read_sentences([str(text)])) == 2
+
+
+@pytest.mark.parametrize("patience", [0.4, 1.0, None])
+def test_a_run_whose_dev_figure_stops_bettering_stops_after_its_patience_in_passes(corpus, patience):
+    config = tiny_config(corpus, dev=str(corpus), evals_per_epoch=2, epochs=6, patience=patience)
+    trainer = make_trainer(config)
+    figures = iter([100.0, 90.0] + [95.0 + k for k in range(20)])  # best at the end of the first pass, then worse
+    trainer.dev = lambda model, dtype: {"dev_ppl": next(figures)}
+    points = [event.record["epoch"] for event in trainer.steps() if isinstance(event, Evaluation)]
+    assert trainer.run.done(config) and trainer.run.stopped_early == (patience is not None)
+    if patience is None:
+        assert points[-1] == 6.0  # the whole schedule
+    else:  # the first evaluation a patience past the best
+        assert points[-1] - 1.0 >= patience > points[-2] - 1.0 and points[-1] < 6.0
+    resumed = make_trainer(config)
+    resumed.restore(trainer.checkpoint())  # a stopped run resumed is done: nothing more to train
+    assert not list(resumed.steps())

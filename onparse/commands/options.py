@@ -42,7 +42,16 @@ class Sections(click.Command):
 FIT_SECTIONS = {  # fit --help: what every fit names first, then the rest by family and stage
     "What to fit": ("train_paths", "dev", "out_dir", "language", "hours", "resume", "dev_gold"),
     "The text": ("encoding", "tokenized"),
-    "Members": ("families", "members", "more_members", "rounds", "member_epochs", "evals_per_epoch", "seed"),
+    "Members": (
+        "families",
+        "members",
+        "more_members",
+        "rounds",
+        "member_epochs",
+        "evals_per_epoch",
+        "patience",
+        "seed",
+    ),
     "ON-LSTM members": (
         "embedding_size",
         "hidden_size",

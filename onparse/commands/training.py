@@ -150,6 +150,8 @@ def run_training(
     if not ranks.main:
         return
     done = f"trained {run.epoch} epochs, {run.tokens_seen:,} tokens, {run.train_seconds / 60:.1f} min"
+    if run.stopped_early:
+        done += f" (stopped early: no better dev figure for {config.patience:g} passes)"
     if run.history:
         click.echo(f"{done}; best model ({selection_rule(config)}) in {out_dir / 'model'}")
     else:
@@ -196,7 +198,7 @@ train_options = declared(  # onparse train
         help=f"Epochs in the schedule  [default: {TrainConfig.epochs}, a grammar "
         f"{PCFG_TRAINING['epochs']}; with --resume, the run's own].",
     ),
-    options_of(TrainConfig, "evals_per_epoch"),
+    options_of(TrainConfig, "evals_per_epoch", "patience"),
     options_of(OnlstmConfig, *MODEL_SIZES, "vocab_size"),
     options_of(PcfgConfig, *PCFG_SIZES),
     click.option(
@@ -252,6 +254,7 @@ distill_options = declared(  # onparse distill
         show_default=True,
         help="Dev evaluations (perplexity, agreement with the teacher, a saved model) per pass.",
     ),
+    options_of(TrainConfig, "patience"),
     options_of(DistillConfig, *DISTILL_OPTIONS[:3]),
     click.option(
         "--batch-size",
@@ -313,7 +316,7 @@ fit_options = declared(  # onparse fit
         for family in REGISTRY.values()
     ),
     options_of(PcfgConfig, "nonterminals", "preterminals", prefix=STUDENT_PREFIX),
-    options_of(FitPlan, "generations", "stop_agreement", "evals_per_epoch"),
+    options_of(FitPlan, "generations", "stop_agreement", "evals_per_epoch", "patience"),
     right_branching_options("in every ensemble"),
     options_of(
         FitPlan,

@@ -250,6 +250,6 @@ def trained(
         run = runfolder.train(
             config, path, resume=resume, max_minutes=remaining, console=console, title=title, ranks=ranks
         )
-    if run.epoch < config.epochs:
+    if not run.done(config):
         raise TimeUp(title)
     return run

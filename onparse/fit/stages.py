@@ -85,6 +85,7 @@ def stages(plan: FitPlan, out: Path, record: dict | None = None) -> list[Stage]:
         dtype=plan.dtype,
         device=plan.device,
         evals_per_epoch=plan.evals_per_epoch,
+        patience=plan.patience,
         select_by=select,
         keep_evaluations=plan.keep_evaluations,
     )

@@ -67,6 +67,12 @@ class RunState:
     tokens_seen: int = 0
     best: float | None = None  # the best value of the run's selection figure so far
     history: list[dict] = field(default_factory=list)
+    best_epoch: float = 0.0  # where the text read stood at the best value (``patience`` counts from there)
+    stopped_early: bool = False  # the dev figure stopped bettering for the run's patience: the run is done
+
+    def done(self, config: TrainConfig) -> bool:
+        """Whether the run has ended: every epoch of the schedule trained, or stopped early."""
+        return self.epoch >= config.epochs or self.stopped_early
 
 
 @dataclass
@@ -209,7 +215,7 @@ class Trainer:
             run.batch in points and run.batch < self.batches_per_epoch and not evaluated
         ):  # stopped between an update and its evaluation
             yield self._evaluate(epoch_end=False)
-        while run.epoch < config.epochs:
+        while not run.done(config):
             while run.batch < self.batches_per_epoch:
                 started = time.monotonic()
                 for group in self.optimizer.param_groups:
@@ -228,6 +234,8 @@ class Trainer:
                 yield Step(loss.item(), tokens, seconds, parts)
                 if run.batch in points and run.batch < self.batches_per_epoch:
                     yield self._evaluate(epoch_end=False)
+                    if run.stopped_early:
+                        return
             run.epoch, run.batch = run.epoch + 1, 0
             objective.new_epoch()
             yield self._evaluate(epoch_end=True)
@@ -255,7 +263,12 @@ class Trainer:
         higher = SELECTIONS[config.selection]
         best = value is None or run.best is None or (value >= run.best if higher else value <= run.best)
         if value is not None and best:
-            run.best = value
+            run.best, run.best_epoch = value, epoch
+        run.stopped_early = (
+            config.patience is not None and value is not None and epoch - run.best_epoch >= config.patience
+        )
+        if run.stopped_early:
+            record["stopped_early"] = f"no better {config.selection} for {epoch - run.best_epoch:g} passes"
         run.history.append(record)
         return Evaluation(record, best, epoch_end)
 
