@@ -736,7 +736,7 @@ def test_each_generation_learns_the_vote_before_it_with_seeds_of_its_own(tmp_pat
     assert "generation-0" not in [s.name for s in stages(climbing_plan(generations=0), tmp_path)]
     with pytest.raises(ValueError, match="generations at least 0"):
         climbing_plan(generations=-1).check()
-    with pytest.raises(ValueError, match="ask for grammar students"):
+    with pytest.raises(ValueError, match="shape the grammar students: ask for some too"):
         climbing_plan(pcfg={"students": 0, "student_model": larger.sections["pcfg"].student_model}).check()
 
 
