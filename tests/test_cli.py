@@ -339,3 +339,10 @@ def test_onparse_help_lists_the_options_of_parsing_that_its_messages_name():
     parsing = text.split("Parse options", 1)[1]
     assert all(option in parsing for option in ("--model", "--max-words", "--sentences", "--format"))
     assert "SENTENCES" not in parsing and "--help" not in parsing
+
+
+def test_lines_split_into_sentences_where_asked_say_nothing_of_several_sentences(run, caplog):
+    with caplog.at_level("WARNING", logger="onparse"):
+        result = run("--sentences", input="The cat sat. The dog sat.\n")
+    assert result.exit_code == 0 and len(result.stdout.splitlines()) == 2
+    assert not [record for record in caplog.records if "several sentences" in record.getMessage()]

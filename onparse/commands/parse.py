@@ -53,9 +53,10 @@ def parse_to_output(
 
     parser = load_parser(model, layer, tokenizes=not tokenized, **settings)
     if split:
+        from onparse.text.language import tokenizer
         from onparse.text.sentences import split_lines
 
-        lines = split_lines(lines, str.split if tokenized else parser.tokenize)
+        lines = split_lines(lines, str.split if tokenized else tokenizer(parser.language))
     interactive = not from_arguments and input_path in (None, "-") and sys.stdin.isatty()
     # a progress bar where a person waits on a terminal while lines go to a file or a pipe
     watched = (

@@ -337,17 +337,18 @@ class Parser:
             attach_punctuation(built.tree, positions, len(tokens)),
         )
 
-    def _note_text(self, tokens: Sequence[str]) -> None:
-        """A warning, once each, for text the model will read other than the user meant: a line that holds several
-        sentences (parsed as one tree), and a word written in a script without spaces (Thai, Japanese) reaching a
-        model of a language written with them, where the whole run of it is one unknown word."""
-        if "sentences" not in self._warned and sentence_starts(tokens):
+    def _note_sentences(self, tokens: Sequence[str]) -> None:
+        """A warning, once, where a line of raw text holds several sentences: it is parsed as one tree."""
+        if "sentences" not in self._warned and (starts := sentence_starts(tokens)):
             self._warned.add("sentences")
             log.warning(
-                "onparse: a line holds several sentences (one ends before "
-                f"{tokens[sentence_starts(tokens)[0]]!r}): each line is parsed as one sentence; --sentences "
-                "(onparse.text.sentences.split_sentences in the library) splits them"
+                f"onparse: a line holds several sentences (one ends before {tokens[starts[0]]!r}): each line is parsed "
+                "as one sentence; --sentences (onparse.text.sentences.split_sentences in the library) splits them"
             )
+
+    def _note_text(self, tokens: Sequence[str]) -> None:
+        """A warning, once, where a word written in a script without spaces (Thai, Japanese) reaches a model of a
+        language written with them: the whole run of it is one unknown word."""
         if "script" not in self._warned and not written_without_spaces(self.language):
             script = next((found for token in tokens if len(token) > 1 and (found := unspaced_script(token))), None)
             if script:
@@ -491,4 +492,6 @@ class Parser:
 
     def tokenize(self, text: str) -> list[str]:
         """One sentence as tokens, split as the model's training text was (``onparse.text.language``)."""
-        return tokenizer(self.language)(text)
+        tokens = tokenizer(self.language)(text)
+        self._note_sentences(tokens)
+        return tokens
