@@ -18,7 +18,7 @@ lint:  ## ruff: the style (120 columns) and the lint rules in pyproject.toml
 	$(PYTHON) -m ruff format --check .
 
 test: lint  ## everything; data-backed checks skip when $(PTB) is absent
-	$(PYTHON) -m pytest -q
+	$(PYTHON) -m pytest -q --durations=15
 
 test-models:  ## every shipped model parses its dev trees to its card's figures, recorded in tests/fixtures/checked_models.json (before shipping a model; make test checks only models changed since)
 	ONPARSE_CHECK_MODELS=all $(PYTHON) -m pytest -q tests/test_data.py -k reproduces

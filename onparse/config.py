@@ -193,7 +193,9 @@ class TrainConfig:
 
     def check(self) -> None:
         """ValueError naming the first setting of a wrong type or out of range (a damaged or hand-edited
-        config.json)."""
+        config.json).
+
+        Long: one check per setting, in the order a run reads them."""
         if not isinstance(self.train, list) or not all(isinstance(path, str) and path for path in self.train):
             raise ValueError(f"train must be a list of paths, not {self.train!r:.60}")
         for name in ("dev", "dev_gold"):
