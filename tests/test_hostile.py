@@ -239,7 +239,9 @@ def test_junk_lines_keep_their_places(tiny_model_dir):
 
 
 @pytest.mark.slow
-def test_a_200000_line_stream_stays_aligned_in_flat_memory(tiny_model_dir, tmp_path):
+def test_a_40000_line_stream_stays_aligned_in_flat_memory(tiny_model_dir, tmp_path):
+    """Forty thousand lines held whole would take some 200 MB more (their parses), far past the 100 MB allowed."""
+
     def peak_mb(count: int) -> tuple[float, list[str]]:
         source = tmp_path / f"{count}.txt"
         source.write_text("".join("the cat sat\n" if k % 7 else "\n" for k in range(count)))
@@ -259,8 +261,8 @@ def test_a_200000_line_stream_stays_aligned_in_flat_memory(tiny_model_dir, tmp_p
         return int(done.stderr.strip().splitlines()[-1]) / 1024, done.stdout.split("\n")[:-1]
 
     small, _ = peak_mb(2_000)
-    large, out = peak_mb(200_000)
-    assert len(out) == 200_000
+    large, out = peak_mb(40_000)
+    assert len(out) == 40_000
     assert all((line == "") == (k % 7 == 0) for k, line in enumerate(out))
     assert large < small + 100  # MB: the stream is never held whole
 

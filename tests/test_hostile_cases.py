@@ -208,12 +208,12 @@ def test_a_run_stopped_before_its_first_evaluation_claims_no_model(tmp_path):
 @pytest.mark.parametrize("fmt", ["bracket", "mrg", "json", "pretty"])
 @pytest.mark.slow
 def test_sentences_deeper_than_the_recursion_limit(tiny_model_dir, tiny_ensemble_dir, fmt):
-    sentence = " ".join(["the cat sat on the mat"] * 250)  # 1,500 words
-    for model in (tiny_model_dir, tiny_ensemble_dir):
+    sentence = " ".join(["the cat sat on the mat"] * 170)  # 1,020 words: past Python's 1,000 frames
+    for model in (tiny_model_dir, tiny_ensemble_dir) if fmt == "bracket" else (tiny_model_dir,):  # a vote is cubic
         result = run("--model", model, "--max-words", "2000", "-f", fmt, sentence)
         assert result.exit_code == 0, result.output
         no_traceback(result)
-        assert result.stdout.count("mat") >= 250
+        assert result.stdout.count("mat") >= 170
 
 
 def test_a_flat_gold_tree_of_a_thousand_words(tmp_path):
