@@ -240,7 +240,7 @@ def test_junk_lines_keep_their_places(tiny_model_dir):
 
 @pytest.mark.slow
 def test_a_40000_line_stream_stays_aligned_in_flat_memory(tiny_model_dir, tmp_path):
-    """Forty thousand lines held whole would take some 200 MB more (their parses), far past the 100 MB allowed."""
+    """A stream twenty times longer than another parses in the other's memory, give or take 100 MB."""
 
     def peak_mb(count: int) -> tuple[float, list[str]]:
         source = tmp_path / f"{count}.txt"
