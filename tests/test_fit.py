@@ -1255,5 +1255,5 @@ def test_a_models_collapsed_shape_is_read_once_and_kept_in_its_card(tmp_path, mo
     shape = collapsed(member, sentences, {"device": "cpu", "dtype": "fp32"})
     card = json.loads((member / "model" / "card.json").read_text())
     assert card["dev_shape"] == shape and shape in (None, "right-branching", "left-branching", "one tree a length")
-    monkeypatch.setattr(runners, "Parser", None)  # read from the card, not parsed again
+    monkeypatch.setattr(runners, "model_trees", None)  # read from the card, not parsed again
     assert collapsed(member, sentences, {"device": "cpu", "dtype": "fp32"}) == shape

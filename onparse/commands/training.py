@@ -82,8 +82,10 @@ def best_so_far(out_dir: Path) -> str:
     model = out_dir / "model"
     if not (model / "config.json").is_file():
         return ""
-    card = model / "card.json"
-    stage = json.loads(card.read_text()).get(ANYTIME, {}).get("stage") if card.is_file() else None
+    try:  # a message on the way out: a card that does not read names no stage
+        stage = json.loads((model / "card.json").read_text()).get(ANYTIME, {}).get("stage")
+    except (OSError, ValueError, AttributeError):
+        stage = None
     return f"; the best model so far{f' ({stage})' if stage else ''} is in {model}"
 
 

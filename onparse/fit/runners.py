@@ -13,14 +13,20 @@ from rich.console import Console
 from onparse.families import layer_from_key, of
 from onparse.fit.records import TimeUp
 from onparse.fit.stages import FINAL, TEACHERS, Stage
-from onparse.parsing.ensemble import build, make_ensemble, member_source, reference_agreement, tree_agreement
+from onparse.parsing.ensemble import (
+    build,
+    make_ensemble,
+    member_source,
+    model_trees,
+    reference_agreement,
+    tree_agreement,
+)
 from onparse.parsing.evaluate import evaluate_parser
 from onparse.parsing.parse import Parser
 from onparse.plan import FitPlan
 from onparse.settings import Layer, layer_key
 from onparse.store.modeldir import read_json, write_json
 from onparse.structures.scoring import collapsed_shape
-from onparse.structures.trees import spans
 from onparse.text.corpus import read_sentences
 from onparse.text.treebank import read_gold
 from onparse.training import distributed, runfolder
@@ -55,8 +61,7 @@ def collapsed(model: Path, sentences: list, settings: dict) -> str | None:
     card = read_json(card_path) if card_path.is_file() else {}
     if "dev_shape" in card:
         return card["dev_shape"]
-    parser = Parser.load(folder, **settings)
-    trees = [spans(parser.build(found).tree) for found in parser.distances(sentences)]
+    trees = model_trees(folder, sentences, settings)
     shape = collapsed_shape(trees, [len(sentence.word_tokens) for sentence in sentences])
     write_json(card_path, {**card, "dev_shape": shape})
     return shape
@@ -193,8 +198,8 @@ def training_stage(
     distributed.wait_for_all()  # every rank reads what rank 0 kept, so later stages agree
     if ranks.main and not plan.keep_evaluations:  # a finished stage is never resumed: its model is what the fit uses
         runfolder.settle(path)
-    focused = runfolder.saved_config(path).distill
-    asked = stage.config.distill
+    saved = runfolder.saved_config(path)
+    focused, asked = saved.distill, stage.config.distill
     retried = (  # a call stopped while it trained a collapsed student again, resumed
         {"trained_again": "on the teacher's trees (focus 0)"}
         if asked is not None and asked.focus and focused is not None and not focused.focus
@@ -213,7 +218,7 @@ def training_stage(
                 select_by="dev_f1" if plan.select_by_gold else None,
                 distill=replace(stage.config.distill, focus=0.0, focus_end=None),
             )
-            run = trained(unfocused, path, deadline, console, stage.name, ranks, again=True)
+            run, saved = trained(unfocused, path, deadline, console, stage.name, ranks, again=True), unfocused
             if not plan.keep_evaluations:
                 runfolder.settle(path)
             retried = {"collapsed_when_focused": shape, "trained_again": "on the teacher's trees (focus 0)"}
@@ -232,7 +237,7 @@ def training_stage(
         "tokens_seen": run.tokens_seen,
         "tokens_per_second": round(run.tokens_seen / max(run.train_seconds, 1e-9), 1),
         "selected": kept,
-        "model_selection": selection_rule(runfolder.saved_config(path)),
+        "model_selection": selection_rule(saved),
         "reads": reads,
         **figures,
         **retried,

@@ -350,7 +350,8 @@ class Parser:
         """A warning, once, where a word written in a script without spaces (Thai, Japanese) reaches a model of a
         language written with them: the whole run of it is one unknown word."""
         if "script" not in self._warned and not written_without_spaces(self.language):
-            script = next((found for token in tokens if len(token) > 1 and (found := unspaced_script(token))), None)
+            beyond_ascii = (token for token in tokens if not token.isascii() and len(token) > 1)  # a cheap test first
+            script = next((found for token in beyond_ascii if (found := unspaced_script(token))), None)
             if script:
                 self._warned.add("script")
                 log.warning(
