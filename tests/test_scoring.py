@@ -59,6 +59,25 @@ def test_sentence_and_corpus_f1_and_label_recall():
     p, r = 3 / 6, 3 / 5
     assert result["corpus_f1"] == pytest.approx(100 * 2 * p * r / (p + r))
     assert result["label_recall"] == pytest.approx({"NP": 100 / 3, "VP": 100.0, "PP": 100.0})
+    # by length: all five gold spans have 2-4 words; VP(2,6), PP(3,6) and NP(4,6) found
+    assert result["length_recall"] == pytest.approx({"2-4": 60.0})
+    assert result["right_branching_agreement"] == pytest.approx(100.0)  # these predictions are right-branching
+
+
+def test_length_recall_and_right_branching_agreement_by_hand():
+    """Gold spans of 2-4, 5-8 and 9+ words are recalled apart; RB is F1 against the right-branching tree."""
+    words = " ".join(f"(NN w{k})" for k in range(10))
+    ten = gold(f"(S (NP {words}))")  # one whole-sentence span: nothing scored, so add structure by hand
+    nested = gold(
+        "(S (NP (DT a) (NN b)) (VP (VB c) (NP (DT d) (NN e) (NN f) (NN g) (NN h) (NN i) (NN j) (NN k))))"
+    )  # scored gold: NP(0,2) 2 words, VP(2,11) 9 words, NP(3,11) 8 words
+    left = {(0, 2), (0, 3), (0, 4), (0, 5), (0, 6), (0, 7), (0, 8), (0, 9), (0, 10)}  # left-branching over 11 words
+    result = score([left, set()], [nested, ten])
+    assert result["length_recall"] == pytest.approx({"2-4": 100.0, "5-8": 0.0, "9+": 0.0})
+    assert result["right_branching_agreement"] == pytest.approx(0.0)  # ten's empty tree shares nothing either
+    right = {(k, 11) for k in range(1, 10)}
+    assert score([right], [nested])["right_branching_agreement"] == pytest.approx(100.0)
+    assert score([right], [nested])["length_recall"] == pytest.approx({"2-4": 0.0, "5-8": 100.0, "9+": 100.0})
 
 
 def test_score_needs_aligned_inputs():

@@ -14,7 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from onparse.families import layer_from_key, of_readout
-from onparse.structures.scoring import REPORTED_LABELS
+from onparse.structures.scoring import LENGTHS, REPORTED_LABELS
 
 
 @contextmanager
@@ -153,7 +153,7 @@ def print_scores(result: dict, pred: str | None, as_json: bool = False) -> None:
         f", at most {result['max_length']} words" if result["max_length"] else ""
     )
     table = Table(title=title)
-    for column in ("parser", "sentence F1", "corpus F1", *REPORTED_LABELS):
+    for column in ("parser", "sentence F1", "corpus F1", *REPORTED_LABELS, *(f"{n}w" for n in LENGTHS), "RB"):
         table.add_column(column, justify="left" if column == "parser" else "right", no_wrap=True)
     if pred:
         rows = [(pred, result)]
@@ -165,11 +165,18 @@ def print_scores(result: dict, pred: str | None, as_json: bool = False) -> None:
         rows = model_rows(result)
     rows += [(name.replace("_", " "), figures) for name, figures in result["baselines"].items()]
     for name, figures in rows:
-        labels = [
-            f"{figures['label_recall'][label]:.1f}" if label in figures["label_recall"] else "-"
-            for label in REPORTED_LABELS
+        recalls = [
+            f"{figures[kind][key]:.1f}" if key in figures[kind] else "-"
+            for kind, keys in (("label_recall", REPORTED_LABELS), ("length_recall", LENGTHS))
+            for key in keys
         ]
-        table.add_row(name, f"{figures['sentence_f1']:.1f}", f"{figures['corpus_f1']:.1f}", *labels)
+        table.add_row(
+            name,
+            f"{figures['sentence_f1']:.1f}",
+            f"{figures['corpus_f1']:.1f}",
+            *recalls,
+            f"{figures['right_branching_agreement']:.1f}",
+        )
     console = wide_console()
     console.print(table)
     if "model" in result:

@@ -16,6 +16,13 @@ from onparse.text.tokenize import is_punct
 from onparse.text.treebank import RULES, GoldSentence, WordRule, read_each
 
 REPORTED_LABELS = ("NP", "VP", "PP", "SBAR", "ADJP", "ADVP")
+LENGTHS = {"2-4": (2, 4), "5-8": (5, 8), "9+": (9, None)}  # gold spans' lengths in words, recalled apart: long
+# right-edge spans are what a stage past the vote recovered in published pipelines
+
+
+def length_bucket(width: int) -> str:
+    """The ``LENGTHS`` bucket of a span ``width`` words long (two or more)."""
+    return next(name for name, (low, high) in LENGTHS.items() if width >= low and (high is None or width <= high))
 
 
 def protocol(rule: WordRule) -> str:
@@ -30,7 +37,8 @@ PROTOCOL = (
     "whose gold has no span scores recall 1, and precision 1 if the prediction has none either); "
     "corpus F1 pools the span counts of all sentences; a tree with no words (punctuation alone) is no "
     "sentence. Label recall: share of gold spans with that label (function tags stripped) found by the "
-    "prediction."
+    "prediction; length recall the same for gold spans of 2-4, 5-8 and 9 or more words; RB: sentence F1 "
+    "against the right-branching tree (how right-branching the trees are, no gold)."
 )
 
 
@@ -68,6 +76,9 @@ class Scorer:
     gold: int = 0
     label_found: dict[str, int] = field(default_factory=dict)
     label_total: dict[str, int] = field(default_factory=dict)
+    length_found: dict[str, int] = field(default_factory=dict)
+    length_total: dict[str, int] = field(default_factory=dict)
+    right_branching_sum: float = 0.0
 
     def add(self, predicted_spans: Iterable[Span], sentence: GoldSentence) -> None:
         """Count one sentence; a tree that ``is_sentence`` refuses is left out, so every caller scores the same
@@ -82,6 +93,11 @@ class Scorer:
         self.overlap += len(predicted & gold)
         self.predicted += len(predicted)
         self.gold += len(gold)
+        self.right_branching_sum += sentence_prf(predicted, scored_spans(baseline_spans("right_branching", n), n))[2]
+        for start, end in gold:
+            bucket = length_bucket(end - start)
+            self.length_total[bucket] = self.length_total.get(bucket, 0) + 1
+            self.length_found[bucket] = self.length_found.get(bucket, 0) + ((start, end) in predicted)
         for label, start, end in set(sentence.labeled):
             if label in REPORTED_LABELS and (start, end) in gold:
                 self.label_total[label] = self.label_total.get(label, 0) + 1
@@ -103,6 +119,12 @@ class Scorer:
                 for label in REPORTED_LABELS
                 if self.label_total.get(label)
             },
+            "length_recall": {
+                bucket: 100 * self.length_found.get(bucket, 0) / self.length_total[bucket]
+                for bucket in LENGTHS
+                if self.length_total.get(bucket)
+            },
+            "right_branching_agreement": 100 * self.right_branching_sum / self.sentences if self.sentences else 0.0,
         }
 
 
