@@ -27,8 +27,9 @@ from pathlib import Path
 import torch
 
 from onparse.families import PcfgConfig
+from onparse.families.base import MAX_TRAINING_WORDS
+from onparse.families.grammar_training import length_batches
 from onparse.families.pcfg.model import NeuralPCFG
-from onparse.families.pcfg.training import MAX_TRAINING_WORDS, length_batches
 from onparse.hardware import describe
 from onparse.parsing.parse import Parser
 from onparse.store import modeldir, shipped

@@ -16,11 +16,10 @@ from onparse import parsing, store, structures, text, training
 ROLES = {role.__name__.removeprefix("onparse."): role.__all__ for role in (text, structures, store, parsing, training)}
 MOVED = {
     **{f"onparse.{name}": f"onparse.{role}.{name}" for role, names in ROLES.items() for name in names},
-    **{
-        f"onparse.families.{family}_{part}": f"onparse.families.{family}.{part}"
-        for family in ("onlstm", "pcfg")
-        for part in ("model", "training")
-    },
+    "onparse.families.onlstm_model": "onparse.families.onlstm.model",
+    "onparse.families.onlstm_training": "onparse.families.onlstm.training",
+    "onparse.families.pcfg_model": "onparse.families.pcfg.model",
+    "onparse.families.pcfg_training": "onparse.families.grammar_training",  # what every grammar family trains with
     "onparse.nltk_parser": "onparse.integrations.nltk_parser",
     "onparse.spacy_component": "onparse.integrations.spacy_component",
     "onparse.commandline": "onparse.commands.common",
@@ -28,7 +27,7 @@ MOVED = {
     "onparse.recipe": "onparse.fit",
     "onparse.model": "onparse.families.onlstm.model",
     "onparse.pcfg": "onparse.families.pcfg.model",
-    "onparse.grammar": "onparse.families.pcfg.training",
+    "onparse.grammar": "onparse.families.grammar_training",
 }
 
 

@@ -12,9 +12,11 @@ from click.testing import CliRunner
 from onparse.cli import main
 from onparse.config import TrainConfig
 from onparse.families import SPANS, PcfgConfig, named
+from onparse.families.base import MAX_TRAINING_WORDS
+from onparse.families.grammar import focus_span_scores, share_span_scores, tree_span_scores
+from onparse.families.grammar_training import GrammarObjective, length_batches
 from onparse.families.pcfg import PCFG_TRAINING
-from onparse.families.pcfg.model import NeuralPCFG, focus_span_scores, share_span_scores, tree_span_scores
-from onparse.families.pcfg.training import MAX_TRAINING_WORDS, PcfgObjective, length_batches
+from onparse.families.pcfg.model import NeuralPCFG
 from onparse.parsing.parse import Parser
 from onparse.settings import Reading
 from onparse.store import modeldir
@@ -369,8 +371,8 @@ def test_a_students_loss_is_its_targets_joint_likelihood_per_word():
     grammar = NeuralPCFG(PcfgConfig(vocab_size=9, nonterminals=3, preterminals=4, symbol_size=8))
     words, tree = [[1, 2, 3, 4]], [[(0, 4), (0, 2), (2, 4)]]
     shares = [[(0, 2, 0.5), (2, 4, 0.5), (1, 3, 0.5)]]
-    hard = PcfgObjective(words, 100, 1, trees=tree).loss(grammar, 0, 0, torch.float32)[0]
-    soft = PcfgObjective(words, 100, 1, trees=tree, shares=shares).loss(grammar, 0, 0, torch.float32)[0]
+    hard = GrammarObjective(words, 100, 1, trees=tree).loss(grammar, 0, 0, torch.float32)[0]
+    soft = GrammarObjective(words, 100, 1, trees=tree, shares=shares).loss(grammar, 0, 0, torch.float32)[0]
     ids = torch.tensor(words)
     assert hard.item() == pytest.approx(-grammar(ids, tree_span_scores(tree, 4)).item() / 4, abs=1e-5)
     assert soft.item() == pytest.approx(-grammar(ids, share_span_scores(shares, 4)).item() / 4, abs=1e-5)
@@ -383,13 +385,13 @@ def test_a_focused_students_loss_is_its_focused_likelihood_on_a_schedule_that_en
     torch.manual_seed(0)
     grammar = NeuralPCFG(PcfgConfig(vocab_size=9, nonterminals=3, preterminals=4, symbol_size=8))
     words, shares = [[1, 2, 3, 4]] * 4, [[(0, 2, 0.5), (2, 4, 1.0), (1, 3, 0.25)]] * 4
-    objective = PcfgObjective(words, 4, 1, shares=shares, focus=(4.0, 0.0, 2))
+    objective = GrammarObjective(words, 4, 1, shares=shares, focus=(4.0, 0.0, 2))
     assert objective.batches_per_epoch == 4  # one sentence of 4 words an update
     assert [objective.focus_at(epoch, batch) for epoch, batch in ((0, 0), (1, 0), (1, 3))] == [4.0, 2.0, 0.5]
     ids = torch.tensor(words[:1])
     middle = objective.loss(grammar, 1, 0, torch.float32)[0]
     assert middle.item() == pytest.approx(-grammar(ids, focus_span_scores(shares[:1], 4, 2.0)).item() / 4, abs=1e-5)
-    plain = PcfgObjective(words, 4, 1, shares=shares, focus=(4.0, 0.0, 1)).loss(grammar, 1, 0, torch.float32)[0]
+    plain = GrammarObjective(words, 4, 1, shares=shares, focus=(4.0, 0.0, 1)).loss(grammar, 1, 0, torch.float32)[0]
     assert plain.item() == pytest.approx(-grammar(ids).item() / 4, abs=1e-5)  # past its schedule: focus 0
 
 

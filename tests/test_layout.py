@@ -190,7 +190,7 @@ def test_the_import_paths_of_the_previous_release_give_the_moved_modules_themsel
     [
         ("onparse.recipe", "onparse.fit", "fit"),
         ("onparse.model", "onparse.families.onlstm.model", "cumax"),
-        ("onparse.grammar", "onparse.families.pcfg.training", "length_batches"),
+        ("onparse.grammar", "onparse.families.grammar_training", "length_batches"),
         ("onparse.pcfg", "onparse.families.pcfg.model", "NeuralPCFG"),
         ("onparse.spacy_component", "onparse.integrations.spacy_component", "make_onparse"),
     ],

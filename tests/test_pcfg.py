@@ -8,15 +8,9 @@ import pytest
 import torch
 
 from onparse.families import PcfgConfig
+from onparse.families.grammar import Rules, focus_span_scores, inside, share_span_scores, tree_span_scores
 from onparse.families.pcfg import PRODUCTIONS
-from onparse.families.pcfg.model import (
-    NeuralPCFG,
-    Rules,
-    focus_span_scores,
-    inside,
-    share_span_scores,
-    tree_span_scores,
-)
+from onparse.families.pcfg.model import NeuralPCFG
 from onparse.structures.trees import left_branching, spans
 from onparse.structures.voting import best_tree
 

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 from onparse.settings import Layer, Reading
 
 PARTS = ("model", "training_setup", "student_objective", "dev_figures")
+MAX_TRAINING_WORDS = 40  # a grammar learns from sentences of 2 to this many words (Kim, Dyer & Rush, 2019)
 
 
 class FamilyModel(Protocol):

@@ -9,7 +9,7 @@ teacher's tree, ``d_k`` should exceed every other distance of that span by a
 margin. A grammar student (``onparse.families.pcfg.model``) learns the joint likelihood of
 each sentence and its teacher's tree, ``log p(x) + log p(t | x)``: its
 marginal likelihood and the teacher's tree's share of it
-(``grammar.PcfgObjective`` with trees). Distillation is the one training
+(``grammar.GrammarObjective`` with trees). Distillation is the one training
 loop (``onparse.training.train.Trainer``) with either objective; its run keeps as
 ``model/`` the point whose trees agree best with the teacher's on dev text.
 
@@ -31,8 +31,8 @@ import torch
 
 from onparse.config import DistillConfig, TrainConfig
 from onparse.families import named, of
+from onparse.families.grammar import MIN_SHARE
 from onparse.families.onlstm.model import OnlstmModel
-from onparse.families.pcfg.model import MIN_SHARE
 from onparse.parsing.parse import Parser
 from onparse.parsing.report import progress_bar
 from onparse.settings import Layer, Reading

@@ -3,7 +3,7 @@
 A ``Trainer`` runs any objective: the language model (one continuous stream
 of sentences, each ended by ``<eos>``, cut into ``batch_size`` parallel
 streams and truncated back-propagation segments of ``bptt`` steps, as in
-AWD-LSTM), a grammar's likelihood (``onparse.families.pcfg.training``), or distillation
+AWD-LSTM), a grammar's likelihood (``onparse.families.grammar_training``), or distillation
 (``onparse.training.distill``: the language model plus a ranking loss on the distances
 toward a teacher's trees, or a grammar's joint likelihood of each sentence and
 its teacher's tree). ``Trainer.steps`` is the loop itself, a generator of

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
-from onparse.families.base import Family, FitSection
+from onparse.families.base import MAX_TRAINING_WORDS, Family, FitSection
 from onparse.settings import FORWARD, LARGEST_SIZES, Layer, Reading, setting
 
 NAME = "pcfg"
@@ -79,7 +79,6 @@ PCFG_STUDENTS = 2
 # teacher's voters; against students of the voted tree (same teacher, sample and seed, kept by dev perplexity) +0.76
 # in English and -0.33 in German
 STUDENT_FOCUS = 3.0
-MAX_TRAINING_WORDS = 40  # a grammar learns from sentences of 2 to this many words (Kim, Dyer & Rush, 2019)
 
 
 @dataclass
@@ -168,15 +167,15 @@ class PCFG(Family):
     settings = PcfgConfig
     parts = {
         "model": "onparse.families.pcfg.model:NeuralPCFG",
-        "training_setup": "onparse.families.pcfg.training:pcfg_setup",
-        "student_objective": "onparse.families.pcfg.training:pcfg_student",
-        "dev_figures": "onparse.families.pcfg.training:pcfg_dev_figures",
+        "training_setup": "onparse.families.grammar_training:grammar_setup",
+        "student_objective": "onparse.families.grammar_training:grammar_student",
+        "dev_figures": "onparse.families.grammar_training:grammar_dev_figures",
     }
     reads_either_way = False  # its trees are over the words read left to right
     reads_distances = False
     training = PCFG_TRAINING
     student_training: ClassVar[dict] = {name: PCFG_TRAINING[name] for name in ("lr", "batch_size", "clip")}
-    learns_span_shares = True  # every tree weighed by the shares of its spans (``pcfg_model.share_span_scores``)
+    learns_span_shares = True  # every tree weighed by the shares of its spans (``grammar.share_span_scores``)
     longest_sentence = 800  # words: inside and outside passes are cubic (70 s at 800 words, one core)
     section = PcfgSection
     option_prefix, plural, students_plural, unit = "grammar", "grammars", "grammar students", "words"

@@ -1,6 +1,6 @@
-"""Training a grammar member (``onparse.families.pcfg.model``) on raw text: the sentences' marginal likelihood,
-nothing else; or,
-as a student (``onparse.training.distill``), the joint likelihood of each sentence and its teacher's tree.
+"""Training any grammar (``onparse.families.grammar``) on raw text: the sentences' marginal likelihood, nothing else;
+or, as a student (``onparse.training.distill``), the joint likelihood of each sentence and its teacher's tree. Every
+grammar family names these as its training parts; its model class comes from its family.
 
 The objective is the mean negative log-likelihood per word of batches of
 sentences of one length (the inside algorithm runs a batch at one length),
@@ -23,8 +23,9 @@ import torch
 from torch import Tensor, nn
 
 from onparse.config import TrainConfig
-from onparse.families.pcfg import MAX_TRAINING_WORDS
-from onparse.families.pcfg.model import NeuralPCFG, focus_span_scores, share_span_scores, tree_span_scores
+from onparse.families import of
+from onparse.families.base import MAX_TRAINING_WORDS
+from onparse.families.grammar import focus_span_scores, share_span_scores, tree_span_scores
 from onparse.structures.trees import Span
 from onparse.text.corpus import read_corpus, training_sentences
 from onparse.text.language import Sentence
@@ -51,7 +52,7 @@ def length_batches(lengths: list[int], words: int, rng: random.Random | None = N
     return batches
 
 
-class PcfgObjective(WholeSentenceObjective):
+class GrammarObjective(WholeSentenceObjective):
     """Negative log-likelihood per word of a batch of sentences of one length: of each sentence, or where ``trees``
     are given (a student's teacher's spans over each sentence), of each sentence with its tree; where ``shares`` are
     (the teacher's span shares, soft targets), of each sentence with every tree, each weighed by its spans' shares;
@@ -126,7 +127,7 @@ class PcfgObjective(WholeSentenceObjective):
         return loss, words.numel(), {}
 
 
-def pcfg_perplexity(sentences: list[list[int]], words_per_batch: int) -> DevFigures:
+def grammar_perplexity(sentences: list[list[int]], words_per_batch: int) -> DevFigures:
     """Dev perplexity per word of a grammar over sentences of two or more words (one word has no tree to sum over)."""
     kept = [sentence for sentence in sentences if len(sentence) >= 2]
     if not kept:
@@ -145,10 +146,11 @@ def pcfg_perplexity(sentences: list[list[int]], words_per_batch: int) -> DevFigu
     return figures
 
 
-def pcfg_setup(
+def grammar_setup(
     config: TrainConfig, checkpoint: dict | None = None, ranks: distributed.Ranks = distributed.Ranks()
 ) -> Setup:
-    """A grammar from random weights and its vocabulary from the corpus (the checkpoint's, resuming)."""
+    """A grammar of its family's model class from random weights, and its vocabulary from the corpus (the
+    checkpoint's, resuming)."""
     device = torch.device(config.device)
     sentences = training_sentences(config)
     if not sentences:
@@ -160,13 +162,13 @@ def pcfg_setup(
     dev = None
     if config.dev:
         dev_sentences = read_corpus([config.dev], config.language, config.encoding, config.reading, config.tokenized)
-        dev = pcfg_perplexity([vocab.ids(sentence) for sentence in dev_sentences], config.batch_size)
+        dev = grammar_perplexity([vocab.ids(sentence) for sentence in dev_sentences], config.batch_size)
     torch.manual_seed(config.seed)
-    model = NeuralPCFG(replace(config.model, vocab_size=len(vocab))).to(device)
-    return Setup(model, vocab, PcfgObjective(data, config.batch_size, config.seed, ranks), dev)
+    model = of(config.model).part("model")(replace(config.model, vocab_size=len(vocab))).to(device)
+    return Setup(model, vocab, GrammarObjective(data, config.batch_size, config.seed, ranks), dev)
 
 
-def pcfg_student(
+def grammar_student(
     config: TrainConfig,
     sentences: list[Sentence],
     found: list[list[Span]],
@@ -181,7 +183,7 @@ def pcfg_student(
         (spec.focus, spec.focus if spec.focus_end is None else spec.focus_end, config.epochs) if spec.focus else None
     )
     kept = [k for k, sentence in enumerate(sentences) if 2 <= len(sentence.words) <= MAX_TRAINING_WORDS]
-    return PcfgObjective(
+    return GrammarObjective(
         [vocab.ids(model_tokens(config.reading, sentences[k])) for k in kept],
         config.batch_size,
         config.seed,
@@ -191,6 +193,6 @@ def pcfg_student(
     )
 
 
-def pcfg_dev_figures(config: TrainConfig, sentences: list[Sentence], vocab: Vocabulary, device: torch.device):
+def grammar_dev_figures(config: TrainConfig, sentences: list[Sentence], vocab: Vocabulary, device: torch.device):
     """A grammar student's dev figures: its perplexity on the dev sentences."""
-    return pcfg_perplexity([vocab.ids(model_tokens(config.reading, s)) for s in sentences], config.batch_size)
+    return grammar_perplexity([vocab.ids(model_tokens(config.reading, s)) for s in sentences], config.batch_size)
