@@ -25,18 +25,10 @@ from onparse.commands.common import (
 )
 from onparse.commands.ensemble import ensemble_options, quantize_options
 from onparse.commands.evaluate import eval_options
-from onparse.commands.options import (
-    FIT_SECTIONS,
-    MODEL_SIZES,
-    PCFG_SIZES,
-    Sections,
-    right_branching_weight,
-)
+from onparse.commands.options import Sections, family_sizes, fit_sections, right_branching_weight
 from onparse.commands.parse import parse_options
 from onparse.commands.training import distill_options, fit_options, fit_plan, run_fit, run_training, train_options
 from onparse.config import DISTILL_OPTIONS, DistillConfig, TrainConfig, train_config
-from onparse.families import PcfgConfig
-from onparse.families.onlstm import VARIED_SIZES
 from onparse.settings import Reading
 
 
@@ -196,7 +188,7 @@ def train(
       onparse train --family pcfg --train corpus.txt --dev dev.txt --out runs/pcfg
     """
     check_named([*train_paths, dev, dev_gold])
-    sizes = {name: settings.pop(name) for name in (*MODEL_SIZES, *PCFG_SIZES, "vocab_size")}
+    sizes = {**family_sizes(settings)[family], "vocab_size": settings.pop("vocab_size")}
 
     def new_config() -> TrainConfig:
         if not train_paths:
@@ -368,7 +360,7 @@ def quantize(model, out_dir, precision, gold, encoding, device, threads) -> None
     )
 
 
-@main.command(cls=Sections, sections=FIT_SECTIONS)
+@main.command(cls=Sections, sections=fit_sections())
 @fit_options
 def fit(
     train_paths,
@@ -377,7 +369,6 @@ def fit(
     out_dir,
     resume,
     hours,
-    vocab_size,
     right_branching_voter,
     right_branching_votes,
     threads,
@@ -417,8 +408,6 @@ def fit(
         if not train_paths or not dev:
             fail("give the training text with --train and dev text with --dev")
         plan = fit_plan(
-            {**{name: list(settings.pop(name)) for name in VARIED_SIZES}, "n_layers": [settings.pop("n_layers")]},
-            PcfgConfig(vocab_size=vocab_size, **{name: settings.pop(name) for name in PCFG_SIZES}),
             {
                 "train": list(train_paths),
                 "dev": dev,

@@ -20,11 +20,14 @@ from onparse.structures.trees import right_branching, spans
 def test_every_family_resolves_its_parts_and_makes_a_model_of_its_settings(name):
     family = families.named(name)
     assert all(callable(family.part(part)) for part in families.PARTS)
-    assert all(family.parts[part].startswith(f"onparse.families.{name}.") for part in families.PARTS)  # its own folder
+    own = ("onparse.families.grammar_training:", "onparse.families.grammar:") if family.unit == "words" else ()
+    assert family.parts["model"].startswith(f"onparse.families.{name}.")  # its own folder, or what grammars share
+    assert all(family.parts[part].startswith((f"onparse.families.{name}.", *own)) for part in families.PARTS)
     with torch.device("meta"):
         model = family.part("model")(family.settings())
     assert model.config == family.settings() and families.of(model.config) is family
-    assert all(families.of_readout(layer) is family for layer in family.readouts(family.settings()))
+    for layer in family.readouts(family.settings()):  # its readouts, read as its own (grammars share theirs)
+        assert family.owns(layer) and type(families.of_readout(layer)).member_tree is type(family).member_tree
 
 
 @pytest.mark.parametrize("name", families.NAMES)

@@ -11,7 +11,8 @@ from pathlib import Path
 import click
 
 from onparse.config import ParseConfig, TrainConfig
-from onparse.families import checked_layer, layer_from_key
+from onparse.families import REGISTRY, Family, checked_layer, layer_from_key
+from onparse.families.base import section_options
 from onparse.settings import check_encoding
 
 # Words a user types for a command that has another name; a lone one is that command meant, not a one-word sentence.
@@ -39,61 +40,51 @@ class Sections(click.Command):
                     formatter.write_dl(found)
 
 
-FIT_SECTIONS = {  # fit --help: what every fit names first, then the rest by family and stage
-    "What to fit": ("train_paths", "dev", "out_dir", "language", "hours", "resume", "dev_gold"),
-    "The text": ("encoding", "tokenized"),
-    "Members": (
-        "families",
-        "members",
-        "more_members",
-        "rounds",
-        "member_epochs",
-        "evals_per_epoch",
-        "patience",
-        "seed",
-    ),
-    "ON-LSTM members": (
-        "embedding_size",
-        "hidden_size",
-        "chunk_size",
-        "n_layers",
-        "vocab_size",
-        "directions",
-        "punctuation",
-        "probe_tokens",
-    ),
-    "Grammar members": (
-        "nonterminals",
-        "preterminals",
-        "symbol_size",
-        "productions",
-        "latent_size",
-        "grammar_epochs",
-        "grammar_batch_size",
-        "grammar_larger",
-    ),
-    "The vote": (
-        "right_branching_voter",
-        "right_branching_votes",
-        "teacher_prior",
-        "layer_rule",
-        "layer",
-        "vote_layer",
-    ),
-    "Students": (
-        "sentences",
-        "scratch_passes",
-        "onlstm_student_directions",
-        "grammar_students",
-        "grammar_focus",
-        "student_nonterminals",
-        "student_preterminals",
-        "generations",
-        "stop_agreement",
-    ),
-    "Checkpoints": ("keep_evaluations", "select_by_gold"),
-    "This machine": ("dtype", "device", "threads", "messages", "help"),
-}
+def size_key(family: Family, name: str, student: bool = False) -> str:
+    """The value name of one of a family's size options (``Family.size_options``): ``NAME``, ``PREFIX_NAME`` with its
+    ``size_prefix``, ``student_NAME`` (after the prefix) for its students' sizes."""
+    return "_".join(part for part in (family.size_prefix, "student" if student else "", name) if part)
+
+
+def fit_sections() -> dict[str, tuple[str, ...]]:
+    """fit --help's sections: what every fit names first, the members, each family's own part (its sizes, its
+    section of the plan, its students' sizes and the plan's settings that are its alone), then the rest by stage."""
+    families = {
+        family.help_title: (
+            *(size_key(family, name) for name in family.size_options),
+            *family.plan_settings,
+            *(f"{family.option_prefix}_{name}" for name in section_options(family.section)),
+            *(size_key(family, name, student=True) for name in family.student_sizes),
+        )
+        for family in REGISTRY.values()
+    }
+    return {
+        "What to fit": ("train_paths", "dev", "out_dir", "language", "hours", "resume", "dev_gold"),
+        "The text": ("encoding", "tokenized"),
+        "Members": (
+            "families",
+            "members",
+            "more_members",
+            "rounds",
+            "member_epochs",
+            "vocab_size",
+            "evals_per_epoch",
+            "patience",
+            "seed",
+        ),
+        **families,
+        "The vote": (
+            "right_branching_voter",
+            "right_branching_votes",
+            "teacher_prior",
+            "layer_rule",
+            "layer",
+            "vote_layer",
+        ),
+        "Students": ("sentences", "scratch_passes", "generations", "stop_agreement"),
+        "Checkpoints": ("keep_evaluations", "select_by_gold"),
+        "This machine": ("dtype", "device", "threads", "messages", "help"),
+    }
 
 
 Positive = click.IntRange(min=1)
@@ -200,15 +191,22 @@ class LiveChoice(click.Choice):
 
 
 def options_of(
-    settings: type, *names: str, defaults: object = None, prefix: str = ""
+    settings: type,
+    *names: str,
+    defaults: object = None,
+    prefix: str = "",
+    repeated: tuple[str, ...] | None = None,
+    unset: str = "",
 ) -> Callable[[Callable], Callable]:
     """The command-line options of fields of a settings dataclass, generated from each field (``config.setting``):
     ``--name`` from its name (or its ``option``), its default and its help, and its type from what the field
     says: ``choices`` (repeated where the default is a list), a flag for a bool (``negatable``: with its --no- form),
     a layer, a language, an encoding, or a number from its ``minimum`` (1 unless said) to its ``maximum``; so that a
-    setting is declared once. With ``defaults`` (an instance: a fit's members' sizes) each option repeats, its
-    default that instance's value. With ``prefix`` (a family's section of a fit, its students' sizes) each option
-    is ``--PREFIX-NAME`` (unless the field names its option) and its value ``PREFIX_NAME``."""
+    setting is declared once. With ``defaults`` (an instance: a fit's members' sizes) each default is that
+    instance's value, and the options ``repeated`` names (all of them where None) repeat. With ``prefix`` (a
+    family's section of a fit, its students' sizes) each option is ``--PREFIX-NAME`` (unless the field names its
+    option) and its value ``PREFIX_NAME``. With ``unset`` each option's value is None unless given, its help saying
+    what stands for it (a student's size: its members')."""
     declared = {f.name: f for f in fields(settings)}
 
     def decorate(command: Callable) -> Callable:
@@ -241,14 +239,17 @@ def options_of(
             elif kind is int:
                 bounds = (meta.get("minimum", 1), meta.get("maximum"))
                 extra["type"] = int if bounds == (None, None) else click.IntRange(*bounds)
-            if defaults is not None:
+            if unset:
+                value = None
+            repeats = defaults is not None and (repeated is None or name in repeated)
+            if repeats:
                 extra.update(multiple=True)
                 value = [value]
             command = click.option(
                 *declared_as,
                 default=value,
                 show_default=value is not None,
-                help=meta["help"] + (VARY if defaults is not None else ""),
+                help=meta["help"] + (VARY if repeats else "") + (f"  [default: {unset}]" if unset else ""),
                 **extra,
             )(command)
         return command
@@ -391,8 +392,42 @@ def run_options(command):
 
 
 FORMAT_NAMES = ("bracket", "mrg", "json", "pretty", "svg")  # parse --format (formats.FORMATS, without torch)
-MODEL_SIZES = ("embedding_size", "hidden_size", "n_layers", "chunk_size")  # an ON-LSTM's options
-PCFG_SIZES = ("nonterminals", "preterminals", "symbol_size", "productions", "latent_size")  # a grammar's options
+
+
+def size_options(fit: bool = False) -> Callable[[Callable], Callable]:
+    """Every family's size options (``Family.size_options``); in ``fit``, a fit's members' defaults (each family's
+    section's model), its varied sizes repeated, and its students' sizes."""
+
+    def add(command: Callable) -> Callable:
+        for family in reversed(REGISTRY.values()):
+            if fit and family.student_sizes:
+                command = options_of(
+                    family.settings, *family.student_sizes, prefix=size_key(family, "student"), unset="the members'"
+                )(command)
+            members = family.section().model if fit else None
+            command = options_of(
+                family.settings,
+                *family.size_options,
+                defaults=members,
+                prefix=family.size_prefix,
+                repeated=family.varied_sizes,
+            )(command)
+        return command
+
+    return add
+
+
+def family_sizes(values: dict, fit: bool = False) -> dict[str, dict]:
+    """Each family's sizes, by family name, taken out of a command's ``values`` (``size_options``); in ``fit``, its
+    students' sizes too, under ``"student"``."""
+    found = {}
+    for family in REGISTRY.values():
+        found[family.name] = {name: values.pop(size_key(family, name)) for name in family.size_options}
+        if fit and family.student_sizes:
+            found[family.name]["student"] = {
+                name: values.pop(size_key(family, name, student=True)) for name in family.student_sizes
+            }
+    return found
 
 
 def declared(*options: Callable) -> Callable[[Callable], Callable]:

@@ -25,22 +25,21 @@ from onparse.commands.common import (
 )
 from onparse.commands.options import (
     MESSAGES,
-    MODEL_SIZES,
-    PCFG_SIZES,
     THREADS_HELP,
     LayerType,
     Positive,
     PositiveNumber,
     Threads,
     declared,
+    family_sizes,
     options_of,
     right_branching_options,
     run_options,
+    size_options,
 )
 from onparse.config import DISTILL_OPTIONS, DistillConfig, TrainConfig
-from onparse.families import REGISTRY, OnlstmConfig, PcfgConfig
+from onparse.families import REGISTRY, OnlstmConfig
 from onparse.families.base import section_options
-from onparse.families.onlstm import MEMBER_MODEL, VARIED_SIZES
 from onparse.families.pcfg import PCFG_TRAINING
 from onparse.plan import FitPlan
 from onparse.settings import BACKWARD, FORWARD, Reading, default
@@ -201,8 +200,8 @@ train_options = declared(  # onparse train
         f"{PCFG_TRAINING['epochs']}; with --resume, the run's own].",
     ),
     options_of(TrainConfig, "evals_per_epoch", "patience"),
-    options_of(OnlstmConfig, *MODEL_SIZES, "vocab_size"),
-    options_of(PcfgConfig, *PCFG_SIZES),
+    options_of(OnlstmConfig, "vocab_size"),
+    size_options(),
     click.option(
         "--batch-size",
         type=Positive,
@@ -283,9 +282,6 @@ distill_options = declared(  # onparse distill
 )
 
 
-STUDENT_PREFIX = "student"  # the grammar students' sizes: --student-nonterminals, ...
-
-
 fit_options = declared(  # onparse fit
     click.option(
         "--train", "train_paths", multiple=True, help="Training text (.mrg, or one sentence a line); repeatable."
@@ -310,14 +306,13 @@ fit_options = declared(  # onparse fit
         "(recorded, resumable) if it runs over.",
     ),
     options_of(FitPlan, "members", "more_members", "rounds", "member_epochs"),
-    options_of(OnlstmConfig, *VARIED_SIZES, defaults=MEMBER_MODEL),
-    options_of(OnlstmConfig, "n_layers", "vocab_size"),
+    options_of(OnlstmConfig, "vocab_size"),
+    size_options(fit=True),
     options_of(FitPlan, "sentences", "scratch_passes"),
     *(  # each family's section of the plan, as ``--PREFIX-SETTING``
         options_of(family.section, *section_options(family.section), prefix=family.option_prefix)
         for family in REGISTRY.values()
     ),
-    options_of(PcfgConfig, "nonterminals", "preterminals", prefix=STUDENT_PREFIX),
     options_of(FitPlan, "generations", "stop_agreement", "evals_per_epoch", "patience"),
     right_branching_options("in every ensemble"),
     options_of(
@@ -336,33 +331,33 @@ fit_options = declared(  # onparse fit
         "probe_tokens",
         "families",
     ),
-    options_of(PcfgConfig, *PCFG_SIZES),
     options_of(FitPlan, "seed", "dtype", "device"),
     click.option("--threads", type=Threads, help=THREADS_HELP),
     MESSAGES,
 )
 
 
-def fit_plan(member_sizes: dict[str, list[int]], grammar: PcfgConfig, values: dict) -> FitPlan:
-    """A plan from the command line's values: each ON-LSTM size as a list (several: member k takes the k-th, cycling),
-    the grammar members' sizes, each family's section from its ``--PREFIX-SETTING`` values and the grammar students'
-    sizes where given (None: the members'); the rest are the plan's own settings."""
-    sections = {
-        family.name: family.section(
+def fit_plan(values: dict) -> FitPlan:
+    """A plan from the command line's values: each family's section from its ``--PREFIX-SETTING`` values, its members'
+    sizes (a varied size given several times: member k takes the k-th, cycling) and its students' where they differ
+    (None: the members'); the rest are the plan's own settings."""
+    vocab_size = values.pop("vocab_size")
+    sizes = family_sizes(values, fit=True)
+    sections = {}
+    for family in REGISTRY.values():
+        section = family.section(
             **{name: values.pop(f"{family.option_prefix}_{name}") for name in section_options(family.section)}
         )
-        for family in REGISTRY.values()
-    }
-    student = replace(
-        grammar,
-        **{
-            name: value
-            for name in ("nonterminals", "preterminals")
-            if (value := values.pop(f"{STUDENT_PREFIX}_{name}"))
-        },
-    )
-    onlstm, pcfg = sections[OnlstmConfig.family], sections[PcfgConfig.family]
-    onlstm.model = OnlstmConfig(vocab_size=grammar.vocab_size, **{name: v[0] for name, v in member_sizes.items()})
-    onlstm.variants = {name: list(v) for name, v in member_sizes.items() if len(v) > 1}
-    pcfg.model, pcfg.student_model = grammar, student if student != grammar else None
+        given = sizes[family.name]
+        student = given.pop("student", {})
+        section.model = family.settings(
+            vocab_size=vocab_size,
+            **{name: value[0] if name in family.varied_sizes else value for name, value in given.items()},
+        )
+        if family.varied_sizes:
+            section.variants = {name: list(given[name]) for name in family.varied_sizes if len(given[name]) > 1}
+        if student:
+            taught = replace(section.model, **{name: value for name, value in student.items() if value is not None})
+            section.student_model = taught if taught != section.model else None
+        sections[family.name] = section
     return FitPlan(sections=sections, **values)

@@ -10,9 +10,10 @@ or a settings class leads to what it means. A third family is one more module re
 
 from __future__ import annotations
 
-from onparse.families.base import PARTS, Family, FamilyModel, FitSection
+from onparse.families.base import PARTS, SPANS, Family, FamilyModel, FitSection
 from onparse.families.onlstm import MEAN, ONLSTM, OnlstmConfig
-from onparse.families.pcfg import PCFG, SPANS, PcfgConfig
+from onparse.families.pcfg import PCFG, PcfgConfig
+from onparse.families.tnpcfg import TNPCFG
 from onparse.settings import Layer
 
 __all__ = [
@@ -34,9 +35,9 @@ __all__ = [
     "readouts",
 ]
 
-REGISTRY: dict[str, Family] = {family.name: family for family in (ONLSTM(), PCFG())}
+REGISTRY: dict[str, Family] = {family.name: family for family in (ONLSTM(), PCFG(), TNPCFG())}
 NAMES = tuple(REGISTRY)
-Settings = OnlstmConfig | PcfgConfig  # any family's sizes
+Settings = object  # any family's sizes: its ``settings`` class
 
 
 def named(name: object) -> Family:

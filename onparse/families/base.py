@@ -18,10 +18,11 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 if TYPE_CHECKING:
     import numpy as np
 
-from onparse.settings import Layer, Reading
+from onparse.settings import FORWARD, Layer, Reading
 
 PARTS = ("model", "training_setup", "student_objective", "dev_figures")
 MAX_TRAINING_WORDS = 40  # a grammar learns from sentences of 2 to this many words (Kim, Dyer & Rush, 2019)
+SPANS = "spans"  # a grammar's one readout: the tree with the most expected constituents under its span marginals
 
 
 class FamilyModel(Protocol):
@@ -124,6 +125,16 @@ class Family(ABC):
     # scored on dev gold trees too) and its parse's cost over training's per unit of text
     section: ClassVar[type[FitSection]] = FitSection
     option_prefix: ClassVar[str]
+    # Its sizes on the command line (``train``, ``fit``): the fields of ``settings`` that are options, as ``--NAME``,
+    # or ``--PREFIX-NAME`` with a ``size_prefix`` (a family added later takes one, so no name is two families');
+    # those a fit's members may vary (repeated: member k takes the k-th), those its students may take apart
+    # (``--student-NAME``), and the title of its part of ``fit --help``
+    size_options: ClassVar[tuple[str, ...]] = ()
+    size_prefix: ClassVar[str] = ""
+    varied_sizes: ClassVar[tuple[str, ...]] = ()
+    student_sizes: ClassVar[tuple[str, ...]] = ()
+    help_title: ClassVar[str]
+    plan_settings: ClassVar[tuple[str, ...]] = ()  # the fit plan's settings that are this family's alone
     plural: ClassVar[str]
     students_plural: ClassVar[str]
     unit: ClassVar[str] = "tokens"
@@ -246,3 +257,70 @@ class Family(ABC):
         """Whether the hours choose between the section's shape and ``larger``: the user left the shape as the
         recipe's and asked for neither."""
         return False
+
+
+class GrammarFamily(Family):
+    """A family of grammars (``onparse.families.grammar``): span marginals over the words read left to right, their
+    one readout; trained by the likelihood of sentences of 2 to ``MAX_TRAINING_WORDS`` words, counted in words."""
+
+    reads_either_way = False  # its trees are over the words read left to right
+    reads_distances = False
+    learns_span_shares = True  # every tree weighed by the shares of its spans (``grammar.share_span_scores``)
+    unit = "words"
+    # its dev perplexity is an inside pass over every dev sentence, four times an epoch: 1.10-1.38 in the plain fits
+    # measured; scoring the dev gold trees too, an MBR parse each time, 1.9
+    wall = (1.3, 1.9)
+
+    def readouts(self, settings: object) -> list[Layer]:
+        return [SPANS]
+
+    def default_readout(self, settings: object) -> Layer:
+        return SPANS
+
+    def owns(self, layer: object) -> bool:
+        return layer == SPANS and isinstance(layer, str)
+
+    def check_layer(self, value: object, settings: object | None = None) -> Layer:
+        if not self.owns(value):
+            raise ValueError(f"{value!r} is no layer of a grammar: its trees come from its span marginals ({SPANS!r})")
+        return SPANS
+
+    def member_tree(self, output, layer: Layer):
+        """The tree with the most expected constituents under the span marginals ((words + 1) x (words + 1))."""
+        import numpy as np
+
+        from onparse.structures.voting import best_tree
+
+        return best_tree(np.asarray(output, dtype=np.float64)), None
+
+    def words(self, output) -> int:
+        return output.shape[-1] - 1
+
+    def describe_readout(self, layer: Layer, alone: bool = True) -> str:
+        return "PCFG (span marginals, MBR tree)" if alone else "PCFG"
+
+    def describe_source(self, layer: Layer) -> str:
+        return "a grammar's span marginals"
+
+    def untrained_name(self, layer: Layer) -> str:
+        return "pcfg"
+
+    def check_reading(self, reading: Reading, student: bool) -> None:
+        """ValueError for what no grammar reads: right to left (its trees are over the words, either way), or, as a
+        student, punctuation (its teacher's trees are over the words)."""
+        if reading.direction != FORWARD:
+            raise ValueError("a grammar reads left to right (its trees are over the words, either way)")
+        if student and reading.punctuation:
+            raise ValueError("a grammar student reads the words alone: its teacher's trees are over the words")
+
+    def fit_reading(self, punctuation: bool, direction: str) -> Reading:
+        """The words, left to right (in English punctuation parsed worse)."""
+        return Reading()
+
+    def batch_share(self, batch_size: int, processes: int) -> str:
+        """Its batch is words of sentences of one length."""
+        return f"one in {processes} of the sentences of each {batch_size}-word batch"
+
+    def text_units(self, tokens: list[str]) -> int:
+        """The words of a sentence it learns from (two to MAX_TRAINING_WORDS), else none."""
+        return len(tokens) if 2 <= len(tokens) <= MAX_TRAINING_WORDS else 0

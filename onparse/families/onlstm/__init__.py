@@ -123,6 +123,10 @@ class ONLSTM(Family):
     reads_distances = True
     section = OnlstmSection
     option_prefix, plural, students_plural, unit = "onlstm", "ON-LSTMs", "ON-LSTM students", "tokens"
+    size_options = ("embedding_size", "hidden_size", "n_layers", "chunk_size")
+    varied_sizes = VARIED_SIZES
+    help_title = "ON-LSTM members"
+    plan_settings = ("directions", "punctuation", "probe_tokens")
     refined_in_rounds = True
     wall = (1.25, 1.25)  # a language model's dev evaluations
     parse_cost = 1 / 3  # parsing a token: no backward pass

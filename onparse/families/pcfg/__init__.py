@@ -7,11 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
-from onparse.families.base import MAX_TRAINING_WORDS, Family, FitSection
-from onparse.settings import FORWARD, LARGEST_SIZES, Layer, Reading, setting
+from onparse.families.base import SPANS, FitSection, GrammarFamily
+from onparse.settings import LARGEST_SIZES, Reading, setting
 
 NAME = "pcfg"
-SPANS = "spans"  # the one readout: the tree with the most expected constituents
 # Where a grammar's training differs from an ON-LSTM's defaults (Kim, Dyer & Rush, 2019: Adam at 1e-3, gradients
 # clipped at 3); its batch_size counts the words of an update (sentences of one length), not streams.
 PCFG_TRAINING = {"lr": 1e-3, "clip": 3.0, "batch_size": 600, "epochs": 10, "default_layer": SPANS}
@@ -160,7 +159,7 @@ class PcfgSection(FitSection):
 DEFAULT_SHAPE = PcfgSection().shape  # the members' symbols and update unless asked otherwise
 
 
-class PCFG(Family):
+class PCFG(GrammarFamily):
     """Grammar members: span marginals over the words read left to right; they vote as trained."""
 
     name = NAME
@@ -171,75 +170,18 @@ class PCFG(Family):
         "student_objective": "onparse.families.grammar_training:grammar_student",
         "dev_figures": "onparse.families.grammar_training:grammar_dev_figures",
     }
-    reads_either_way = False  # its trees are over the words read left to right
-    reads_distances = False
     training = PCFG_TRAINING
     student_training: ClassVar[dict] = {name: PCFG_TRAINING[name] for name in ("lr", "batch_size", "clip")}
-    learns_span_shares = True  # every tree weighed by the shares of its spans (``grammar.share_span_scores``)
     longest_sentence = 800  # words: inside and outside passes are cubic (70 s at 800 words, one core)
     section = PcfgSection
-    option_prefix, plural, students_plural, unit = "grammar", "grammars", "grammar students", "words"
-    # its dev perplexity is an inside pass over every dev sentence, four times an epoch: 1.10-1.38 in the plain fits
-    # measured; scoring the dev gold trees too, an MBR parse each time, 1.9
-    wall = (1.3, 1.9)
+    option_prefix, plural, students_plural = "grammar", "grammars", "grammar students"
+    size_options = ("nonterminals", "preterminals", "symbol_size", "productions", "latent_size")
+    student_sizes = ("nonterminals", "preterminals")
+    help_title = "Grammar members"
     parse_cost = 1.0  # its inside and outside passes
-
-    def readouts(self, settings: PcfgConfig) -> list[Layer]:
-        return [SPANS]
-
-    def default_readout(self, settings: PcfgConfig) -> Layer:
-        return SPANS
-
-    def owns(self, layer: object) -> bool:
-        return layer == SPANS and isinstance(layer, str)
-
-    def check_layer(self, value: object, settings: PcfgConfig | None = None) -> Layer:
-        if not self.owns(value):
-            raise ValueError(f"{value!r} is no layer of a grammar: its trees come from its span marginals ({SPANS!r})")
-        return SPANS
-
-    def member_tree(self, output, layer: Layer):
-        """The tree with the most expected constituents under the span marginals ((words + 1) x (words + 1))."""
-        import numpy as np
-
-        from onparse.structures.voting import best_tree
-
-        return best_tree(np.asarray(output, dtype=np.float64)), None
-
-    def words(self, output) -> int:
-        return output.shape[-1] - 1
-
-    def describe_readout(self, layer: Layer, alone: bool = True) -> str:
-        return "PCFG (span marginals, MBR tree)" if alone else "PCFG"
-
-    def describe_source(self, layer: Layer) -> str:
-        return "a grammar's span marginals"
-
-    def untrained_name(self, layer: Layer) -> str:
-        return "pcfg"
-
-    def check_reading(self, reading: Reading, student: bool) -> None:
-        """ValueError for what no grammar reads: right to left (its trees are over the words either way), or, as a
-        student, punctuation (its teacher's trees are over the words)."""
-        if reading.direction != FORWARD:
-            raise ValueError("a grammar reads left to right (its trees are over the words, either way)")
-        if student and reading.punctuation:
-            raise ValueError("a grammar student reads the words alone: its teacher's trees are over the words")
-
-    def fit_reading(self, punctuation: bool, direction: str) -> Reading:
-        """The words, left to right (in English punctuation parsed worse)."""
-        return Reading()
 
     def describe_reading(self, reading: Reading) -> str:
         return "a grammar over " + ("every token" if reading.punctuation else "the words")
-
-    def batch_share(self, batch_size: int, processes: int) -> str:
-        """Its batch is words of sentences of one length."""
-        return f"one in {processes} of the sentences of each {batch_size}-word batch"
-
-    def text_units(self, tokens: list[str]) -> int:
-        """The words of a sentence it learns from (two to MAX_TRAINING_WORDS), else none."""
-        return len(tokens) if 2 <= len(tokens) <= MAX_TRAINING_WORDS else 0
 
     def recipe_units(self, section: PcfgSection, text_units: float) -> float:
         return section.tokens or PCFG_TOKENS
