@@ -138,9 +138,11 @@ def test_a_fits_stages_say_in_a_line_what_they_took_and_kept():
     entry = {"name": "member-2", "wall_minutes": 3.14, "selected": {"epoch": 2.0, "dev_ppl": 1347.21}, "dev_f1": 40.123}
     assert stage_line(entry) == "stage member-2 done in 3.1 min, kept epoch 2, dev ppl 1,347.2, dev F1 40.1"
     record = {"stages": [entry], "budget": {"timing_minutes": 1.0, "predicted_total_minutes": 20.0}}
-    assert fit_clock(record) == "4 of about 20 min"
+    assert fit_clock(record) == "4 min so far, about 16 to go"
     record["budget"]["replanned"] = {"spent_minutes": 4.0, "predicted_total_minutes": 30.0}
-    assert fit_clock(record) == "4 of about 34 min" and fit_clock({"stages": [entry]}) == "3 min so far"
+    assert fit_clock(record) == "4 min so far, about 30 to go" and fit_clock({"stages": [entry]}) == "3 min so far"
+    record["budget"]["replanned"]["predicted_total_minutes"] = 0.0  # a forecast passed is said to be
+    assert fit_clock(record) == "4 min so far, past the 4 foreseen"
 
 
 @pytest.mark.slow

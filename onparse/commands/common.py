@@ -257,16 +257,31 @@ def show_messages(messages: str | None):
     """What the library logs (``logging.getLogger("onparse")``) goes to stderr, a line each: for people, or with
     ``messages`` "json" each a JSON object (a run's records whole, ``JsonLines``); with "quiet" only warnings.
     Returns the console for progress bars (a silent one unless a person reads the lines)."""
-    import logging
 
     from rich.console import Console
 
-    handler = logging.StreamHandler(sys.stderr)
+    handler = CurrentStderr()
     handler.setFormatter(JsonLines() if messages == "json" else logging.Formatter("%(message)s"))
     logger = logging.getLogger("onparse")
     logger.handlers[:] = [handler]
     logger.setLevel(logging.WARNING if messages == "quiet" else logging.INFO)
     return Console(stderr=True, quiet=messages is not None)
+
+
+class CurrentStderr(logging.StreamHandler):
+    """A log line on whatever ``sys.stderr`` is as it is written: while a progress bar is live, rich stands in for it
+    and prints the line above the bar, where a stream fixed at the start would write it after the bar, on its line."""
+
+    def __init__(self) -> None:
+        super().__init__()
+
+    @property
+    def stream(self):
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value) -> None:  # logging sets it once; the stream is always the current one
+        pass
 
 
 class JsonLines(logging.Formatter):

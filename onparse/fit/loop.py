@@ -142,7 +142,7 @@ def fit(
             ranks = distributed.go_alone()
         if ranks.main:
             log.info(
-                f"stage {number}/{len(settled)}: {stage.name}"
+                f"stage {number} of {len(settled)}: {stage.name}"
                 + (f" (ensemble of {', '.join(stage.members)})" if stage.members else "")
                 + f"; {fit_clock(record)}"
             )

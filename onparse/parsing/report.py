@@ -214,7 +214,8 @@ def stage_line(entry: dict) -> str:
 
 
 def fit_clock(record: dict) -> str:
-    """How far a fit is in minutes, and how long it was foreseen to take where it was sized (--hours)."""
+    """How far a fit is in minutes, and how long it has still to go where it was sized (--hours): what its last
+    sizing foresaw, less what it spent; past that, said so rather than a forecast already passed."""
     spent = sum(entry.get("wall_minutes", 0.0) for entry in record.get("stages", []))
     sizing = record.get("budget") or {}
     spent += sizing.get("timing_minutes", 0.0)
@@ -222,4 +223,8 @@ def fit_clock(record: dict) -> str:
     foreseen = (
         again["spent_minutes"] + again["predicted_total_minutes"] if again else sizing.get("predicted_total_minutes")
     )
-    return f"{spent:.0f} of about {foreseen:.0f} min" if foreseen else f"{spent:.0f} min so far"
+    if not foreseen:
+        return f"{spent:.0f} min so far"
+    if spent < foreseen:
+        return f"{spent:.0f} min so far, about {foreseen - spent:.0f} to go"
+    return f"{spent:.0f} min so far, past the {foreseen:.0f} foreseen"

@@ -1,4 +1,5 @@
-"""A training run's console: the progress bar, or a line every 50 updates where stderr is no terminal."""
+"""A training run's console: one progress bar, updated in place and gone when the run ends (lines logged meanwhile
+print above it), or a line every 50 updates where stderr is no terminal."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ class ProgressReport:
             TimeElapsedColumn(),
             TimeRemainingColumn(),
         )
-        self.progress = Progress(*columns, console=console)
+        self.progress = Progress(*columns, console=console, transient=True)
 
     def __enter__(self) -> "ProgressReport":
         self.progress.__enter__()
