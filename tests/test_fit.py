@@ -360,11 +360,12 @@ def test_grammars_epochs_are_counted_in_the_words_a_grammar_reads_not_the_punctu
     monkeypatch, tmp_path
 ):
     from onparse.families import pcfg
+    from onparse.families.base import MAX_TRAINING_WORDS
     from onparse.fit import sizing
     from onparse.text.corpus import read_corpus
 
     plan = tiny_plan(member_epochs=None, families=["onlstm", "pcfg"])
-    words = sum(len(s) for s in read_corpus(plan.train) if 2 <= len(s) <= pcfg.MAX_TRAINING_WORDS)  # the words alone
+    words = sum(len(s) for s in read_corpus(plan.train) if 2 <= len(s) <= MAX_TRAINING_WORDS)  # the words alone
     monkeypatch.setattr(pcfg, "PCFG_TOKENS", 10 * words)
     assert sizing.settled_plan(plan, tmp_path)[0].sections["pcfg"].epochs == 10  # counted with punctuation: 9
 
@@ -446,9 +447,10 @@ def test_probes_choose_the_punctuation_and_two_members_reading_each_way_the_dire
     )
     names = [stage.name for stage in stages(plan, tmp_path)]
     probes = ["probe-forward-punctuation", "probe-forward-words"]
-    # the grammar referees the probes before any ON-LSTM member; the trial's two ON-LSTMs, then its rule
-    assert names[:7] == [*probes, "member-2", READINGS, "member-1", "member-3", DIRECTIONS]
-    assert [stage.config.sample_tokens for stage in stages(plan, tmp_path)[:2]] == [100_000] * 2
+    # the grammar that referees the probes first (a parser at once), then the probes; the trial's two ON-LSTMs, then
+    # its rule
+    assert names[:7] == ["member-2", *probes, READINGS, "member-1", "member-3", DIRECTIONS]
+    assert [stage.config.sample_tokens for stage in stages(plan, tmp_path)[1:3]] == [100_000] * 2
     record = fit(plan, tmp_path / "fit")
     done = {entry["name"]: entry for entry in record["stages"]}
     rule, trial = done[READINGS], done[DIRECTIONS]
@@ -965,15 +967,24 @@ def test_a_fit_on_small_text_says_so_before_it_trains(caplog, tmp_path):
     from onparse.fit.sizing import settled_plan
 
     with caplog.at_level("WARNING", logger="onparse"):
-        planned = settled_plan(tiny_plan(member_epochs=None), tmp_path)[0]
+        planned = settled_plan(tiny_plan(member_epochs=None, evals_per_epoch=4), tmp_path)[0]  # the default's
     assert planned.sections["onlstm"].epochs > 1 and "the training text is small (" in caplog.text
+    # its runs stop once they stop learning and are evaluated once a pass, unless asked otherwise
+    assert (planned.patience, planned.evals_per_epoch) == (sizing.SMALL_TEXT_PATIENCE, 1)
+    asked = settled_plan(tiny_plan(member_epochs=None, patience=5.0, evals_per_epoch=3), tmp_path)[0]
+    assert (asked.patience, asked.evals_per_epoch) == (5.0, 3)
+    assert [s.config.evals_per_epoch for s in stages(planned, tmp_path) if s.name.startswith("probe-")] in ([], [1, 1])
     caplog.clear()
     few_long = {"sentences": 50, "tokens": sizing.SMALL_TEXT_TOKENS}  # few sentences, enough tokens: not small
     with caplog.at_level("WARNING", logger="onparse"):
         sizing.warn_small_text(few_long, 1.0)
         assert not caplog.text
         sizing.warn_small_text({"sentences": 10**6, "tokens": 10_000}, 0.5)  # as sized: half the recipe's reading
-    assert f"reads it about {0.5 * MEMBER_TOKENS / 10_000:,.0f} times over" in caplog.text
+    assert "reads it up to 20 times, stopping once it stops learning" in caplog.text  # at most MAX_EPOCHS
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="onparse"):
+        sizing.warn_small_text({"sentences": 10**6, "tokens": 90_000}, 0.5)
+    assert f"reads it up to {0.5 * MEMBER_TOKENS / 90_000:,.0f} times" in caplog.text
 
 
 def test_a_finished_stage_keeps_its_model_settings_and_history_alone_unless_evaluations_are_kept(fitted, tmp_path):

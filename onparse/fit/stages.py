@@ -96,7 +96,7 @@ def stages(plan: FitPlan, out: Path, record: dict | None = None) -> list[Stage]:
     as_trained = {stage.name for stage in members if not named(stage.config.family).refined_in_rounds}
     referees = [f"member-{k}" for k in plan.referees()]
     found = []
-    if plan.chooses_reading:  # probes, then the members that referee them, then the directed ones as the rule chose
+    if plan.chooses_reading:  # the members that referee the probes, the probes, then the directed ones as chosen
         lead = plan.directed_members()[0]  # the probes take the first directed member's shape and seed
         probes = [
             Stage(
@@ -105,15 +105,15 @@ def stages(plan: FitPlan, out: Path, record: dict | None = None) -> list[Stage]:
                     member_stage_config(plan, lead, reading, common),
                     epochs=plan.probe_epochs,
                     batch_size=PROBE_BATCH,
-                    evals_per_epoch=2,
+                    evals_per_epoch=min(2, plan.evals_per_epoch),
                     sample_tokens=plan.probe_tokens,
                 ),
             )
             for reading in plan.candidate_readings()
         ]
-        found += [
-            *probes,
+        found += [  # the grammars first: a parser to publish as soon as one is trained, whatever the probes take
             *(stage for stage in members if stage.name in referees),
+            *probes,
             Stage(READINGS, members=[stage.name for stage in probes], reference=referees),
         ]
     trial = [f"member-{k}" for k in plan.direction_trial]
