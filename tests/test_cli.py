@@ -80,7 +80,7 @@ def test_missing_input_file(run, tmp_path):
 
 def test_json_format_holds_tokens_input_distances_and_spans(run):
     result = run("--format", "json", "The cat sat, quietly.")
-    record = json.loads(result.output)
+    record = json.loads(result.stdout)
     assert record["tokens"] == ["The", "cat", "sat", ",", "quietly", "."]
     assert record["model_input"] == ["the", "cat", "sat", "<unk>"]
     assert len(record["layer_distances"][0]) == 3 and all(len(layer) == 4 for layer in record["layer_distances"][0])
@@ -175,7 +175,7 @@ def test_fit_help_names_what_every_fit_needs_first_and_the_rest_by_family_and_st
 def test_eval_scores_the_model_and_baselines(run):
     result = run("eval", "--gold", str(FIXTURES / "one_per_line.txt"), "--json")
     assert result.exit_code == 0, result.output
-    figures = json.loads(result.output)
+    figures = json.loads(result.stdout)
     assert figures["sentences"] == 3 and 0 <= figures["sentence_f1"] <= 100 and "corpus_f1" in figures
     assert set(figures["baselines"]) == {"left_branching", "right_branching", "balanced", "untrained_layer_2"}
     assert figures["baselines"]["right_branching"]["label_recall"]["VP"] == 100.0
@@ -190,7 +190,7 @@ def test_eval_of_another_parsers_trees(tmp_path):
     result = CliRunner().invoke(
         main, ["eval", "--gold", str(FIXTURES / "one_per_line.txt"), "--pred", str(pred), "--json"]
     )
-    figures = json.loads(result.output)
+    figures = json.loads(result.stdout)
     # sentence 1: pred {(1,6),(2,6),(3,6),(4,6)} vs gold {(0,2),(2,6),(3,6),(4,6)}: F1 0.75; others score 1
     assert figures["sentence_f1"] == pytest.approx(100 * (0.75 + 1 + 1) / 3)
 

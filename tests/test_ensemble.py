@@ -96,7 +96,7 @@ def test_cli_parses_and_evaluates_an_ensemble(tiny_ensemble_dir):
         main, ["eval", "--gold", str(FIXTURES / "one_per_line.txt"), "--model", str(tiny_ensemble_dir), "--json"]
     )
     assert result.exit_code == 0, result.output
-    figures = json.loads(result.output)
+    figures = json.loads(result.stdout)
     assert set(figures["members"]) == {"1", "2", "3"} and figures["chosen"] == "ensemble"
     assert figures["sentence_f1"] == figures["ensemble"]["sentence_f1"]
     assert "untrained_layer_2" in figures["baselines"]

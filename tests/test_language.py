@@ -70,7 +70,7 @@ def test_a_model_parses_raw_text_as_its_language_is_tokenized(tmp_path):
     chinese = model_in(tmp_path, "zh")
     result = CliRunner().invoke(main, ["--model", str(chinese), "--format", "json", "猫坐在垫子上。"])
     assert result.exit_code == 0, result.output
-    record = json.loads(result.output)
+    record = json.loads(result.stdout)
     assert "".join(record["tokens"]) == "猫坐在垫子上。" and record["tokens"][-1] not in record["model_input"]
 
 

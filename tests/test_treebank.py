@@ -184,7 +184,7 @@ def test_eval_names_the_rule_and_scores_other_treebanks():
         ],
     )
     assert result.exit_code == 0, result.output
-    figures = json.loads(result.output)
+    figures = json.loads(result.stdout)
     assert (
         figures["words"] == "negra" and "tag starting with $" in figures["protocol"] and figures["sentence_f1"] == 100.0
     )
