@@ -1,4 +1,5 @@
-"""Why a vote reads what it reads: its members, its families, its students, on gold dev trees.
+"""Why a vote reads what it reads: its members (and models added to them), its families, its students, on gold dev
+trees.
 
     python experiments/scripts/diagnose.py --gold ../shared/data/negra/valid.penn --encoding latin-1 \
         --vote models/onlstm-negra --student models/pcfg-negra --cache runs/diag/cache --json runs/diag/de.json
@@ -93,6 +94,7 @@ def main() -> None:
     options.add_argument("--encoding", default="UTF-8")
     options.add_argument("--vote", required=True, help="an ensemble folder (or a shipped model's name)")
     options.add_argument("--student", action="append", default=[], help="a model compared with the vote")
+    options.add_argument("--add", action="append", default=[], help="a model voting beside the vote's members")
     options.add_argument("--cache")
     options.add_argument("--twin-bits", type=float, default=0.05)
     options.add_argument("--json")
@@ -109,6 +111,13 @@ def main() -> None:
     names = [Path(bundle.path).name if bundle.path else f"member {k}" for k, bundle in enumerate(members)]
     families = [bundle.model.config.family for bundle in members]
     trees = [[spans(b.member_trees[m]) for b in built] for m in range(len(members))]
+    for path in args.add:  # more voters, each at its own readout
+        added = Parser.load(path, max_words=800)
+        outputs = outputs_of(added, sentences, cache, f"{Path(added.path).resolve()} {args.gold}")
+        members.append(added.members[0].bundle)
+        names.append(Path(path).parent.name if Path(path).name == "model" else Path(path).name)
+        families.append(added.members[0].bundle.model.config.family)
+        trees.append([spans(added.build(o).tree) for o in outputs])
     result: dict = {"gold": args.gold, "vote": args.vote, "sentences": len(gold), "members": {}}
     for name, family, member_trees, bundle in zip(names, families, trees, members):
         figures = score(member_trees, gold)
