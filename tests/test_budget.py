@@ -129,7 +129,8 @@ def test_a_fit_given_hours_measures_this_machine_and_records_its_plan(tmp_path):
     assert sizing == record["budget"] and sizing["hours"] == 2.0
     assert sizing["rates"]["onlstm"] > 0 and sizing["rates"]["pcfg"] > 0
     card = (tmp_path / "fit" / "model" / "card.md").read_text()
-    assert "Sized to 2 hours" in card and "After member-2" in card  # sized again once both families trained
+    # sized again once both families trained, and after every stage since: the card gives the last
+    assert sizing["replans"] >= 1 and "Sized to 2 hours" in card and f"After {sizing['replanned']['after']}" in card
     member = next(entry for entry in record["stages"] if entry["name"] == "member-1")
     assert sizing["replanned"]["rates"]["onlstm"] == pytest.approx(member["tokens_per_second"])
 
@@ -203,7 +204,13 @@ def test_a_fit_replans_at_the_rates_its_first_models_showed_to_fill_the_time_lef
         left * 0.95 <= sum(costs(again, RATES, CORPUS, done).values()) <= left + 0.05
     )  # the time left, filled (a grammar reads whole epochs; the record keeps the minutes spent to a tenth)
     assert again.sentences > first.sentences  # the students still to train
-    assert replanned(again, record, stages(again, tmp_path, record)) is None  # once
+    # after every stage, at the rates the members showed so far: a member slowed by other work cuts the rest
+    trained("member-5", again.sections["onlstm"].sample, RATES["onlstm"] / 4)
+    later = replanned(again, record, stages(again, tmp_path, record))
+    latest = record["budget"]["replanned"]
+    assert latest["after"] == "member-5" and record["budget"]["replans"] == 2
+    assert latest["rates"]["onlstm"] < redone["rates"]["onlstm"] and latest["scale"] < redone["scale"]
+    assert later.sentences < again.sentences
 
 
 @pytest.mark.parametrize("hours", [2.0, 1.0, 0.6, 0.3])

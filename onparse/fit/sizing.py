@@ -126,12 +126,14 @@ def with_larger_members(
 
 
 def replanned(plan: FitPlan, record: dict, settled: list[Stage]) -> FitPlan | None:
-    """The plan re-sized to the time left once a member of each family is trained and the direction trial has chosen,
-    at the throughput the members showed (a few timed updates misjudge it when other work runs beside them), and what
-    it records in the budget's ``replanned``; None where the fit has no hours, is re-planned already, a family's rate
-    is not seen yet or the trial has not chosen (its two members read alike, whatever the load)."""
+    """The plan re-sized to the time left after each stage, once a member of each family is trained and the direction
+    trial has chosen, at the throughput the members showed so far (a few timed updates misjudge it when other work
+    runs beside them, and the load changes as the fit goes), and what it records in the budget's ``replanned`` (the
+    latest) and ``replans`` (how many); None where the fit has no hours, a family's rate is not seen yet or the trial
+    has not chosen (its two members read alike, whatever the load). A turn of members more is weighed once, at the
+    first re-plan."""
     sizing = record.get("budget")
-    if not sizing or "replanned" in sizing or "given" not in sizing:
+    if not sizing or "given" not in sizing:
         return None
     by_name = {stage.name: stage for stage in settled}
     done = done_entries(record)
@@ -162,11 +164,20 @@ def replanned(plan: FitPlan, record: dict, settled: list[Stage]) -> FitPlan | No
     spent = spent_minutes(record)
     given = budget.given_plan(plan, sizing["given"])
     found, again = budget.sized(plan, rates, sizing["corpus"], sizing["hours"], spent, given, counts)
+    earlier = sizing.get("replanned")
     # time to spare with all the recipe read; not on a small text: what limits its members is the text, not the time
-    if budget.time_chooses_members(plan) and again["scale"] >= 1 and sizing["corpus"]["tokens"] >= SMALL_TEXT_TOKENS:
+    if (
+        earlier is None
+        and budget.time_chooses_members(plan)
+        and again["scale"] >= 1
+        and sizing["corpus"]["tokens"] >= SMALL_TEXT_TOKENS
+    ):
         found, again = budget.with_more_members(
             (found, again), rates, sizing["corpus"], sizing["hours"], spent, given, counts
         )
+    elif earlier and "more_members" in earlier:  # weighed once: what the first re-plan chose stands
+        again = {**again, "more_members": earlier["more_members"]}
+    sizing["replans"] = sizing.get("replans", 0) + 1
     sizing["replanned"] = {
         "after": record["stages"][-1]["name"],
         "spent_minutes": round(spent, 1),
@@ -176,11 +187,13 @@ def replanned(plan: FitPlan, record: dict, settled: list[Stage]) -> FitPlan | No
             if key in again
         },
     }
-    log.info(
-        f"re-planned after {sizing['replanned']['after']}, at the rates its models trained: each model still to "
-        f"train reads {again['scale']:.0%} of the recipe (was {sizing['scale']:.0%}), "
-        f"{again['predicted_total_minutes']:.0f} more minutes foreseen"
-    )
+    was = (earlier or sizing)["scale"]
+    if earlier is None or abs(again["scale"] - was) > 0.05 * was:  # said when it changes what is still to train
+        log.info(
+            f"re-planned after {sizing['replanned']['after']}, at the rates its models trained: each model still to "
+            f"train reads {again['scale']:.0%} of the recipe (was {was:.0%}), "
+            f"{again['predicted_total_minutes']:.0f} more minutes foreseen"
+        )
     return found
 
 
