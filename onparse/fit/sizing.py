@@ -131,7 +131,10 @@ def replanned(plan: FitPlan, record: dict, settled: list[Stage]) -> FitPlan | No
     runs beside them, and the load changes as the fit goes), and what it records in the budget's ``replanned`` (the
     latest) and ``replans`` (how many); None where the fit has no hours, a family's rate is not seen yet or the trial
     has not chosen (its two members read alike, whatever the load). A turn of members more is weighed once, at the
-    first re-plan."""
+    first re-plan.
+
+    Long: the rates, the re-sizing, the turn of members more and the record are one decision taken in order; apart,
+    each would need the others' intermediate figures."""
     sizing = record.get("budget")
     if not sizing or "given" not in sizing:
         return None
