@@ -112,7 +112,7 @@ def main() -> None:
     families = [bundle.model.config.family for bundle in members]
     trees = [[spans(b.member_trees[m]) for b in built] for m in range(len(members))]
     for path in args.add:  # more voters, each at its own readout
-        added = Parser.load(path, max_words=800)
+        added = Parser.load(path)
         outputs = outputs_of(added, sentences, cache, f"{Path(added.path).resolve()} {args.gold}")
         members.append(added.members[0].bundle)
         names.append(Path(path).parent.name if Path(path).name == "model" else Path(path).name)
