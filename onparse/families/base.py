@@ -82,6 +82,14 @@ class FitSection:
                 settings.check()
 
 
+def check_sizes(settings: object, largest: dict[str, int]) -> None:
+    """ValueError for a size of ``settings`` that is no whole number from 1 to its ``largest``."""
+    for name, most in largest.items():
+        value = getattr(settings, name)
+        if type(value) is not int or not 1 <= value <= most:
+            raise ValueError(f"{name} must be a whole number from 1 to {most:,}, not {value!r:.40}")
+
+
 def section_from_dict(section: type[FitSection], settings: type, values: dict) -> FitSection:
     """A family's section from ``fit.json``: its settings objects made from their dicts (TypeError or ValueError for
     what is no section)."""

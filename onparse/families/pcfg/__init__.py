@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
-from onparse.families.base import SPANS, FitSection, GrammarFamily
+from onparse.families.base import SPANS, FitSection, GrammarFamily, check_sizes
 from onparse.settings import LARGEST_SIZES, Reading, setting
 
 NAME = "pcfg"
@@ -49,15 +49,15 @@ class PcfgConfig:
 
     def check(self) -> None:
         """ValueError for sizes no grammar can have."""
-        for name, largest in (
-            ("vocab_size", LARGEST_SIZES["vocab_size"]),
-            ("nonterminals", 4096),
-            ("preterminals", 8192),
-            ("symbol_size", 8192),
-        ):
-            value = getattr(self, name)
-            if type(value) is not int or not 1 <= value <= largest:
-                raise ValueError(f"{name} must be a whole number from 1 to {largest:,}, not {value!r:.40}")
+        check_sizes(
+            self,
+            {
+                "vocab_size": LARGEST_SIZES["vocab_size"],
+                "nonterminals": 4096,
+                "preterminals": 8192,
+                "symbol_size": 8192,
+            },
+        )
         if self.productions not in PRODUCTIONS:
             raise ValueError(f"productions must be {' or '.join(map(repr, PRODUCTIONS))}, not {self.productions!r:.40}")
         if type(self.latent_size) is not int or not 0 <= self.latent_size <= 4096:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from onparse.families.base import SPANS, FitSection, GrammarFamily
+from onparse.families.base import SPANS, FitSection, GrammarFamily, check_sizes
 from onparse.settings import LARGEST_SIZES, Reading, setting
 
 NAME = "tnpcfg"
@@ -35,16 +35,16 @@ class TnpcfgConfig:
 
     def check(self) -> None:
         """ValueError for sizes no tensor grammar can have."""
-        for name, largest in (
-            ("vocab_size", LARGEST_SIZES["vocab_size"]),
-            ("nonterminals", 65_536),
-            ("preterminals", 65_536),
-            ("rank", 8192),
-            ("symbol_size", 8192),
-        ):
-            value = getattr(self, name)
-            if type(value) is not int or not 1 <= value <= largest:
-                raise ValueError(f"{name} must be a whole number from 1 to {largest:,}, not {value!r:.40}")
+        check_sizes(
+            self,
+            {
+                "vocab_size": LARGEST_SIZES["vocab_size"],
+                "nonterminals": 65_536,
+                "preterminals": 65_536,
+                "rank": 8192,
+                "symbol_size": 8192,
+            },
+        )
 
 
 @dataclass
