@@ -132,7 +132,8 @@ def test_a_fit_given_hours_measures_this_machine_and_records_its_plan(tmp_path):
     # sized again once both families trained, and after every stage since: the card gives the last
     assert sizing["replans"] >= 1 and "Sized to 2 hours" in card and f"After {sizing['replanned']['after']}" in card
     member = next(entry for entry in record["stages"] if entry["name"] == "member-1")
-    assert sizing["replanned"]["rates"]["onlstm"] == pytest.approx(member["tokens_per_second"])
+    wall_rate = member["tokens_seen"] / (60 * member["wall_minutes"]) * budget.wall_factor(given, "onlstm")
+    assert sizing["replanned"]["rates"]["onlstm"] == pytest.approx(wall_rate)  # what its stage took, not its updates
 
 
 def test_a_grammar_is_cut_as_the_rest_and_its_dev_gold_scoring_is_paid_for():
@@ -175,10 +176,10 @@ def test_a_fit_replans_at_the_rates_its_first_models_showed_to_fill_the_time_lef
         "budget": {**sizing, "corpus": CORPUS, "timing_minutes": 1.0, "given": budget.given_reading(given)},
     }
 
-    def trained(name: str, tokens: int, rate: float) -> None:  # a stage done, at the machine's true rate
-        record["stages"].append(
-            {"name": name, "tokens_seen": tokens, "tokens_per_second": rate, "wall_minutes": 1.25 * tokens / rate / 60}
-        )
+    def trained(name: str, tokens: int, rate: float, slowed: float = 1.0) -> None:  # a stage done at the machine's
+        family = "pcfg" if name in ("member-2", "member-4") else "onlstm"  # true rate, its wall minutes ``slowed``
+        wall = slowed * budget.wall_factor(first, family) * tokens / rate / 60
+        record["stages"].append({"name": name, "tokens_seen": tokens, "tokens_per_second": rate, "wall_minutes": wall})
 
     trained("probe-forward-punctuation", first.probe_tokens, RATES["onlstm"] / 3)  # smaller batches: slower a token
     trained("probe-forward-words", first.probe_tokens, RATES["onlstm"] / 3)
@@ -211,6 +212,12 @@ def test_a_fit_replans_at_the_rates_its_first_models_showed_to_fill_the_time_lef
     assert latest["after"] == "member-5" and record["budget"]["replans"] == 2
     assert latest["rates"]["onlstm"] < redone["rates"]["onlstm"] and latest["scale"] < redone["scale"]
     assert later.sentences < again.sentences
+    # at the wall rate: a member whose training kept its pace but whose stage took four times the wall minutes
+    # (evaluations and saves beside other work) cuts the rest as much as one that trained four times slower
+    record["stages"][-1] = {**record["stages"][-1], "tokens_per_second": RATES["onlstm"]}
+    record["budget"]["replanned"] = redone
+    paced = replanned(again, record, stages(again, tmp_path, record))
+    assert record["budget"]["replanned"]["scale"] == latest["scale"] and paced.sentences == later.sentences
 
 
 @pytest.mark.parametrize("hours", [2.0, 1.0, 0.6, 0.3])
@@ -375,18 +382,25 @@ def test_a_replan_with_time_to_spare_trains_one_more_member_of_each_family(tmp_p
 
     def replan(given: FitPlan, corpus: dict = CORPUS) -> tuple[FitPlan, dict]:
         first, sizing = sized(budget.more_members(given) if given.more_members else given, RATES, corpus, 3.0)
+        trained = [  # at 4 times the timing's rates
+            {
+                "name": name,
+                "tokens_seen": tokens,
+                "wall_minutes": tokens / (4 * rate) * budget.wall_factor(first, kind) / 60,
+            }
+            for name, kind, tokens in (
+                ("member-2", "pcfg", 4_000_000),
+                ("member-4", "pcfg", 4_000_000),
+                ("member-1", "onlstm", 950_000),
+            )
+            for rate in [RATES[kind]]
+        ]
+        timing = spent - sum(entry["wall_minutes"] for entry in trained)  # the rest of the minutes spent
         record = {
             "plan": asdict(first),
-            "budget": {**sizing, "corpus": corpus, "timing_minutes": 0.0, "given": budget.given_reading(given)},
-            "stages": [
-                {"name": name, "tokens_seen": tokens, "tokens_per_second": 4 * rate, "wall_minutes": spent / 3}
-                for name, tokens, rate in (
-                    ("member-2", 4_000_000, RATES["pcfg"]),
-                    ("member-4", 4_000_000, RATES["pcfg"]),
-                    ("member-1", 950_000, RATES["onlstm"]),
-                )
-            ],
-        }  # 4 times the timing
+            "budget": {**sizing, "corpus": corpus, "timing_minutes": timing, "given": budget.given_reading(given)},
+            "stages": trained,
+        }
         return replanned(first, record, stages(first, tmp_path, record)), record
 
     found, record = replan(plan(families=["onlstm", "pcfg"], directions=["forward"], punctuation=False))

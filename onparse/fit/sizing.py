@@ -127,8 +127,9 @@ def with_larger_members(
 
 def replanned(plan: FitPlan, record: dict, settled: list[Stage]) -> FitPlan | None:
     """The plan re-sized to the time left after each stage, once a member of each family is trained and the direction
-    trial has chosen, at the throughput the members showed so far (a few timed updates misjudge it when other work
-    runs beside them, and the load changes as the fit goes), and what it records in the budget's ``replanned`` (the
+    trial has chosen, at the wall rate the members' stages showed so far: the text they read over the wall minutes they
+    took, whatever slowed them (a few timed updates misjudge it when other work runs beside them, and the load
+    changes as the fit goes), and what it records in the budget's ``replanned`` (the
     latest) and ``replans`` (how many); None where the fit has no hours, a family's rate is not seen yet or the trial
     has not chosen (its two members read alike, whatever the load). A turn of members more is weighed once, at the
     first re-plan.
@@ -148,20 +149,18 @@ def replanned(plan: FitPlan, record: dict, settled: list[Stage]) -> FitPlan | No
         for name, entry in done.items()
         if name.startswith("member-") and name in by_name
     ]
-    seen = {
-        family: (
+    seen = {  # what the family's members read, and the wall seconds their stages took: evaluations, a machine
+        family: (  # shared with other work, and whatever else slowed them in it
             sum(entry["tokens_seen"] for kind, entry in trained if kind == family),
-            sum(
-                entry["tokens_seen"] / entry["tokens_per_second"]
-                for kind, entry in trained
-                if kind == family and entry.get("tokens_per_second")
-            ),
+            sum(60 * entry["wall_minutes"] for kind, entry in trained if kind == family and entry.get("tokens_seen")),
         )
         for family in plan.member_families()
     }
     if any(seconds <= 0 for _, seconds in seen.values()):
         return None
-    rates = {family: tokens / seconds for family, (tokens, seconds) in seen.items()}
+    # the rate in the units ``costs`` divides by, whose wall factor it multiplies back: a stage like these is
+    # foreseen at the wall minutes they took a token
+    rates = {family: tokens / seconds * budget.wall_factor(plan, family) for family, (tokens, seconds) in seen.items()}
     counts = {"probes": sum(name.startswith("probe-") for name in done)}
     counts.update({family: sum(kind == family for kind, _ in trained) for family in seen})
     spent = spent_minutes(record)
@@ -193,8 +192,8 @@ def replanned(plan: FitPlan, record: dict, settled: list[Stage]) -> FitPlan | No
     was = (earlier or sizing)["scale"]
     if earlier is None or abs(again["scale"] - was) > 0.05 * was:  # said when it changes what is still to train
         log.info(
-            f"re-planned after {sizing['replanned']['after']}, at the rates its models trained: each model still to "
-            f"train reads {again['scale']:.0%} of the recipe (was {was:.0%}), "
+            f"re-planned after {sizing['replanned']['after']}, at the wall minutes its models took: each model "
+            f"still to train reads {again['scale']:.0%} of the recipe (was {was:.0%}), "
             f"{again['predicted_total_minutes']:.0f} more minutes foreseen"
         )
     return found

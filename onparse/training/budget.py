@@ -123,7 +123,7 @@ def costs(plan: FitPlan, rates: Rates, corpus: dict, done: dict[str, int] | None
         minutes["probes"] = read / rates[directed[0]] * named(directed[0]).wall[0] / 60
     for name in plan.member_families():
         family, section, count = named(name), plan.sections[name], len(plan.members_of(name))
-        wall = family.wall[1] if plan.dev_gold else family.wall[0]
+        wall = wall_factor(plan, name)
         read = read_of(section.epochs, section.sample, corpus["units"][name])
         minutes[family.plural] = (count - done.get(name, 0)) * read / rates[name] * wall / 60
         minutes[family.students_plural] = (
@@ -141,6 +141,11 @@ def costs(plan: FitPlan, rates: Rates, corpus: dict, done: dict[str, int] | None
         )
     minutes["votes"] = FIXED_MINUTES
     return minutes
+
+
+def wall_factor(plan: FitPlan, family: str) -> float:
+    """A family's members' wall time over their training time (``Family.wall``: with dev gold scoring or without)."""
+    return named(family).wall[1 if plan.dev_gold else 0]
 
 
 def at_scale(plan: FitPlan, corpus: dict, scale: float, given: FitPlan) -> FitPlan:
