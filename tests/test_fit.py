@@ -1268,3 +1268,42 @@ def test_a_models_collapsed_shape_is_read_once_and_kept_in_its_card(tmp_path, mo
     assert card["dev_shape"] == shape and shape in (None, "right-branching", "left-branching", "one tree a length")
     monkeypatch.setattr(runners, "model_trees", None)  # read from the card, not parsed again
     assert collapsed(member, sentences, {"device": "cpu", "dtype": "fp32"}) == shape
+
+
+def test_the_model_is_the_vote_that_taught_its_students_where_theirs_moved_toward_a_fixed_shape(
+    fitted, tmp_path, monkeypatch
+):
+    import shutil
+
+    from onparse.fit import runners
+    from onparse.fit.card import write_card
+    from onparse.structures.trees import baseline_spans
+
+    out, record = fitted
+    model = next(entry for entry in record["stages"] if entry["name"] == "model")
+    assert (
+        model["parser"]["kind"] == "students' vote"
+        and "Parser: the students' vote" in (out / "model" / "card.md").read_text()
+    )
+    copy = tmp_path / "tiny"
+    shutil.copytree(out, copy)
+    measured = runners.model_trees
+
+    def leftward(model: Path, sentences: list, settings: dict) -> list[set]:  # the students' vote, half collapsed
+        if Path(model).name != "model":
+            return measured(model, sentences, settings)
+        return [set(baseline_spans("left_branching", len(sentence.word_tokens))) for sentence in sentences]
+
+    monkeypatch.setattr(runners, "model_trees", leftward)
+    plan = FitPlan.from_dict(record["plan"])
+    final = stages(plan, copy, record)[-1]
+    assert final.name == "model" and final.teacher == "ensemble-2"
+    entry = {"name": "model", "wall_minutes": 0.1, **runners.ensemble_stage(final, plan, copy)}
+    assert entry["parser"]["kind"] == "teacher" and entry["parser"]["shape_drift"] > 3
+    voters = modeldir.read_ensemble(copy / "model")
+    assert sorted(member.name for member in voters.members) == ["round-1-1", "round-1-2"]  # ensemble-2's, copied
+    assert voters.right_branching_voter == 0  # a parser: without the prior the teacher gave its students
+    write_card(copy / "model", {**record, "stages": [*record["stages"][:-1], entry]})
+    assert (
+        "Parser: the vote that taught the students (ensemble-2's members)" in (copy / "model" / "card.md").read_text()
+    )

@@ -184,3 +184,27 @@ def test_trees_collapsed_into_one_shape_are_told_without_gold_and_trees_that_fol
     assert collapsed_shape(varied, lengths) is None
     mostly = right[:50] + varied[50:]  # five in six right-branching: under the share that says collapsed
     assert collapsed_shape(mostly, lengths) is None and collapsed_shape(right[:9], lengths[:9]) is None
+
+
+def test_a_vote_that_moved_toward_a_fixed_shape_past_its_teacher_is_told_by_how_far_without_gold():
+    import random
+
+    from onparse.structures.scoring import shape_agreement, shape_drift
+    from onparse.structures.trees import baseline_spans, binary_tree, spans
+
+    lengths = [4 + k % 9 for k in range(60)]
+    right = [baseline_spans("right_branching", n) for n in lengths]
+    left = [baseline_spans("left_branching", n) for n in lengths]
+    rng = random.Random(0)
+    varied = [spans(binary_tree(n, lambda start, end: rng.randrange(start + 1, end))) for n in lengths]
+    assert shape_agreement(right, lengths)["right-branching"] == 100
+    assert shape_agreement(left, lengths) == {
+        "right-branching": pytest.approx(shape_agreement(right, lengths)["left-branching"]),
+        "left-branching": 100,
+    }
+    assert shape_drift(varied, varied, lengths) == 0
+    partly = right[:30] + varied[30:]  # half its trees right-branching: nearer that shape by what they gained
+    gained = shape_agreement(partly, lengths)["right-branching"] - shape_agreement(varied, lengths)["right-branching"]
+    assert shape_drift(partly, varied, lengths) == pytest.approx(gained) and gained > 10
+    assert shape_drift(varied[:30] + left[30:], right[:30] + varied[30:], lengths) > 10  # toward the other shape
+    assert shape_agreement([], []) == {"right-branching": 0, "left-branching": 0}

@@ -107,6 +107,17 @@ def prior_summary(record: dict) -> str | None:
     )
 
 
+def parser_summary(record: dict) -> str | None:
+    """Which parser the fit's model is and why: the students' vote, or the vote that taught them where the students'
+    moved toward a fixed shape (``runners.checked_against_teacher``); None for a fit without students."""
+    chosen = next((entry["parser"] for entry in record["stages"] if "parser" in entry), None)
+    if chosen is None:
+        return None
+    if chosen["kind"] == "teacher":
+        return f"Parser: the vote that taught the students ({chosen['teacher']}'s members), since {chosen['why']}."
+    return f"Parser: the students' vote beside their teachers ({chosen['why']}; moved {chosen['shape_drift']:+.1f})."
+
+
 def reading_summary(record: dict) -> str:
     """What the card says of the reading rules: each probe's agreement with its referee, the direction trial's
     perplexities, and the reading chosen."""
@@ -184,7 +195,7 @@ def write_card(model: Path, record: dict) -> None:
         + (f"on, with {card['right_branching_voter']:g} votes" if card["right_branching_voter"] else "off")
         + (" (asked for: a prior for right-branching languages)" if plan["right_branching_voter"] else "")
         + ".",
-        *filter(None, [prior_summary(record)]),
+        *filter(None, [prior_summary(record), parser_summary(record)]),
         *([reading_summary(record)] if chosen_reading(record) else []),
         *([climb_summary(record)] if plan.get("generations") else []),
         *([budget_summary(record)] if record.get("budget") else []),

@@ -18,15 +18,15 @@ from onparse.parsing.ensemble import (
     make_ensemble,
     member_source,
     model_trees,
+    pairwise_agreement,
     reference_agreement,
-    tree_agreement,
 )
 from onparse.parsing.evaluate import evaluate_parser
 from onparse.parsing.parse import Parser
 from onparse.plan import FitPlan
 from onparse.settings import Layer, layer_key
-from onparse.store.modeldir import read_json, write_json
-from onparse.structures.scoring import collapsed_shape
+from onparse.store.modeldir import read_ensemble, read_json, write_json
+from onparse.structures.scoring import SHAPE_DRIFT, collapsed_shape, shape_drift
 from onparse.text.corpus import read_sentences
 from onparse.text.treebank import read_gold
 from onparse.training import distributed, runfolder
@@ -170,6 +170,13 @@ def ensemble_stage(stage: Stage, plan: FitPlan, out: Path) -> dict:
         **chosen,
         **({"layers_chosen_on_gold": True} if gold_layers else {}),
     }
+    if stage.teacher:  # how far this vote moved from the trees its students learnt; the model: a step too far?
+        trees = [model_trees(model, dev_sentences, settings) for model in (path, out / stage.teacher)]
+        entry["teacher_agreement"] = round(pairwise_agreement(trees, dev_sentences)[0][1], 2)
+        if final:
+            entry["parser"] = checked_against_teacher(path, out / stage.teacher, trees, dev_sentences, plan)
+            if entry["parser"]["kind"] == "teacher":
+                members, chosen["layers"] = entry["parser"].pop("members"), entry["parser"].pop("layers")
     if plan.dev_gold:
         gold = gold_figures(path, plan.dev_gold, settings, plan.encoding)
         if plan.select_by_gold:  # the voter chosen on gold trees: the record says so
@@ -184,9 +191,35 @@ def ensemble_stage(stage: Stage, plan: FitPlan, out: Path) -> dict:
             dev_gold=gold,
             dev_f1=gold["with_voter" if entry["right_branching_voter"] else "without_voter"],
         )
-    if stage.teacher:  # the climb's gold-free figure: how far this vote moved from the trees its students learnt
-        entry["teacher_agreement"] = round(tree_agreement(path, out / stage.teacher, dev_sentences, settings), 2)
     return entry
+
+
+def checked_against_teacher(path: Path, teacher: Path, trees: list, sentences: list, plan: FitPlan) -> dict:
+    """The fit's model as the rule leaves it at ``path``, and why: the students' vote, unless its ``trees`` (of the
+    dev text, the vote's and then the teacher's) moved toward a fixed shape by more than ``scoring.SHAPE_DRIFT``
+    points past the vote that taught its students (a student half collapsed into right-branching trees, say), and
+    then that vote's members, as a parser (without a teacher's prior). No gold trees."""
+    drift = round(shape_drift(*trees, [len(sentence.word_tokens) for sentence in sentences]), 2)
+    if drift <= SHAPE_DRIFT:
+        return {
+            "kind": "students' vote",
+            "shape_drift": drift,
+            "why": f"within {SHAPE_DRIFT:g} points of the shape of the vote that taught its students",
+        }
+    taught = read_ensemble(teacher)
+    make_ensemble(path, taught.members, plan.right_branching_voter, copy=True, layers=taught.layers, overwrite=True)
+    log.warning(
+        f"the students' vote moved {drift:.1f} points toward a fixed shape past the vote that taught them: the fit's "
+        f"model is that vote ({teacher.name}'s members) instead"
+    )
+    return {
+        "kind": "teacher",
+        "teacher": teacher.name,
+        "shape_drift": drift,
+        "why": f"the students' vote moved {drift:.1f} points toward a fixed shape (more than {SHAPE_DRIFT:g})",
+        "members": taught.members,
+        "layers": taught.layers,
+    }
 
 
 def training_stage(

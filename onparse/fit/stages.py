@@ -177,6 +177,7 @@ def stages(plan: FitPlan, out: Path, record: dict | None = None) -> list[Stage]:
     students = student_stages(plan, out, f"ensemble-{plan.rounds + 1}", "", starts, plan.seed, common)
     found.extend(students)
     voters = [*(stage.name for stage in students), *previous]  # grammars alone and no student: the first ensemble
+    taught_by = f"ensemble-{plan.rounds + 1}" if students else None  # the vote the model's students learnt
     if plan.generations:  # self-training: each generation's students learn the vote before them, and vote
         found.append(Stage("generation-0", members=voters))
         for g in range(1, plan.generations + 1):
@@ -188,7 +189,8 @@ def stages(plan: FitPlan, out: Path, record: dict | None = None) -> list[Stage]:
             found.extend(students)
             voters = [stage.name for stage in students]
             found.append(Stage(f"generation-{g}", members=voters, teacher=f"generation-{g - 1}"))
-    found.append(Stage(FINAL, members=voters))
+            taught_by = f"generation-{g - 1}"
+    found.append(Stage(FINAL, members=voters, teacher=taught_by))
     return found
 
 
