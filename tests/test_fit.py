@@ -34,12 +34,13 @@ TINY_ONLSTM = OnlstmConfig(vocab_size=60, embedding_size=16, hidden_size=24, n_l
 @pytest.fixture(autouse=True)
 def tiny_models_vote_whatever_their_shape(monkeypatch):
     """The tiny models these fits train in seconds parse the toy text in one shape (most of them right-branching),
-    which the shape check would leave out of every vote: it stands aside here, and has tests of its own
-    (``test_scoring``, ``test_a_models_collapsed_shape_is_read_once_and_kept_in_its_card``, and the student test
-    below that sets it)."""
+    which the shape checks would leave out of every vote or take for a step toward a shape: they stand aside here,
+    and have tests of their own (``test_scoring``, ``test_a_models_collapsed_shape_is_read_once_and_kept_in_its_card``,
+    and the student and model tests below that set them)."""
     from onparse.fit import runners
 
     monkeypatch.setattr(runners, "collapsed", lambda member, sentences, settings: None)
+    monkeypatch.setattr(runners, "SHAPE_DRIFT", float("inf"))
 
 
 def tiny_plan(onlstm: dict | None = None, pcfg: dict | None = None, **changes) -> FitPlan:
@@ -67,8 +68,13 @@ def trees(model: Path) -> list[str]:
 
 @pytest.fixture(scope="module")
 def fitted(tmp_path_factory) -> tuple[Path, dict]:
+    from onparse.fit import runners
+
     out = tmp_path_factory.mktemp("fit") / "tiny"
-    return out, fit(tiny_plan(), out)
+    with pytest.MonkeyPatch.context() as patch:  # as ``tiny_models_vote_whatever_their_shape``, for the module
+        patch.setattr(runners, "collapsed", lambda member, sentences, settings: None)
+        patch.setattr(runners, "SHAPE_DRIFT", float("inf"))
+        return out, fit(tiny_plan(), out)
 
 
 def test_a_tiny_fit_runs_every_stage_and_leaves_a_parser_that_stands_alone(fitted):
@@ -1280,30 +1286,42 @@ def test_the_model_is_the_vote_that_taught_its_students_where_theirs_moved_towar
     from onparse.structures.trees import baseline_spans
 
     out, record = fitted
-    model = next(entry for entry in record["stages"] if entry["name"] == "model")
-    assert (
-        model["parser"]["kind"] == "students' vote"
-        and "Parser: the students' vote" in (out / "model" / "card.md").read_text()
-    )
-    copy = tmp_path / "tiny"
-    shutil.copytree(out, copy)
-    measured = runners.model_trees
-
-    def leftward(model: Path, sentences: list, settings: dict) -> list[set]:  # the students' vote, half collapsed
-        if Path(model).name != "model":
-            return measured(model, sentences, settings)
-        return [set(baseline_spans("left_branching", len(sentence.word_tokens))) for sentence in sentences]
-
-    monkeypatch.setattr(runners, "model_trees", leftward)
     plan = FitPlan.from_dict(record["plan"])
-    final = stages(plan, copy, record)[-1]
-    assert final.name == "model" and final.teacher == "ensemble-2"
-    entry = {"name": "model", "wall_minutes": 0.1, **runners.ensemble_stage(final, plan, copy)}
+    measured = runners.model_trees
+    monkeypatch.setattr(runners, "SHAPE_DRIFT", 3.0)  # (the tiny fits' own check stands aside)
+
+    def final_stage(students_trees: str) -> tuple[Path, dict]:
+        """The fit's last stage run again on a copy, the students' vote parsing as its teacher or left-branching."""
+        copy = tmp_path / students_trees
+        shutil.copytree(out, copy)
+
+        def parsed(model: Path, sentences: list, settings: dict) -> list[set]:
+            if Path(model).name != "model":
+                return measured(model, sentences, settings)
+            if students_trees == "as-taught":
+                return measured(copy / "ensemble-2", sentences, settings)
+            return [set(baseline_spans("left_branching", len(sentence.word_tokens))) for sentence in sentences]
+
+        monkeypatch.setattr(runners, "model_trees", parsed)
+        final = stages(plan, copy, record)[-1]
+        assert final.name == "model" and final.teacher == "ensemble-2"
+        entry = {"name": "model", "wall_minutes": 0.1, **runners.ensemble_stage(final, plan, copy)}
+        write_card(copy / "model", {**record, "stages": [*record["stages"][:-1], entry]})
+        return copy, entry
+
+    kept, entry = final_stage("as-taught")
+    assert entry["parser"] == {
+        "kind": "students' vote",
+        "shape_drift": 0.0,
+        "why": "within 3 points of the shape of the vote that taught its students",
+    }
+    assert len(modeldir.read_ensemble(kept / "model").members) == 3  # the scratch student beside its teachers
+    assert "Parser: the students' vote" in (kept / "model" / "card.md").read_text()
+    moved, entry = final_stage("leftward")  # the students' vote, half collapsed
     assert entry["parser"]["kind"] == "teacher" and entry["parser"]["shape_drift"] > 3
-    voters = modeldir.read_ensemble(copy / "model")
+    voters = modeldir.read_ensemble(moved / "model")
     assert sorted(member.name for member in voters.members) == ["round-1-1", "round-1-2"]  # ensemble-2's, copied
     assert voters.right_branching_voter == 0  # a parser: without the prior the teacher gave its students
-    write_card(copy / "model", {**record, "stages": [*record["stages"][:-1], entry]})
     assert (
-        "Parser: the vote that taught the students (ensemble-2's members)" in (copy / "model" / "card.md").read_text()
+        "Parser: the vote that taught the students (ensemble-2's members)" in (moved / "model" / "card.md").read_text()
     )
