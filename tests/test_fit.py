@@ -243,8 +243,10 @@ def test_the_command_fits_and_resumes_with_one_line_errors(tmp_path):
         stopped.stderr.splitlines()[-1].startswith("onparse: stopped: --hours reached")
         and "error" not in stopped.stderr
     )
-    assert "foreseen to take" in stopped.stderr  # the forecast, before the first stage
-    assert "is too few for a model" in stopped.stderr and "makes one in one call" in stopped.stderr  # said at once
+    opening = stopped.stderr.splitlines()[:3]  # the forecast and what to do, at once, before the first stage
+    assert opening[0].startswith(f"fitting a parser to {out / 'model'}: 14 stages, from 400 sentences (a small text")
+    assert "more than --hours 1e-07: it stops at them" in opening[1] and "does it in one call" in opening[1]
+    assert opening[2] == f"too long? Ctrl-C keeps the best parser so far; `onparse fit --out {out} --resume` goes on"
     again = CliRunner().invoke(main, base)
     assert again.exit_code == 2 and "already holds a fit" in again.stderr
     done = CliRunner().invoke(
@@ -352,7 +354,7 @@ def test_members_of_a_small_corpus_read_it_more_often_and_of_a_large_one_a_sampl
     plan = tiny_plan(member_epochs=None)
     tokens = sum(len(words) + 1 for words in read_corpus(plan.train, reading=Reading(punctuation=True)))
     monkeypatch.setattr(onlstm, "MEMBER_TOKENS", 3 * tokens)
-    settled, sizing = settled_plan(plan, tmp_path)
+    settled, sizing, _ = settled_plan(plan, tmp_path)
     assert (settled.sections["onlstm"].epochs, settled.sections["onlstm"].sample, sizing) == (3, None, None)
     monkeypatch.setattr(onlstm, "MEMBER_TOKENS", tokens // 10)
     settled = settled_plan(plan, tmp_path)[0]
@@ -967,30 +969,17 @@ def test_text_given_as_tokens_needs_no_tokenizer_for_its_language(tmp_path):
     assert unknown.exit_code == 2 and "not a language code" in unknown.stderr
 
 
-def test_a_fit_on_small_text_says_so_before_it_trains(caplog, tmp_path):
-    from onparse.families.onlstm import MEMBER_TOKENS
+def test_a_fit_on_small_text_stops_its_runs_once_they_stop_learning(tmp_path):
     from onparse.fit import sizing
     from onparse.fit.sizing import settled_plan
 
-    with caplog.at_level("WARNING", logger="onparse"):
-        planned = settled_plan(tiny_plan(member_epochs=None, evals_per_epoch=4), tmp_path)[0]  # the default's
-    assert planned.sections["onlstm"].epochs > 1 and "the training text is small (" in caplog.text
+    planned, _, corpus = settled_plan(tiny_plan(member_epochs=None, evals_per_epoch=4), tmp_path)  # the default's
+    assert planned.sections["onlstm"].epochs > 1 and corpus["tokens"] < sizing.SMALL_TEXT_TOKENS
     # its runs stop once they stop learning and are evaluated once a pass, unless asked otherwise
     assert (planned.patience, planned.evals_per_epoch) == (sizing.SMALL_TEXT_PATIENCE, 1)
     asked = settled_plan(tiny_plan(member_epochs=None, patience=5.0, evals_per_epoch=3), tmp_path)[0]
     assert (asked.patience, asked.evals_per_epoch) == (5.0, 3)
     assert [s.config.evals_per_epoch for s in stages(planned, tmp_path) if s.name.startswith("probe-")] in ([], [1, 1])
-    caplog.clear()
-    few_long = {"sentences": 50, "tokens": sizing.SMALL_TEXT_TOKENS}  # few sentences, enough tokens: not small
-    with caplog.at_level("WARNING", logger="onparse"):
-        sizing.warn_small_text(few_long, 1.0)
-        assert not caplog.text
-        sizing.warn_small_text({"sentences": 10**6, "tokens": 10_000}, 0.5)  # as sized: half the recipe's reading
-    assert "reads it up to 20 times, stopping once it stops learning" in caplog.text  # at most MAX_EPOCHS
-    caplog.clear()
-    with caplog.at_level("WARNING", logger="onparse"):
-        sizing.warn_small_text({"sentences": 10**6, "tokens": 90_000}, 0.5)
-    assert f"reads it up to {0.5 * MEMBER_TOKENS / 90_000:,.0f} times" in caplog.text
 
 
 def test_a_finished_stage_keeps_its_model_settings_and_history_alone_unless_evaluations_are_kept(fitted, tmp_path):

@@ -133,7 +133,7 @@ def test_a_mistyped_command_is_named_and_parse_may_follow_options(tiny_model_dir
 
 
 def test_a_fits_stages_say_in_a_line_what_they_took_and_kept():
-    from onparse.parsing.report import fit_clock, stage_line
+    from onparse.fit.console import fit_clock, stage_line
 
     entry = {"name": "member-2", "wall_minutes": 3.14, "selected": {"epoch": 2.0, "dev_ppl": 1347.21}, "dev_f1": 40.123}
     assert stage_line(entry) == "stage member-2 done in 3.1 min, kept epoch 2, dev ppl 1,347.2, dev F1 40.1"
@@ -287,3 +287,38 @@ def test_one_damaged_card_names_its_model_and_hides_none_of_the_others(tmp_path,
         model_table(found, "good", console)
     shown = console.export_text()
     assert "good" in shown and "odd" in shown and "corrupt" not in shown
+
+
+def test_a_fits_opening_says_in_three_short_lines_what_it_makes_how_long_and_what_to_do_if_too_long(tmp_path):
+    import logging
+
+    from onparse.fit.console import opening
+
+    out, small, large = tmp_path / "fit", {"sentences": 400, "tokens": 3_724}, {"sentences": 40_000, "tokens": 10**6}
+    sizing = {"predicted_total_minutes": 42.0, "scale": 0.5}
+    for corpus, sized, hours in ((small, None, None), (large, sizing, 1.0), (large, sizing, 0.5)):
+        said = opening(out, 14, corpus, sized, hours)
+        assert len(said) == 3 and all(len(line) <= 120 + len(str(out)) for _, line in said)
+        assert said[0][1].startswith(f"fitting a parser to {out / 'model'}: 14 stages, from {corpus['sentences']:,}")
+        assert ("a small text: more text makes a better parser" in said[0][1]) == (corpus is small)
+        assert (
+            said[2][1] == f"too long? Ctrl-C keeps the best parser so far; `onparse fit --out {out} --resume` goes on"
+        )
+    assert opening(out, 14, large, sizing, 1.0)[1] == (logging.INFO, "about 42 minutes here (sized to --hours 1)")
+    level, few = opening(out, 14, large, sizing, 0.5)[1]  # 42 minutes are more than 85% of half an hour
+    assert level == logging.WARNING and few.startswith("about 42 minutes here, more than --hours 0.5: it stops at")
+    assert "(--hours 0.99 does it in one call)" in few
+    assert opening(out, 14, small, None, None)[1][1].startswith("no --hours:")
+
+
+def test_a_fits_stage_header_names_its_stage_in_words():
+    from onparse.config import TrainConfig
+    from onparse.fit.console import stage_words
+    from onparse.fit.stages import Stage
+
+    member = Stage("member-2", TrainConfig(train=["t"], dev="d", family="pcfg"))
+    assert stage_words(member) == "one of the grammars, trained on the text (member-2)"
+    assert stage_words(Stage("ensemble-1", members=["member-1", "member-2"])) == "the vote of 2 models (ensemble-1)"
+    assert stage_words(Stage("model", members=["scratch"], teacher="ensemble-2")) == (
+        "the fit's parser: the last vote (model)"
+    )

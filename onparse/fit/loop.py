@@ -13,12 +13,12 @@ from rich.console import Console
 
 from onparse.fit.anytime import publish
 from onparse.fit.card import write_card
+from onparse.fit.console import fit_clock, opening, stage_line, stage_words
 from onparse.fit.records import check_hand_edits, check_stages_done, count_killed_call, read_record, write_record
 from onparse.fit.runners import run_stage, unused_after
 from onparse.fit.sizing import replanned, settled_plan, spent_minutes
 from onparse.fit.stages import FINAL, RECORD, stages, stale_stages
 from onparse.hardware import describe
-from onparse.parsing.report import fit_clock, stage_line
 from onparse.plan import FitPlan
 from onparse.text.treebank import check_gold
 from onparse.training import distributed, runfolder
@@ -98,7 +98,7 @@ def fit(
             check_gold(plan.dev_gold, plan.encoding)
         distributed.join(plan.device, ranks)  # the launch's processes meet: rank 0 alone times the machine and
         if ranks.main:  # settles the plan, and every process trains as it says
-            plan, sizing = settled_plan(plan, out, hours)
+            plan, sizing, corpus = settled_plan(plan, out, hours)
             record = {
                 "plan": asdict(plan),
                 "command": command,
@@ -107,12 +107,8 @@ def fit(
                 **({"budget": sizing} if sizing else {}),
                 **({"direction_trial": True} if plan.direction_trial else {}),
             }
-            if sizing:
-                log.info(
-                    f"sized to {hours:g} hours: each model reads {sizing['scale']:.0%} of what the recipe reads, "
-                    f"{len(stages(plan, out, record))} stages foreseen to take {sizing['predicted_total_minutes']:.0f} "
-                    "minutes (fit.json keeps the sizing)"
-                )
+            for level, line in opening(out, len(stages(plan, out, record)), corpus, sizing, hours):
+                log.log(level, line)
             out.mkdir(parents=True, exist_ok=True)
             write_record(out, record)
         distributed.wait_for_all()
@@ -141,11 +137,7 @@ def fit(
                 return record
             ranks = distributed.go_alone()
         if ranks.main:
-            log.info(
-                f"stage {number} of {len(settled)}: {stage.name}"
-                + (f" (ensemble of {', '.join(stage.members)})" if stage.members else "")
-                + f"; {fit_clock(record)}"
-            )
+            log.info(f"stage {number} of {len(settled)}: {stage_words(stage)}; {fit_clock(record)}")
         started = time.monotonic()
         earlier = record.setdefault("unfinished", {}).pop(stage.name, 0.0)  # minutes of earlier calls stopped mid-stage
         record["in_flight"] = {"stage": stage.name, "since": time.time(), "earlier": earlier}  # what a kill -9 leaves

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import onparse.training.budget as budget
 from onparse.families import named
-from onparse.families.onlstm import MEMBER_TOKENS
 from onparse.fit.stages import DIRECTIONS, Stage, done_entries, member_configs
 from onparse.plan import FitPlan
 from onparse.settings import default
@@ -44,20 +43,20 @@ def text_size(plan: FitPlan) -> dict:
     return {"tokens": tokens, "sentence_tokens": tokens / len(text), "sentences": len(text), "units": units}
 
 
-def settled_plan(plan: FitPlan, out: Path, hours: float | None = None) -> tuple[FitPlan, dict | None]:
+def settled_plan(plan: FitPlan, out: Path, hours: float | None = None) -> tuple[FitPlan, dict | None, dict]:
     """The plan with what each model reads settled: members' epochs as asked, or enough to read what the recipe
     reads of each family (``Family.recipe_units``), a sample where that is less than the text; with ``hours``, all of
     it scaled to end within them on this machine (``budget``), with larger members where they fit too
     (``with_larger_members``), and what the record keeps of that; a turn of members more where asked
-    (``budget.more_members``: where the time allows, the re-plan weighs it)."""
+    (``budget.more_members``: where the time allows, the re-plan weighs it); and the text's size (``text_size``).
+    What it weighed is logged for debugging; the fit's opening says what a person needs (``report.opening``)."""
     corpus = text_size(plan)
     plan = for_small_text(plan, corpus)
     asked = budget.larger(plan, [name for name, section in plan.sections.items() if section.larger])
     asked = budget.more_members(asked) if plan.more_members else asked
     if not hours:
-        warn_small_text(corpus, 1.0)
-        return budget.at_scale(asked, corpus, 1.0, asked), None
-    log.info(f"measuring this machine's throughput on the text, to size the fit to {hours:g} hours")
+        return budget.at_scale(asked, corpus, 1.0, asked), None, corpus
+    log.debug(f"measuring this machine's throughput on the text, to size the fit to {hours:g} hours")
     started = time.monotonic()
     rates = budget.measure(member_configs(asked, out))
     found, sizing = budget.sized(asked, rates, corpus, hours)
@@ -66,15 +65,17 @@ def settled_plan(plan: FitPlan, out: Path, hours: float | None = None) -> tuple[
         found, sizing = with_larger_members(family, plan, out, rates, corpus, hours, (found, sizing))
     if sizing["scale"] < 1 and asked.choosing_members():  # the choices first, read alike whatever the load
         found, sizing = budget.choices_read_alike(asked, rates, corpus, hours, sizing)
-    budget.check_enough(sizing, hours)
-    warn_small_text(corpus, sizing["scale"])
     # what a re-plan needs: the text's size, the readings as given, the minutes the timing took
-    return found, {
-        **sizing,
-        "corpus": corpus,
-        "given": budget.given_reading(plan),
-        "timing_minutes": round((time.monotonic() - started) / 60, 2),
-    }
+    return (
+        found,
+        {
+            **sizing,
+            "corpus": corpus,
+            "given": budget.given_reading(plan),
+            "timing_minutes": round((time.monotonic() - started) / 60, 2),
+        },
+        corpus,
+    )
 
 
 def for_small_text(plan: FitPlan, corpus: dict) -> FitPlan:
@@ -85,18 +86,6 @@ def for_small_text(plan: FitPlan, corpus: dict) -> FitPlan:
         return plan
     evaluations = 1 if plan.evals_per_epoch == default(FitPlan, "evals_per_epoch") else plan.evals_per_epoch
     return replace(plan, patience=plan.patience or SMALL_TEXT_PATIENCE, evals_per_epoch=evaluations)
-
-
-def warn_small_text(corpus: dict, scale: float) -> None:
-    """A warning for a text under SMALL_TEXT_TOKENS: how often each member reads it, as sized (``scale`` of what the
-    recipe reads), so that it agrees with what the sizing says."""
-    if corpus["tokens"] < SMALL_TEXT_TOKENS:
-        log.warning(
-            f"the training text is small ({corpus['sentences']:,} sentences, {corpus['tokens']:,} tokens): each "
-            f"model reads it up to {min(budget.MAX_EPOCHS, scale * MEMBER_TOKENS / max(corpus['tokens'], 1)):,.0f} "
-            "times, stopping once it stops learning; the shipped parsers learnt from 400,000 to 1,000,000 tokens, "
-            "and more text makes a better parser than any setting"
-        )
 
 
 def with_larger_members(
@@ -117,7 +106,7 @@ def with_larger_members(
         "default_predicted_total_minutes": smaller[1]["predicted_total_minutes"],
     }
     before, after = plan.sections[family].model, larger.sections[family].model
-    log.info(
+    log.debug(
         f"larger {named(family).plural} ({before} grown to {after}) would take "
         f"{sizing['predicted_total_minutes']:.0f} minutes in all: {'chosen' if fits else 'no time for them'}"
     )
@@ -193,7 +182,7 @@ def replanned(plan: FitPlan, record: dict, settled: list[Stage]) -> FitPlan | No
     if earlier is None or abs(again["scale"] - was) > 0.05 * was:  # said when it changes what is still to train
         log.info(
             f"re-planned after {sizing['replanned']['after']}, at the wall minutes its models took: each model "
-            f"still to train reads {again['scale']:.0%} of the recipe (was {was:.0%}), "
+            f"still to train reads {again['scale']:.0%} of its full share (was {was:.0%}), "
             f"{again['predicted_total_minutes']:.0f} more minutes foreseen"
         )
     return found

@@ -199,32 +199,3 @@ def evaluation_line(title: str, record: dict, kept: bool) -> str:
             + " ".join(f"{value:.1f}" if len(gold) == 1 else f"{layer}:{value:.1f}" for layer, value in gold.items())
         )
     return " ".join(parts[:1]) + " " + ", ".join(parts[1:]) + (" (kept)" if kept else "")
-
-
-def stage_line(entry: dict) -> str:
-    """A fit's stage done, for people (fit.json keeps its record): its minutes and what it kept."""
-    kept = entry.get("selected") or {}
-    figures = [f"kept epoch {kept['epoch']:g}"] if "epoch" in kept else []
-    figures += [f"dev ppl {kept['dev_ppl']:,.1f}"] if "dev_ppl" in kept else []
-    figures += [f"agreement {kept['teacher_agreement']:.1f}"] if "teacher_agreement" in kept else []
-    figures += [f"dev F1 {entry['dev_f1']:.1f}"] if isinstance(entry.get("dev_f1"), (int, float)) else []
-    return f"stage {entry['name']} done in {entry['wall_minutes']:.1f} min" + (
-        ", " + ", ".join(figures) if figures else ""
-    )
-
-
-def fit_clock(record: dict) -> str:
-    """How far a fit is in minutes, and how long it has still to go where it was sized (--hours): what its last
-    sizing foresaw, less what it spent; past that, said so rather than a forecast already passed."""
-    spent = sum(entry.get("wall_minutes", 0.0) for entry in record.get("stages", []))
-    sizing = record.get("budget") or {}
-    spent += sizing.get("timing_minutes", 0.0)
-    again = sizing.get("replanned")
-    foreseen = (
-        again["spent_minutes"] + again["predicted_total_minutes"] if again else sizing.get("predicted_total_minutes")
-    )
-    if not foreseen:
-        return f"{spent:.0f} min so far"
-    if spent < foreseen:
-        return f"{spent:.0f} min so far, about {foreseen - spent:.0f} to go"
-    return f"{spent:.0f} min so far, past the {foreseen:.0f} foreseen"

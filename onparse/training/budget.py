@@ -66,7 +66,7 @@ def timed(config: TrainConfig) -> float:
     own_seconds = (time.process_time() - started) / torch.get_num_threads()
     wall, alone = tokens / max(seconds, 1e-9), tokens / max(own_seconds, 1e-9)
     if wall < SLOWED * alone:
-        log.info(
+        log.debug(
             f"other work is slowing this machine ({config.family}: {wall:,.0f} tokens a second of wall time, "
             f"{alone:,.0f} of the fit's own): the fit is planned as if alone, and sized again to the time left once "
             "its first models have trained"
@@ -209,7 +209,7 @@ def sized(
         low, high = (middle, high) if fits(middle) else (low, middle)
     scale = max(low, LEAST_SCALE)
     if low < 0.1:
-        log.warning(
+        log.debug(
             f"{hours:g} hours are few for this text on this machine: each model reads {scale:.0%} of what the "
             "recipe reads (more hours, or fewer --members, make a better parser)"
         )
@@ -248,25 +248,20 @@ def choices_read_alike(plan: FitPlan, rates: Rates, corpus: dict, hours: float, 
         scale /= 2
     found = at_scale(plan, corpus, scale, plan)
     minutes = round(choosing_minutes(found, rates, corpus), 1)
-    log.info(
+    log.debug(
         f"the stages that choose how the ON-LSTMs read (probes, referees, the direction trial) read {scale:.0%} of "
         f"what the recipe reads, foreseen to take {minutes:.0f} minutes; the rest is sized again after them"
     )
     return found, {**sizing, "choices": {"scale": scale, "predicted_minutes": minutes}}
 
 
-def check_enough(sizing: dict, hours: float) -> None:
-    """A warning, before the first stage, where the fit as sized (its least scale at most) is foreseen to take longer
-    than ``hours`` allow, naming the hours that would: the fit stops at its hours with no model yet, and a resume
-    finishes it (the hostile probe's C35 asks for exactly that: exit 3, then a resume to the model)."""
+def hours_for_one_call(sizing: dict, hours: float) -> float | None:
+    """Where the fit as sized (its least scale at most) is foreseen to take longer than ``hours`` allow, the hours
+    that would make its model in one call (with a margin); else None. It stops at its hours with the best parser so
+    far, and a resume finishes it (the hostile probe's C35 asks for exactly that: exit 3, then a resume to the
+    model)."""
     needed = sizing["predicted_total_minutes"] / (USABLE * 60)
-    if needed > hours:
-        log.warning(
-            f"--hours {hours:g} is too few for a model of this text on this machine: the smallest fit "
-            f"(each model reading {sizing['scale']:.0%} of what the recipe reads) is foreseen to take "
-            f"{sizing['predicted_total_minutes']:.1f} minutes, so it will stop at its hours before its model and "
-            f"`--resume` finishes it; --hours {float(f'{needed * 1.2:.2g}'):g} or more makes one in one call"
-        )
+    return float(f"{needed * 1.2:.2g}") if needed > hours else None
 
 
 def more_members(plan: FitPlan) -> FitPlan:

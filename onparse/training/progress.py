@@ -24,7 +24,8 @@ class ProgressReport:
             TimeElapsedColumn(),
             TimeRemainingColumn(),
         )
-        self.progress = Progress(*columns, console=console, transient=True)
+        # no bar where stderr is no terminal: rich would print its last frame there, a blank line in a log
+        self.progress = Progress(*columns, console=console, transient=True, disable=not console.is_terminal)
 
     def __enter__(self) -> "ProgressReport":
         self.progress.__enter__()
