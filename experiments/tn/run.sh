@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Three-family English votes and their focused grammar student: the vote of nine of experiments/focus/run.sh (ON-LSTMs
+# and grammars) with the tensor grammars of runs/tn/en-128-s{1,2,3} (issue 75), one thread, from a worktree at a
+# fixed commit: bash experiments/tn/run.sh [steps...]. Figures go to runs/tn/*.json and the notebook.
+set -euo pipefail
+export OMP_NUM_THREADS=1 PYTHONPATH="$PWD"
+WSJ=../shared/data/ptb/wsj
+R=runs/tn
+F=runs/focus
+onp() { python3 -m onparse "$@"; }
+for old in 56a8fee:g62 9cb5493:g60 45f30d8:g58; do   # the three grammars shipped as pcfg-wsj before the default
+    [ -d $F/${old#*:} ] || { mkdir -p $F/${old#*:} && git archive ${old%:*} models/pcfg-wsj | tar -x -C $F/${old#*:} --strip-components=2; }
+done
+M=models/onlstm-wsj-mixed/members
+NINE="models/onlstm-wsj-gpu-r4/members/gpu-paper-b256-s1111 models/onlstm-wsj-distilled-r3/members/distill-scratch \
+    $M/wsj-30-s1111 $M/wsj-30-s3 $M/wsj-64-s2 $F/g62 $F/g60 $F/g58 models/pcfg-wsj"
+TN="$R/en-128-s1/model $R/en-128-s2/model $R/en-128-s3/model"
+for step in "$@"; do
+    case $step in
+        votes)  # the nine alone, and with the three tensor grammars
+            [ -d $R/en-nine ] || onp ensemble $NINE --link --out $R/en-nine
+            [ -d $R/en-twelve ] || onp ensemble $NINE $TN --link --out $R/en-twelve
+            for v in en-nine en-twelve; do onp eval --model $R/$v --gold $WSJ/22 --json > $R/$v.json; done ;;
+        student)  # the focused grammar student of the twelve, from scratch, kept by dev perplexity
+            [ -d $R/en-sc-f3/model ] || onp distill --teacher $R/en-twelve --out $R/en-sc-f3 --student models/pcfg-wsj \
+                --from-scratch --seed 1211 --passes 4 --focus 3 --select-by-perplexity --train "$WSJ/[01][0-9]" \
+                --train $WSJ/20 --dev $WSJ/22 --dev-gold $WSJ/22 --threads 1 --sample-seed 1111 \
+                --trees $R/en-twelve.jsonl --quiet
+            onp eval --model $R/en-sc-f3/model --gold $WSJ/22 --json > $R/en-sc-f3.json ;;
+    esac
+done
