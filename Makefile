@@ -29,8 +29,9 @@ test-fast: lint  ## between edits: every unit test, without the fits, subprocess
 docs:  ## the documentation site into site/ (MkDocs, strict: a broken link or reference fails)
 	$(PYTHON) -m mkdocs build --strict
 
-bench:  ## parse-speed benchmark: prints a table, writes benchmarks/results.json
+bench:  ## parse speed (benchmarks/results.json) and what early stopping saves on the shipped runs' curves
 	$(PYTHON) benchmarks/bench.py --ptb $(PTB) --out benchmarks/results.json
+	$(PYTHON) benchmarks/early_stopping.py --out benchmarks/early_stopping.json
 
 train:  ## the shipped model's recipe (resumable: add RESUME=--resume)
 	onparse train --train '$(PTB)/[01][0-9]' --train $(PTB)/20 --dev $(PTB)/22 --out $(RUN) --epochs 7 --max-minutes 110 $(RESUME)

@@ -976,10 +976,13 @@ def test_a_fit_on_small_text_stops_its_runs_once_they_stop_learning(tmp_path):
     planned, _, corpus = settled_plan(tiny_plan(member_epochs=None, evals_per_epoch=4), tmp_path)  # the default's
     assert planned.sections["onlstm"].epochs > 1 and corpus["tokens"] < sizing.SMALL_TEXT_TOKENS
     # its runs stop once they stop learning and are evaluated once a pass, unless asked otherwise
-    assert (planned.patience, planned.evals_per_epoch) == (sizing.SMALL_TEXT_PATIENCE, 1)
+    assert (planned.patience, planned.evals_per_epoch) == (sizing.FIT_PATIENCE, 1)
     asked = settled_plan(tiny_plan(member_epochs=None, patience=5.0, evals_per_epoch=3), tmp_path)[0]
     assert (asked.patience, asked.evals_per_epoch) == (5.0, 3)
     assert [s.config.evals_per_epoch for s in stages(planned, tmp_path) if s.name.startswith("probe-")] in ([], [1, 1])
+    large = {"tokens": sizing.SMALL_TEXT_TOKENS, "sentences": 4_000}  # a larger text's runs stop early too
+    assert (sizing.stopping_early(tiny_plan(), large).patience, tiny_plan().evals_per_epoch) == (sizing.FIT_PATIENCE, 2)
+    assert sizing.stopping_early(tiny_plan(), large).evals_per_epoch == 2
 
 
 def test_a_finished_stage_keeps_its_model_settings_and_history_alone_unless_evaluations_are_kept(fitted, tmp_path):

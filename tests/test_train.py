@@ -1,7 +1,10 @@
 """Training on a tiny corpus: the loss falls, perplexity is what it should be, a resumed run is the same run."""
 
+import importlib.util
 import json
 import math
+from dataclasses import replace
+from pathlib import Path
 
 import pytest
 import torch
@@ -13,6 +16,8 @@ from onparse.families.onlstm.training import batchify, n_segments, perplexity, s
 from onparse.text.vocabulary import Vocabulary
 from onparse.training.runfolder import trainer as make_trainer
 from onparse.training.train import Evaluation, Step, learning_rate
+
+ROOT = Path(__file__).resolve().parents[1]
 
 TINY = OnlstmConfig(embedding_size=8, hidden_size=12, chunk_size=4, n_layers=2)
 
@@ -232,6 +237,17 @@ def test_a_run_whose_dev_figure_stops_bettering_stops_after_its_patience_in_pass
         assert points[-1] == 6.0  # the whole schedule
     else:  # the first evaluation a patience past the best
         assert points[-1] - 1.0 >= patience > points[-2] - 1.0 and points[-1] < 6.0
+        # the early-stopping benchmark replays a whole run's curve with the loop's rule: it stops where the loop did
+        whole = make_trainer(replace(config, patience=None))
+        figures = iter([100.0, 90.0] + [95.0 + k for k in range(20)])
+        whole.dev = lambda model, dtype: {"dev_ppl": next(figures)}
+        assert len([event for event in whole.steps() if isinstance(event, Evaluation)]) == 12
+        spec = importlib.util.spec_from_file_location("early_stopping", ROOT / "benchmarks" / "early_stopping.py")
+        bench = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(bench)
+        replayed = bench.replay({"history": whole.run.history, "key": ("dev_ppl", False)}, patience)
+        stopped = next(point for point in whole.run.history if point["epoch"] == points[-1])
+        assert replayed == {"minutes": stopped["train_minutes"], "kept": whole.run.history[1]}
     resumed = make_trainer(config)
     resumed.restore(trainer.checkpoint())  # a stopped run resumed is done: nothing more to train
     assert not list(resumed.steps())
