@@ -11,7 +11,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from onparse.fit.anytime import publish
+from onparse.fit.anytime import publish, published, voting_stages
 from onparse.fit.card import write_card
 from onparse.fit.console import fit_clock, opening, stage_line, stage_words
 from onparse.fit.records import check_hand_edits, check_stages_done, count_killed_call, read_record, write_record
@@ -143,8 +143,13 @@ def fit(
         record["in_flight"] = {"stage": stage.name, "since": time.time(), "earlier": earlier}  # what a kill -9 leaves
         if ranks.main:
             write_record(out, record)
+        # no parser yet: a stage that makes one trains to its end whatever the hours, so the fit leaves a parser
+        first_parser = published(out) is None and stage.name in voting_stages(settled) and stage.config is not None
         try:
-            entry = {"name": stage.name, **run_stage(stage, plan, out, deadline, console, ranks)}
+            entry = {
+                "name": stage.name,
+                **run_stage(stage, plan, out, None if first_parser else deadline, console, ranks),
+            }
         except BaseException:  # stopped mid-stage (time limit, signal, error): its minutes count when the stage ends
             record["unfinished"][stage.name] = earlier + (time.monotonic() - started) / 60
             del record["in_flight"]
@@ -153,6 +158,10 @@ def fit(
                     write_record(out, record)
             raise
         entry["wall_minutes"] = round(earlier + (time.monotonic() - started) / 60, 2)
+        if deadline is not None and time.monotonic() > deadline and first_parser and ranks.main:
+            past = (time.monotonic() - deadline) / 60
+            log.warning(f"{stage.name} trained {past:.1f} minutes past the hours: the fit's first parser")
+            entry["past_the_hours_minutes"] = round(past, 2)
         del record["in_flight"]
         record["stages"].append(entry)
         if ranks.main:
