@@ -67,23 +67,30 @@ def tiny_grammar(request):
     return model
 
 
+def check_against_every_tree(grammar, words: torch.Tensor, tables: list[np.ndarray]) -> tuple[list, np.ndarray]:
+    """Assert that ``grammar``'s inside pass is the sum over every binary tree and labelling of one sentence
+    (``words``: 1 x n) under its rule ``tables`` (root, A -> B C, emissions), and its span marginals each span's
+    share of that sum; returns the trees and their probabilities."""
+    n = words.size(1)
+    trees = list(binary_trees(0, n))
+    assert len(trees) == math.comb(2 * (n - 1), n - 1) // n  # Catalan: every binary tree once
+    probabilities = np.array([tree_probability(tree, words[0].tolist(), *tables) for tree in trees])
+    total = probabilities.sum()
+    assert grammar.log_likelihood(words).item() == pytest.approx(math.log(total), abs=1e-4)
+    marginals = grammar.span_marginals(words)[0].numpy()
+    for start, end in itertools.combinations(range(n + 1), 2):
+        if end - start >= 2:
+            expected = sum(p for p, tree in zip(probabilities, trees) if (start, end) in tree_spans(tree)) / total
+            assert marginals[start, end] == pytest.approx(expected, abs=1e-4)
+    return trees, probabilities
+
+
 @pytest.mark.parametrize("n", [2, 3, 4, 5, 6])
 def test_inside_equals_the_sum_over_every_binary_tree_and_marginals_its_span_shares(tiny_grammar, n):
     words = torch.tensor([[(3 * k + n) % 7 for k in range(n)]])
     rules = tiny_grammar.rules()
     root, emission = (tensor.detach().double().exp().numpy() for tensor in (rules.root, rules.emission))
-    tables = [root, rule_table(rules), emission]
-    trees = list(binary_trees(0, n))
-    assert len(trees) == math.comb(2 * (n - 1), n - 1) // n  # Catalan: every binary tree once
-    probabilities = np.array([tree_probability(tree, words[0].tolist(), *tables) for tree in trees])
-    total = probabilities.sum()
-    assert tiny_grammar.log_likelihood(words).item() == pytest.approx(math.log(total), abs=1e-4)
-
-    marginals = tiny_grammar.span_marginals(words)[0].numpy()
-    for start, end in itertools.combinations(range(n + 1), 2):
-        if end - start >= 2:
-            expected = sum(p for p, tree in zip(probabilities, trees) if (start, end) in tree_spans(tree)) / total
-            assert marginals[start, end] == pytest.approx(expected, abs=1e-4)
+    check_against_every_tree(tiny_grammar, words, [root, rule_table(rules), emission])
 
 
 @pytest.mark.parametrize("n", [2, 4, 6])

@@ -1,7 +1,6 @@
 """The tensor grammar family: its inside pass and span marginals in rank space against brute force over every binary
 tree and labelling in symbol space, its gradient, a save and load, and a fit with it through the command line."""
 
-import itertools
 import json
 import math
 from pathlib import Path
@@ -10,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 from click.testing import CliRunner
-from test_pcfg import binary_trees, tree_probability, tree_spans
+from test_pcfg import check_against_every_tree, tree_probability, tree_spans
 
 from onparse.cli import main
 from onparse.families import named
@@ -52,15 +51,7 @@ def test_the_rule_tensor_is_a_distribution_for_every_nonterminal(tiny_grammar):
 def test_inside_in_rank_space_is_the_sum_over_every_tree_and_labelling_and_marginals_its_span_shares(tiny_grammar, n):
     words = torch.tensor([[(3 * k + n) % 7 for k in range(n)]])
     tables = symbol_tables(tiny_grammar)
-    trees = list(binary_trees(0, n))
-    probabilities = np.array([tree_probability(tree, words[0].tolist(), *tables) for tree in trees])
-    total = probabilities.sum()
-    assert tiny_grammar.log_likelihood(words).item() == pytest.approx(math.log(total), abs=1e-4)
-    marginals = tiny_grammar.span_marginals(words)[0].numpy()
-    for start, end in itertools.combinations(range(n + 1), 2):
-        if end - start >= 2:
-            expected = sum(p for p, tree in zip(probabilities, trees) if (start, end) in tree_spans(tree)) / total
-            assert marginals[start, end] == pytest.approx(expected, abs=1e-4)
+    trees, _ = check_against_every_tree(tiny_grammar, words, tables)
     one = trees[len(trees) // 2]  # and a tree's own joint likelihood, as a student learns it
     joint = tiny_grammar.log_likelihood(words, tree_span_scores([tree_spans(one)], n)).item()
     assert joint == pytest.approx(math.log(tree_probability(one, words[0].tolist(), *tables)), abs=1e-4)

@@ -83,6 +83,13 @@ class GrammarModel(nn.Module):
         """Every rule's log-probability."""
         raise NotImplementedError
 
+    def add_symbols(self, nonterminals: int, preterminals: int, size: int) -> None:
+        """The root's, each nonterminal's and each preterminal's embedding (``size`` wide), from which the rules'
+        networks compute the rules (Kim, Dyer & Rush, 2019), under the names every saved grammar's weights use."""
+        self.root_embedding = nn.Parameter(torch.randn(1, size))
+        self.nonterminal_embedding = nn.Parameter(torch.randn(nonterminals, size))
+        self.preterminal_embedding = nn.Parameter(torch.randn(preterminals, size))
+
     @classmethod
     def from_weights(cls, config: Any, state: dict[str, Tensor]) -> "GrammarModel":
         model = cls(config)

@@ -48,9 +48,7 @@ class NeuralPCFG(GrammarModel):
         config.check()
         self.config = config
         n, p, size, latent = config.nonterminals, config.preterminals, config.symbol_size, config.latent_size
-        self.root_embedding = nn.Parameter(torch.randn(1, size))
-        self.nonterminal_embedding = nn.Parameter(torch.randn(n, size))
-        self.preterminal_embedding = nn.Parameter(torch.randn(p, size))
+        self.add_symbols(n, p, size)
         self.root_network = rule_network(size, n, latent)
         if config.productions == JOINT:
             self.binary_network = nn.Linear(size, (n + p) ** 2)

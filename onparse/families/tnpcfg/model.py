@@ -20,7 +20,7 @@ number of symbols.
 from __future__ import annotations
 
 import torch
-from torch import Tensor, nn
+from torch import Tensor
 
 from onparse.families.grammar import GrammarModel, Rules, rule_network
 from onparse.families.tnpcfg import TnpcfgConfig
@@ -42,9 +42,7 @@ class TensorPCFG(GrammarModel):
         config.check()
         self.config = config
         n, p, rank, size = config.nonterminals, config.preterminals, config.rank, config.symbol_size
-        self.root_embedding = nn.Parameter(torch.randn(1, size))
-        self.nonterminal_embedding = nn.Parameter(torch.randn(n, size))
-        self.preterminal_embedding = nn.Parameter(torch.randn(p, size))
+        self.add_symbols(n, p, size)
         self.root_network = rule_network(size, n)
         self.parent_network = rule_network(size, rank)  # p(r | A)
         self.left_network = rule_network(size, rank)  # p(B ↙ r): each rank's column normalized over the symbols
