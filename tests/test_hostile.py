@@ -287,10 +287,15 @@ def test_bad_prediction_and_gold_files(tmp_path):
 
 def test_sizes_beyond_the_free_memory_are_refused_before_allocation_and_leave_no_folder(tmp_path, monkeypatch):
     from onparse.families import OnlstmConfig, PcfgConfig
+    from onparse.families.tnpcfg import TnpcfgConfig
     from onparse.store import modeldir
 
     assert modeldir.training_bytes(PcfgConfig(nonterminals=4096, preterminals=8192, productions="joint")) > 2**40
     assert modeldir.training_bytes(OnlstmConfig()) < 2**30
+    # a tensor grammar's rules are counted in rank space: thousands of symbols at rank 4,096 need gigabytes, not
+    # the terabytes of the same symbols' full rule tables
+    wide = TnpcfgConfig(nonterminals=4096, preterminals=8192, rank=4096)
+    assert 2**32 < modeldir.training_bytes(wide) < 2**34 and modeldir.training_bytes(TnpcfgConfig()) < 2**27
     monkeypatch.setattr(modeldir, "free_memory", lambda: 2**30)  # 1 GiB left
     examples = Path(__file__).resolve().parents[1] / "examples"
     result = CliRunner().invoke(

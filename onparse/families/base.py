@@ -150,6 +150,11 @@ class Family(ABC):
     wall: ClassVar[tuple[float, float]] = (1.25, 1.25)
     parse_cost: ClassVar[float] = 1.0
 
+    def rule_entries(self, settings: Any) -> int:
+        """Entries of the tables an update computes from the weights and holds besides them (a grammar's rules), for
+        the memory a model of ``settings`` takes to train; none by default."""
+        return 0
+
     def part(self, name: str) -> Any:
         """One of the family's heavier parts (``PARTS``), imported when first asked for."""
         module, attribute = self.parts[name].split(":")

@@ -144,14 +144,10 @@ def expected_shapes(config: Settings) -> dict[str, tuple[int, ...]]:
 
 def training_bytes(config: Settings) -> int:
     """About what training a model of ``config`` holds at once, in bytes: its weights with their gradients and Adam's
-    two averages (fp32), and a grammar's rule tables for an update of a few sentences (joint productions: one
-    entry per nonterminal and pair of symbols)."""
+    two averages (fp32), and the tables an update computes besides them for a few sentences (a grammar's rules:
+    ``Family.rule_entries``)."""
     weights = sum(math.prod(shape) for shape in expected_shapes(config).values())
-    symbols = getattr(config, "nonterminals", 0) + getattr(config, "preterminals", 0)
-    rules = (
-        getattr(config, "nonterminals", 0) * symbols * (symbols if getattr(config, "productions", "") == "joint" else 2)
-    )
-    return 4 * (4 * weights + 8 * rules)
+    return 4 * (4 * weights + 8 * of(config).rule_entries(config))
 
 
 def check_memory(config: Settings) -> None:

@@ -183,6 +183,11 @@ class PCFG(GrammarFamily):
     def describe_reading(self, reading: Reading) -> str:
         return "a grammar over " + ("every token" if reading.punctuation else "the words")
 
+    def rule_entries(self, settings: PcfgConfig) -> int:
+        """Each nonterminal's binary rules: a pair of symbols each (joint productions), else two symbols' lists."""
+        symbols = settings.nonterminals + settings.preterminals
+        return settings.nonterminals * symbols * (symbols if settings.productions == JOINT else 2)
+
     def recipe_units(self, section: PcfgSection, text_units: float) -> float:
         return section.tokens or PCFG_TOKENS
 

@@ -84,5 +84,10 @@ class TNPCFG(GrammarFamily):
     def describe_reading(self, reading: Reading) -> str:
         return "a tensor grammar over " + ("every token" if reading.punctuation else "the words")
 
+    def rule_entries(self, settings: TnpcfgConfig) -> int:
+        """The factors over the symbols (each symbol's rank and each rank's children) and their rank-space products."""
+        symbols = settings.nonterminals + settings.preterminals
+        return (settings.nonterminals + 2 * symbols) * settings.rank + 3 * settings.rank**2
+
     def recipe_units(self, section: TnpcfgSection, text_units: float) -> float:
         return TOKENS
