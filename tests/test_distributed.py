@@ -226,7 +226,7 @@ def test_a_fit_under_torchrun_trains_members_of_both_families_on_both_processes_
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.count("fit done") == 1
-    assert done.stderr.count("measuring this machine's throughput") == 1  # rank 0 sizes the fit, both train as it says
+    assert done.stderr.count("fitting a parser to") == 1  # rank 0 sizes and opens the fit, both train as it says
     record = json.loads((tmp_path / "fit" / "fit.json").read_text())
     replanned = record["budget"]["replanned"]
     # an hour: a turn more, weighed at the first re-plan (after the trial) and kept by every one after it
