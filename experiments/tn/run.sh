@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Three-family English votes and their focused grammar student: the vote of nine of experiments/focus/run.sh (ON-LSTMs
-# and grammars) with the tensor grammars of runs/tn/en-128-s{1,2,3} (issue 75), one thread, from a worktree at a
+# and grammars) with the tensor grammars of runs/tn/en-128-s{1,2} (issue 75), one thread, from a worktree at a
 # fixed commit: bash experiments/tn/run.sh [steps...]. Figures go to runs/tn/*.json and the notebook.
 set -euo pipefail
 export OMP_NUM_THREADS=1 PYTHONPATH="$PWD"
@@ -14,18 +14,20 @@ done
 M=models/onlstm-wsj-mixed/members
 NINE="models/onlstm-wsj-gpu-r4/members/gpu-paper-b256-s1111 models/onlstm-wsj-distilled-r3/members/distill-scratch \
     $M/wsj-30-s1111 $M/wsj-30-s3 $M/wsj-64-s2 $F/g62 $F/g60 $F/g58 models/pcfg-wsj"
-TN="$R/en-128-s1/model $R/en-128-s2/model $R/en-128-s3/model"
+TN="$R/en-128-s1/model $R/en-128-s2/model"  # seed 1113's was still training when the student began
+eleven() { [ -d $R/en-eleven ] || onp ensemble $NINE $TN --link --out $R/en-eleven; }
 for step in "$@"; do
     case $step in
         votes)  # the nine alone, and with the three tensor grammars
             [ -d $R/en-nine ] || onp ensemble $NINE --link --out $R/en-nine
-            [ -d $R/en-twelve ] || onp ensemble $NINE $TN --link --out $R/en-twelve
-            for v in en-nine en-twelve; do onp eval --model $R/$v --gold $WSJ/22 --json > $R/$v.json; done ;;
-        student)  # the focused grammar student of the twelve, from scratch, kept by dev perplexity
-            [ -d $R/en-sc-f3/model ] || onp distill --teacher $R/en-twelve --out $R/en-sc-f3 --student models/pcfg-wsj \
+            eleven
+            for v in en-nine en-eleven; do onp eval --model $R/$v --gold $WSJ/22 --json > $R/$v.json; done ;;
+        student)  # the focused grammar student of the eleven, from scratch, kept by dev perplexity
+            eleven
+            [ -d $R/en-sc-f3/model ] || onp distill --teacher $R/en-eleven --out $R/en-sc-f3 --student models/pcfg-wsj \
                 --from-scratch --seed 1211 --passes 4 --focus 3 --select-by-perplexity --train "$WSJ/[01][0-9]" \
                 --train $WSJ/20 --dev $WSJ/22 --dev-gold $WSJ/22 --threads 1 --sample-seed 1111 \
-                --trees $R/en-twelve.jsonl --quiet
+                --trees $R/en-eleven.jsonl --quiet
             onp eval --model $R/en-sc-f3/model --gold $WSJ/22 --json > $R/en-sc-f3.json ;;
     esac
 done
