@@ -787,15 +787,17 @@ def test_a_generation_learns_its_teachers_trees_records_how_far_it_moved_and_res
     assert trees(tmp_path / "stopped" / "model") == trees(tmp_path / "whole" / "model")
     done = {entry["name"]: entry for entry in whole["stages"]}
     assert 0 <= done["generation-1"]["teacher_agreement"] <= 100 and "teacher_agreement" not in done["generation-0"]
-    from onparse.parsing.ensemble import tree_agreement
+    from onparse.parsing.ensemble import model_trees, pairwise_agreement
     from onparse.text.language import Sentence
 
     sentences = [Sentence.of_tokens(line.split()) for line in DEV]
+    teacher = model_trees(tmp_path / "whole" / "generation-0", sentences, {})
     for student in ("generation-1-scratch", "generation-1-grammar-student-1"):  # from chance toward the teacher's trees
         untrained, learnt = (
-            tree_agreement(tmp_path / "whole" / student / point, tmp_path / "whole" / "generation-0", sentences, {})
-            for point in ("epoch-00.00", "model")
+            pairwise_agreement([model_trees(tmp_path / "whole" / student / at, sentences, {}), teacher], sentences)
+            for at in ("epoch-00.00", "model")
         )
+        untrained, learnt = untrained[0][1], learnt[0][1]
         assert learnt > untrained + 5, (student, untrained, learnt)
     header = json.loads((tmp_path / "whole" / "teachers" / "generation-0.jsonl").read_text().splitlines()[0])
     assert Path(header["teacher"]).name == "generation-0"

@@ -102,12 +102,6 @@ def pairwise_agreement(trees: list[list[set]], sentences: list[Sentence]) -> lis
     return table
 
 
-def tree_agreement(model: Path | str, other: Path | str, sentences: list[Sentence], settings: dict) -> float:
-    """Sentence F1 of one model's (or ensemble's) trees against another's on unlabelled text: how much a vote
-    changed the trees of the vote it learnt from (no gold trees)."""
-    return pairwise_agreement([model_trees(path, sentences, settings) for path in (model, other)], sentences)[0][1]
-
-
 def model_trees(model: Path | str, sentences: list[Sentence], settings: dict) -> list[set]:
     """A model's (or an ensemble's) trees of ``sentences``, each as its set of spans."""
     parser = Parser.load(model, **settings)
