@@ -29,5 +29,15 @@ for step in "$@"; do
                 --train $WSJ/20 --dev $WSJ/22 --dev-gold $WSJ/22 --threads 1 --sample-seed 1111 \
                 --trees $R/en-eleven.jsonl --quiet
             onp eval --model $R/en-sc-f3/model --gold $WSJ/22 --json > $R/en-sc-f3.json ;;
+        de)  # German: onlstm-negra's five with the three tensor grammars, and the student pcfg-negra's recipe makes of it
+            N=../shared/data/negra
+            [ -d $R/de-eight ] || onp ensemble models/onlstm-negra/members/{member-1,member-2,member-3,member-4,scratch} \
+                $R/de-128-s1/model $R/de-128-s2/model $R/de-128-s3/model --link --out $R/de-eight
+            [ -d $R/de-ft3/model ] || onp distill --teacher $R/de-eight --student models/onlstm-negra/members/member-3 \
+                --train $N/negra-corpus.sent --dev $N/valid.penn --dev-gold $N/valid.penn --encoding latin-1 \
+                --lr 5e-4 --passes 2 --threads 1 --out $R/de-ft3 --trees $R/de-eight.jsonl --quiet
+            for v in de-eight de-ft3/model; do
+                onp eval --model $R/$v --gold $N/valid.penn --encoding latin-1 --json > $R/${v%/model}.json
+            done ;;
     esac
 done
