@@ -34,13 +34,12 @@ TINY_ONLSTM = OnlstmConfig(vocab_size=60, embedding_size=16, hidden_size=24, n_l
 @pytest.fixture(autouse=True)
 def tiny_models_vote_whatever_their_shape(monkeypatch):
     """The tiny models these fits train in seconds parse the toy text in one shape (most of them right-branching),
-    which the shape checks would leave out of every vote or take for a step toward a shape: they stand aside here,
-    and have tests of their own (``test_scoring``, ``test_a_models_collapsed_shape_is_read_once_and_kept_in_its_card``,
-    and the student and model tests below that set them)."""
+    which the shape check would leave out of every vote: it stands aside here (as the model's check against its
+    teacher does in every test: ``conftest``), and has tests of its own (``test_scoring``,
+    ``test_a_models_collapsed_shape_is_read_once_and_kept_in_its_card``, and the student test below that sets it)."""
     from onparse.fit import runners
 
     monkeypatch.setattr(runners, "collapsed", lambda member, sentences, settings: None)
-    monkeypatch.setattr(runners, "SHAPE_DRIFT", float("inf"))
 
 
 def tiny_plan(onlstm: dict | None = None, pcfg: dict | None = None, **changes) -> FitPlan:

@@ -141,7 +141,6 @@ class Family(ABC):
     size_prefix: ClassVar[str] = ""
     varied_sizes: ClassVar[tuple[str, ...]] = ()
     student_sizes: ClassVar[tuple[str, ...]] = ()
-    help_title: ClassVar[str]
     plan_settings: ClassVar[tuple[str, ...]] = ()  # the fit plan's settings that are this family's alone
     plural: ClassVar[str]
     students_plural: ClassVar[str]
@@ -149,6 +148,11 @@ class Family(ABC):
     refined_in_rounds: ClassVar[bool] = False
     wall: ClassVar[tuple[float, float]] = (1.25, 1.25)
     parse_cost: ClassVar[float] = 1.0
+
+    @property
+    def help_title(self) -> str:
+        """The title of its section of ``fit --help`` (a family may name it better)."""
+        return f"Members: {self.plural}"
 
     def rule_entries(self, settings: Any) -> int:
         """Entries of the tables an update computes from the weights and holds besides them (a grammar's rules), for
