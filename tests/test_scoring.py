@@ -167,17 +167,28 @@ def test_predictions_are_read_as_utf8_whatever_the_golds_encoding(tmp_path):
     assert misread.exit_code != 0  # the same file read as latin-1 no longer holds the gold words
 
 
-def test_trees_collapsed_into_one_shape_are_told_without_gold_and_trees_that_follow_their_sentences_are_not():
+def shaped_trees() -> tuple[list[int], list, list, list]:
+    """Sixty sentences' lengths (4-12 words) and their right-branching, left-branching and random trees."""
     import random
 
-    from onparse.structures.scoring import collapsed_shape
     from onparse.structures.trees import baseline_spans, binary_tree, spans
 
     lengths = [4 + k % 9 for k in range(60)]
-    right = [baseline_spans("right_branching", n) for n in lengths]
-    left = [baseline_spans("left_branching", n) for n in lengths]
     rng = random.Random(0)
-    varied = [spans(binary_tree(n, lambda start, end: rng.randrange(start + 1, end))) for n in lengths]
+    return (
+        lengths,
+        [baseline_spans("right_branching", n) for n in lengths],
+        [baseline_spans("left_branching", n) for n in lengths],
+        [spans(binary_tree(n, lambda start, end: rng.randrange(start + 1, end))) for n in lengths],
+    )
+
+
+def test_trees_collapsed_into_one_shape_are_told_without_gold_and_trees_that_follow_their_sentences_are_not():
+
+    from onparse.structures.scoring import collapsed_shape
+    from onparse.structures.trees import baseline_spans
+
+    lengths, right, left, varied = shaped_trees()
     one_a_length = [baseline_spans("balanced", n) for n in lengths]
     assert collapsed_shape(right, lengths) == "right-branching" and collapsed_shape(left, lengths) == "left-branching"
     assert collapsed_shape(one_a_length, lengths) == "one tree a length"
@@ -187,16 +198,10 @@ def test_trees_collapsed_into_one_shape_are_told_without_gold_and_trees_that_fol
 
 
 def test_a_vote_that_moved_toward_a_fixed_shape_past_its_teacher_is_told_by_how_far_without_gold():
-    import random
 
     from onparse.structures.scoring import shape_agreement, shape_drift
-    from onparse.structures.trees import baseline_spans, binary_tree, spans
 
-    lengths = [4 + k % 9 for k in range(60)]
-    right = [baseline_spans("right_branching", n) for n in lengths]
-    left = [baseline_spans("left_branching", n) for n in lengths]
-    rng = random.Random(0)
-    varied = [spans(binary_tree(n, lambda start, end: rng.randrange(start + 1, end))) for n in lengths]
+    lengths, right, left, varied = shaped_trees()
     assert shape_agreement(right, lengths)["right-branching"] == 100
     assert shape_agreement(left, lengths) == {
         "right-branching": pytest.approx(shape_agreement(right, lengths)["left-branching"]),
