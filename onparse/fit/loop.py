@@ -137,7 +137,7 @@ def fit(
                 return record
             ranks = distributed.go_alone()
         if ranks.main:
-            log.info(f"stage {number} of {len(settled)}: {stage_words(stage)}; {fit_clock(record)}")
+            log.info(f"stage {number}/{len(settled)}: {stage_words(stage)}; {fit_clock(record)}")
         started = time.monotonic()
         earlier = record.setdefault("unfinished", {}).pop(stage.name, 0.0)  # minutes of earlier calls stopped mid-stage
         record["in_flight"] = {"stage": stage.name, "since": time.time(), "earlier": earlier}  # what a kill -9 leaves
