@@ -57,15 +57,18 @@ class BracketLM(nn.Module):
         self.embed = nn.Embedding(size, embedding, padding_idx=PAD)
         self.lstm = nn.LSTM(embedding, hidden, layers, batch_first=True, dropout=dropout if layers > 1 else 0.0)
         self.drop = nn.Dropout(dropout)
-        self.out = nn.Linear(hidden, size)
+        # the words by frequency in the vocabulary: an adaptive softmax spends on rare words only where they come
+        cutoffs = [c for c in (1000, 5000) if c < size - 1]
+        self.out = nn.AdaptiveLogSoftmaxWithLoss(hidden, size, cutoffs, div_value=4.0)
 
     def log_probs(self, batch: torch.Tensor) -> torch.Tensor:
         """Each sequence's log-probability (batch x length of ids, padded with PAD)."""
         states, _ = self.lstm(self.drop(self.embed(batch[:, :-1])))
-        logits = self.out(self.drop(states)).log_softmax(-1)
         targets = batch[:, 1:]
-        picked = logits.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
-        return (picked * (targets != PAD)).sum(-1)
+        kept = targets != PAD
+        picked = torch.zeros(targets.shape)
+        picked[kept] = self.out(self.drop(states)[kept], targets[kept]).output
+        return picked.sum(-1)
 
 
 def padded(sequences: list[list[int]]) -> torch.Tensor:
@@ -98,11 +101,25 @@ def mean_loss(model: BracketLM, sequences: list[list[int]], size: int = 64) -> f
     return total / tokens
 
 
+def word_spans(record: dict) -> tuple[list[str], set]:
+    """A sentence's words and its constituents over them, from a distillation's trees file (spans over the words)
+    or from ``onparse --format json`` (spans over the tokens, the punctuation attached)."""
+    if "words" in record:
+        return [record["tokens"][i] for i in record["words"]], {tuple(s) for s in record["spans"]}
+    positions = record["word_positions"]
+    found = set()
+    for start, end in record["spans"]:
+        inside = [k for k, p in enumerate(positions) if start <= p < end]
+        if len(inside) >= 2:
+            found.add((inside[0], inside[-1] + 1))
+    return [record["tokens"][p] for p in positions], found
+
+
 def teacher_trees(path: str) -> list[tuple[list[str], set]]:
-    """The words and constituents of each sentence of a distillation's trees file (its first line is its header)."""
+    """The words and constituents of each sentence of a trees file (a distillation's header line left out)."""
     with open(path, encoding="utf-8") as lines:
-        records = [json.loads(line) for line in lines][1:]
-    return [([r["tokens"][i] for i in r["words"]], {tuple(s) for s in r["spans"]}) for r in records]
+        records = [json.loads(line) for line in lines]
+    return [word_spans(r) for r in records if "spans" in r]
 
 
 def train(args: argparse.Namespace, vocab: dict[str, int], trees: list) -> tuple[BracketLM, list[dict]]:
@@ -124,6 +141,8 @@ def train(args: argparse.Namespace, vocab: dict[str, int], trees: list) -> tuple
             nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             optimizer.step()
             updates += 1
+            if updates % 20 == 0 and updates <= 200:
+                print(f"{updates} updates: {time.time() - start:.1f} s", flush=True)
             if updates == 200:
                 print(f"200 updates: {time.time() - start:.1f} s", flush=True)
                 if args.timing_only:
