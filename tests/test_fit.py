@@ -1283,7 +1283,9 @@ def test_the_model_is_the_vote_that_taught_its_students_where_theirs_moved_towar
     out, record = fitted
     plan = FitPlan.from_dict(record["plan"])
     measured = runners.model_trees
-    monkeypatch.setattr(runners, "SHAPE_DRIFT", 3.0)  # (the tiny fits' own check stands aside)
+    from onparse.structures.scoring import SHAPE_DRIFT
+
+    monkeypatch.setattr(runners, "SHAPE_DRIFT", SHAPE_DRIFT)  # (the tiny fits' own check stands aside)
 
     def final_stage(students_trees: str) -> tuple[Path, dict]:
         """The fit's last stage run again on a copy, the students' vote parsing as its teacher or left-branching."""
@@ -1308,12 +1310,12 @@ def test_the_model_is_the_vote_that_taught_its_students_where_theirs_moved_towar
     assert entry["parser"] == {
         "kind": "students' vote",
         "shape_drift": 0.0,
-        "why": "within 3 points of the shape of the vote that taught its students",
+        "why": f"within {SHAPE_DRIFT:g} points of the shape of the vote that taught its students",
     }
     assert len(modeldir.read_ensemble(kept / "model").members) == 3  # the scratch student beside its teachers
     assert "Parser: the students' vote" in (kept / "model" / "card.md").read_text()
     moved, entry = final_stage("leftward")  # the students' vote, half collapsed
-    assert entry["parser"]["kind"] == "teacher" and entry["parser"]["shape_drift"] > 3
+    assert entry["parser"]["kind"] == "teacher" and entry["parser"]["shape_drift"] > SHAPE_DRIFT
     voters = modeldir.read_ensemble(moved / "model")
     assert sorted(member.name for member in voters.members) == ["round-1-1", "round-1-2"]  # ensemble-2's, copied
     assert voters.right_branching_voter == 0  # a parser: without the prior the teacher gave its students
