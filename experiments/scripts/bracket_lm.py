@@ -180,7 +180,7 @@ def joint_log_probs(model: BracketLM, words: list[str], candidates: list[set], v
 
 def parsed_by(path: str, sentences: list, args: argparse.Namespace) -> tuple[Parser, list]:
     """A model and its built outputs on the gold sentences (cached as ``diagnose.py`` caches them)."""
-    parser = Parser.load(path, max_words=800)
+    parser = Parser.load(path)
     found = outputs_of(parser, sentences, Path(args.cache), f"{Path(parser.path).resolve()} {args.gold}")
     return parser, [parser.build(o) for o in found]
 
@@ -217,12 +217,19 @@ def main() -> None:
     vocab = {w: i for i, w in enumerate(SPECIAL)}
     for word, _ in counts.most_common(args.vocab_size):
         vocab.setdefault(word, len(vocab))
-    model, curve = train(args, vocab, trees)
+    saved = out / "model.pt"
+    if saved.is_file() and not args.timing_only:  # trained before: scored again
+        kept = torch.load(saved, weights_only=False)
+        vocab, curve = kept["vocab"], kept.get("curve", [])
+        model = BracketLM(len(vocab), args.embedding, args.hidden, args.layers, args.dropout)
+        model.load_state_dict(kept["state"])
+    else:
+        model, curve = train(args, vocab, trees)
     result: dict = {"settings": vars(args), "curve": curve}
     if args.timing_only:
         (out / "timing.json").write_text(json.dumps(result, indent=2) + "\n")
         return
-    torch.save({"state": model.state_dict(), "vocab": vocab, "settings": vars(args)}, out / "model.pt")
+    torch.save({"state": model.state_dict(), "vocab": vocab, "settings": vars(args), "curve": curve}, saved)
     gold = [s for s in read_gold(args.gold, encoding=args.encoding) if s.words]
     sentences = [s.sentence for s in gold]
     lengths = [len(s.words) for s in gold]
