@@ -213,3 +213,27 @@ def test_a_vote_that_moved_toward_a_fixed_shape_past_its_teacher_is_told_by_how_
     assert shape_drift(partly, varied, lengths) == pytest.approx(gained) and gained > 10
     assert shape_drift(varied[:30] + left[30:], right[:30] + varied[30:], lengths) > 10  # toward the other shape
     assert shape_agreement([], []) == {"right-branching": 0, "left-branching": 0}
+
+
+def test_the_models_shape_check_keeps_a_vote_that_moved_as_sound_students_did_and_catches_one_collapsed_voter():
+
+    import random
+
+    from onparse.structures.scoring import SHAPE_DRIFT, shape_drift
+    from onparse.structures.trees import binary_tree, spans
+    from onparse.structures.voting import average
+
+    lengths, right, _, varied = shaped_trees()
+    # a tenth of its trees right-branching: about the 5.9 points a sound German students' vote moved
+    assert shape_drift(right[:6] + varied[6:], varied, lengths) <= SHAPE_DRIFT
+
+    def voters(seed: int) -> list:
+        rng = random.Random(seed)
+        return [spans(binary_tree(n, lambda start, end: rng.randrange(start + 1, end))) for n in lengths]
+
+    def vote(members: list) -> list:
+        return [spans(average([member[i] for member in members], n)[0]) for i, n in enumerate(lengths)]
+
+    six = [voters(seed) for seed in range(6)]
+    assert shape_drift(vote([*six, voters(9)]), vote(six), lengths) <= SHAPE_DRIFT
+    assert shape_drift(vote([*six, right]), vote(six), lengths) > SHAPE_DRIFT  # one collapsed voter in seven
