@@ -167,19 +167,26 @@ def test_predictions_are_read_as_utf8_whatever_the_golds_encoding(tmp_path):
     assert misread.exit_code != 0  # the same file read as latin-1 no longer holds the gold words
 
 
-def shaped_trees() -> tuple[list[int], list, list, list]:
-    """Sixty sentences' lengths (4-12 words) and their right-branching, left-branching and random trees."""
+def random_trees(lengths: list[int], seed: int) -> list:
+    """A random binary tree's spans for each length."""
     import random
 
-    from onparse.structures.trees import baseline_spans, binary_tree, spans
+    from onparse.structures.trees import binary_tree, spans
+
+    rng = random.Random(seed)
+    return [spans(binary_tree(n, lambda start, end: rng.randrange(start + 1, end))) for n in lengths]
+
+
+def shaped_trees() -> tuple[list[int], list, list, list]:
+    """Sixty sentences' lengths (4-12 words) and their right-branching, left-branching and random trees."""
+    from onparse.structures.trees import baseline_spans
 
     lengths = [4 + k % 9 for k in range(60)]
-    rng = random.Random(0)
     return (
         lengths,
         [baseline_spans("right_branching", n) for n in lengths],
         [baseline_spans("left_branching", n) for n in lengths],
-        [spans(binary_tree(n, lambda start, end: rng.randrange(start + 1, end))) for n in lengths],
+        random_trees(lengths, 0),
     )
 
 
@@ -217,23 +224,17 @@ def test_a_vote_that_moved_toward_a_fixed_shape_past_its_teacher_is_told_by_how_
 
 def test_the_models_shape_check_keeps_a_vote_that_moved_as_sound_students_did_and_catches_one_collapsed_voter():
 
-    import random
-
     from onparse.structures.scoring import SHAPE_DRIFT, shape_drift
-    from onparse.structures.trees import binary_tree, spans
+    from onparse.structures.trees import spans
     from onparse.structures.voting import average
 
     lengths, right, _, varied = shaped_trees()
     # a tenth of its trees right-branching: about the 5.9 points a sound German students' vote moved
     assert shape_drift(right[:6] + varied[6:], varied, lengths) <= SHAPE_DRIFT
 
-    def voters(seed: int) -> list:
-        rng = random.Random(seed)
-        return [spans(binary_tree(n, lambda start, end: rng.randrange(start + 1, end))) for n in lengths]
-
     def vote(members: list) -> list:
         return [spans(average([member[i] for member in members], n)[0]) for i, n in enumerate(lengths)]
 
-    six = [voters(seed) for seed in range(6)]
-    assert shape_drift(vote([*six, voters(9)]), vote(six), lengths) <= SHAPE_DRIFT
+    six = [random_trees(lengths, seed) for seed in range(6)]
+    assert shape_drift(vote([*six, random_trees(lengths, 9)]), vote(six), lengths) <= SHAPE_DRIFT
     assert shape_drift(vote([*six, right]), vote(six), lengths) > SHAPE_DRIFT  # one collapsed voter in seven

@@ -233,12 +233,11 @@ def main() -> None:
     gold = [s for s in read_gold(args.gold, encoding=args.encoding) if s.words]
     sentences = [s.sentence for s in gold]
     lengths = [len(s.words) for s in gold]
-    parsed = lambda path: parsed_by(path, sentences, args)  # noqa: E731
-    parser, built = parsed(args.vote)
+    parser, built = parsed_by(args.vote, sentences, args)
     sources = {f"member {k}": [spans(b.member_trees[k]) for b in built] for k in range(len(parser.members))}
-    sources |= {path: [spans(b.tree) for b in parsed(path)[1]] for path in args.add}
+    sources |= {path: [spans(b.tree) for b in parsed_by(path, sentences, args)[1]] for path in args.add}
     sources["vote"] = vote(list(sources.values()), lengths)
-    sources |= {path: [spans(b.tree) for b in parsed(path)[1]] for path in args.student}
+    sources |= {path: [spans(b.tree) for b in parsed_by(path, sentences, args)[1]] for path in args.student}
     sources["right-branching"] = [spans(right_branching(n)) for n in lengths]
     names = list(sources)
     chosen, weighted, wins = [], [], Counter()
