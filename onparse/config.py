@@ -23,13 +23,6 @@ from onparse.settings import (
 )
 from onparse.text.language import check_language
 
-# A fit's reading rule: where punctuation or direction is not given, short ON-LSTM probes learn a sample of the text in
-# each candidate reading, and the members read as the probe whose trees agree best with the vote of the other probes
-# and the grammar members on the dev text (no gold trees; ``recipe.reading_stage``). A grammar reads the words whatever
-# the ON-LSTMs read, so it referees every reading alike; in English, Chinese and German the rule chose the reading the
-# gold figures would have.
-AUTO = "auto"
-
 
 @dataclass
 class ParseConfig:

@@ -7,18 +7,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from onparse.config import AUTO, LAYER_RULES, DistillConfig, TrainConfig, default_field_maximum
+from onparse.config import LAYER_RULES, DistillConfig, TrainConfig, default_field_maximum
 from onparse.families import MEAN, REGISTRY, FitSection, OnlstmConfig, PcfgConfig, checked_layer, named
 from onparse.families.base import section_from_dict
-from onparse.families.onlstm import STUDENT_TRAINING
-from onparse.settings import (
-    BACKWARD,
-    FORWARD,
-    Layer,
-    Reading,
-    setting,
-    setting_of,
-)
+from onparse.families.onlstm import AUTO, OnlstmSection
+from onparse.settings import BACKWARD, FORWARD, Layer, Reading, setting, setting_of
 from onparse.text.language import check_language, head_initial
 
 # The right-branching tree's share of a teacher's votes in a head-initial language: WSJ section 22's gold trees chose
@@ -47,11 +40,7 @@ class FitPlan:
     evals_per_epoch: int = setting(4, "Dev evaluations (perplexity, agreement, a saved model) per epoch of each run.")
     patience: float | None = setting_of(TrainConfig, "patience")  # every training stage's
     sentences: int = setting_of(DistillConfig, "sentences")  # each teacher's
-    student_batch_size: int = STUDENT_TRAINING["batch_size"]  # sentences per distillation update
-    finetune_passes: int = 1
-    finetune_lr: float = STUDENT_TRAINING["lr"]
     scratch_passes: int = setting(2, "Passes of the student from scratch.")
-    scratch_lr: float = 2e-3
     rank_weight: float = setting_of(DistillConfig, "rank_weight")
     margin: float = setting_of(DistillConfig, "margin")
     layer: Layer = setting(MEAN, "The layer students learn their teacher's trees at.", kind="layer")
@@ -93,27 +82,6 @@ class FitPlan:
     language: str = setting_of(TrainConfig, "language")
     encoding: str = setting_of(TrainConfig, "encoding")
     tokenized: bool = setting_of(TrainConfig, "tokenized")
-    punctuation: bool | None = setting(
-        None,
-        "Whether the ON-LSTMs read the punctuation tokens too (trees and scores "
-        "stay over the words)  [default: chosen by reading probes: short ON-LSTMs learn a sample of the "
-        "text with and without it, and the ON-LSTMs read as the probe whose trees agree "
-        "best with the other probes' and the grammar members' vote on --dev (no gold "
-        "trees)].",
-        negatable=True,
-        kind=bool,
-    )
-    directions: list[str] = setting(
-        [AUTO],
-        "Repeat to vary the members, as --chunk-size: member k reads in the k-th "
-        "direction, cycling. auto: the first two ON-LSTM members read left to right and "
-        "right to left, every other one as the one with the lower dev perplexity, and the "
-        "other does not vote (no gold trees; with one ON-LSTM, the reading probes choose).",
-        option="--direction",
-        choices=(FORWARD, BACKWARD, AUTO),
-    )
-    probe_tokens: int = setting(250_000, "Tokens of the training text (a seeded sample) each reading probe learns.")
-    probe_epochs: int = 1  # settled by the fit: a text smaller than probe_tokens is read more often
     families: list[str] = setting(
         [OnlstmConfig.family, PcfgConfig.family],
         "Repeat to mix the members, as --chunk-size: member k is of the "
@@ -230,12 +198,12 @@ class FitPlan:
         """What member ``k`` (from 1) reads: a grammar, the words left to right; an ON-LSTM, the plan's punctuation
         and its turn's direction, each where not given as the reading rule ``chosen`` (the first candidate's until
         the rule has chosen)."""
-        chosen = chosen or self.candidate_readings()[0]
-        punctuation = chosen.punctuation if self.punctuation is None else self.punctuation
+        chosen, given = chosen or self.candidate_readings()[0], self.directed_section
+        punctuation = chosen.punctuation if given.punctuation is None else given.punctuation
         trial = self.direction_trial
         direction = (
-            self.directions[(k - 1) % len(self.directions)]
-            if self.directions != [AUTO]
+            given.directions[(k - 1) % len(given.directions)]
+            if given.directions != [AUTO]
             else (FORWARD, BACKWARD)[trial.index(k)]
             if k in trial
             else chosen.direction
@@ -250,22 +218,29 @@ class FitPlan:
         return self.seed + (trial[0] if k in trial else k) - 1
 
     @property
+    def directed_section(self) -> OnlstmSection:
+        """The settings of the members that read either way: what they read (punctuation, directions), the reading
+        probes and the round students; the ON-LSTMs' section, its defaults where the plan has none."""
+        return self.sections.get(OnlstmConfig.family) or OnlstmSection()
+
+    @property
     def direction_trial(self) -> list[int]:
         """The two ON-LSTM members (from 1) that settle the direction under the AUTO rule, the first reading left to
         right and the second right to left: every other ON-LSTM reads as the one with the lower dev perplexity, and
         the other does not vote (none where the directions are given or the fit has one ON-LSTM). Probes a quarter
         of a member's size could not tell the directions apart in Chinese, where full members could."""
         members = self.directed_members()
-        return members[:2] if self.directions == [AUTO] and len(members) >= 2 else []
+        return members[:2] if self.directed_section.directions == [AUTO] and len(members) >= 2 else []
 
     def candidate_readings(self) -> list[Reading]:
         """The ON-LSTMs' readings the reading probes choose among: with and without punctuation unless it is given,
         read left to right where the direction trial settles the direction, both ways under the AUTO rule without a
         trial (else the first direction given); one where nothing is left to choose."""
-        punctuation = [True, False] if self.punctuation is None else [self.punctuation]
+        given = self.directed_section
+        punctuation = [True, False] if given.punctuation is None else [given.punctuation]
         directions = (
-            self.directions[:1]
-            if self.directions != [AUTO]
+            given.directions[:1]
+            if given.directions != [AUTO]
             else [FORWARD]
             if self.direction_trial
             else [FORWARD, BACKWARD]
@@ -306,18 +281,12 @@ class FitPlan:
             "rounds",
             "evals_per_epoch",
             "sentences",
-            "student_batch_size",
-            "finetune_passes",
             "scratch_passes",
             "seed",
             "generations",
         ):
             if type(getattr(self, name)) is not int:
                 raise ValueError(f"{name} must be a whole number, not {getattr(self, name)!r:.40}")
-        if self.punctuation is not None and type(self.punctuation) is not bool:
-            raise ValueError(
-                f"punctuation must be true, false or null (chosen by the reading rule), not {self.punctuation!r:.40}"
-            )
         for name in ("keep_evaluations", "select_by_gold", "tokenized"):
             if type(getattr(self, name)) is not bool:
                 raise ValueError(f"{name} must be true or false, not {getattr(self, name)!r:.40}")
@@ -326,8 +295,6 @@ class FitPlan:
         check_language(self.language, self.tokenized)  # its tokenizer installed, where the text is to be tokenized
         if self.member_epochs is not None and type(self.member_epochs) is not int:
             raise ValueError(f"member_epochs must be a whole number, not {self.member_epochs!r:.40}")
-        if not isinstance(self.directions, list):
-            raise ValueError(f"directions must be a list, not {self.directions!r:.40}")
         if type(self.right_branching_voter) not in (int, float, bool) or self.right_branching_voter < 0:
             raise ValueError(f"right_branching_voter must be a number of votes, not {self.right_branching_voter!r:.40}")
 
@@ -351,10 +318,6 @@ class FitPlan:
             )
         if type(self.stop_agreement) not in (int, float) or not 0 <= self.stop_agreement <= 100:
             raise ValueError(f"stop_agreement is a sentence F1 from 0 to 100, not {self.stop_agreement!r:.40}")
-        if not self.directions or (AUTO in self.directions and self.directions != [AUTO]):
-            raise ValueError(
-                f"members read in directions ({FORWARD}, {BACKWARD}, repeated) or by the {AUTO!r} rule alone"
-            )
         if not isinstance(self.families, list) or not self.families or set(self.families) - set(REGISTRY):
             raise ValueError(f"members' families are {' or '.join(REGISTRY)}, repeated, not {self.families!r:.40}")
         if self.more_members is not None and type(self.more_members) is not bool:
@@ -384,9 +347,6 @@ class FitPlan:
                 f"the reading rule compares two probes with the vote of members read as trained: add --family "
                 f"{referees[0]}, or give --punctuation or --no-punctuation (and --direction, with one directed member)"
             )
-        for name in ("probe_tokens", "probe_epochs"):
-            if type(getattr(self, name)) is not int or getattr(self, name) < 1:
-                raise ValueError(f"{name} must be a whole number of at least 1, not {getattr(self, name)!r:.40}")
         if self.generations and not any(self.student_counts().values()):
             raise ValueError("generations are students: they need members of a family that has students")
         for k in range(1, self.members + 1):
@@ -419,12 +379,24 @@ OLD_SECTION_FIELDS = {
     "grammar_students": ("pcfg", "students"),
     "student_grammar": ("pcfg", "student_model"),
 }
+# the plan's settings that the ON-LSTMs' section took over later (what they read, the reading probes, round students)
+ONLSTM_FIELDS = (
+    "punctuation",
+    "directions",
+    "probe_tokens",
+    "probe_epochs",
+    "student_batch_size",
+    "finetune_passes",
+    "finetune_lr",
+    "scratch_lr",
+)
 
 
 def translated_plan(values: dict) -> dict:
     """A plan's values as ``fit.json`` holds them, those written before the plan had a section per family moved into
     the sections of its families (the ON-LSTMs' settled epochs, then held in ``member_epochs``, into theirs), and the
-    grammar students of a plan made before they were focused learning the voted tree, as planned."""
+    grammar students of a plan made before they were focused learning the voted tree, as planned; the ON-LSTMs'
+    settings once held at the top of the plan (``ONLSTM_FIELDS``) into their section (dropped with no ON-LSTM)."""
     if not isinstance(values, dict):
         return values
     if "member_model" in values:
@@ -437,6 +409,12 @@ def translated_plan(values: dict) -> dict:
         families = values.get("families") or []  # the plan's families' sections (the old plan held every family's)
         values = {**values, "sections": {name: section for name, section in sections.items() if name in families}}
     held = values.get("sections")
+    moved = {name: values[name] for name in ONLSTM_FIELDS if name in values}
+    if moved and isinstance(held, dict):
+        values = {name: value for name, value in values.items() if name not in moved}
+        if isinstance(held.get("onlstm"), dict):
+            held = {**held, "onlstm": {**moved, **held["onlstm"]}}
+        values["sections"] = held
     grammar = held.get("pcfg") if isinstance(held, dict) else None
     if isinstance(grammar, dict) and "focus" not in grammar:  # planned before students were focused
         values = {**values, "sections": {**held, "pcfg": {**grammar, "focus": 0.0}}}

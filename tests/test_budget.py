@@ -23,6 +23,7 @@ def corpus(tokens: int, words: int, sentence_tokens: float) -> dict:
 CORPUS = corpus(950_000, 800_000, 25.0)  # WSJ 00-20's size
 SMALL = corpus(8_600, 7_000, 21.5)  # 400 sentences
 RATES: Rates = {"onlstm": 1_000.0, "pcfg": 4_500.0}  # one thread of this project's machines
+FORWARD_WORDS = {"directions": ["forward"], "punctuation": False}  # ON-LSTMs whose reading is given: no probe
 
 
 def plan(onlstm: dict | None = None, pcfg: dict | None = None, **changes) -> FitPlan:
@@ -44,8 +45,12 @@ def test_members_epochs_hold_for_the_grammars_and_the_probes_read_no_more_than_a
 
     given, small = plan(member_epochs=1), corpus(100_000, 80_000, 25.0)
     settled = at_scale(given, small, 1.0, given)
-    assert settled.sections["pcfg"].epochs == 1 and settled.probe_tokens == 100_000 and settled.probe_epochs == 1
-    assert at_scale(plan(), CORPUS, 1.0, plan()).probe_tokens == plan().probe_tokens  # a member reads more than a probe
+    assert settled.sections["pcfg"].epochs == 1 and section(settled, "onlstm", "probe_tokens", "probe_epochs") == (
+        100_000,
+        1,
+    )
+    full = at_scale(plan(), CORPUS, 1.0, plan())
+    assert section(full, "onlstm", "probe_tokens") == section(plan(), "onlstm", "probe_tokens")  # a member reads more
 
 
 def test_a_model_reads_the_text_whole_as_often_as_its_target_says_or_a_sample_of_it_once():
@@ -116,14 +121,16 @@ def test_a_fit_given_hours_measures_this_machine_and_records_its_plan(tmp_path):
         members=2,
         rounds=0,
         families=["onlstm", "pcfg"],
-        directions=["forward"],
-        punctuation=False,
         sentences=100,
         scratch_passes=1,
         evals_per_epoch=1,
         dtype="fp32",
         member_epochs=1,
-    ).with_section("onlstm", model=OnlstmConfig(vocab_size=60, embedding_size=16, hidden_size=24, chunk_size=4))
+    ).with_section(
+        "onlstm",
+        model=OnlstmConfig(vocab_size=60, embedding_size=16, hidden_size=24, chunk_size=4),
+        **FORWARD_WORDS,
+    )
     record = fit(given.with_section("pcfg", epochs=1), tmp_path / "fit", hours=2.0)
     sizing = json.loads((tmp_path / "fit" / "fit.json").read_text())["budget"]
     assert sizing == record["budget"] and sizing["hours"] == 2.0
@@ -181,8 +188,9 @@ def test_a_fit_replans_at_the_rates_its_first_models_showed_to_fill_the_time_lef
         wall = slowed * budget.wall_factor(first, family) * tokens / rate / 60
         record["stages"].append({"name": name, "tokens_seen": tokens, "tokens_per_second": rate, "wall_minutes": wall})
 
-    trained("probe-forward-punctuation", first.probe_tokens, RATES["onlstm"] / 3)  # smaller batches: slower a token
-    trained("probe-forward-words", first.probe_tokens, RATES["onlstm"] / 3)
+    probe_tokens = first.sections["onlstm"].probe_tokens
+    trained("probe-forward-punctuation", probe_tokens, RATES["onlstm"] / 3)  # smaller batches: slower a token
+    trained("probe-forward-words", probe_tokens, RATES["onlstm"] / 3)
     trained("member-2", 2_000_000, RATES["pcfg"])
     trained("member-4", 2_000_000, RATES["pcfg"])
     record["stages"].append({"name": "readings", "wall_minutes": 1.0})
@@ -223,7 +231,10 @@ def test_a_fit_replans_at_the_rates_its_first_models_showed_to_fill_the_time_lef
 @pytest.mark.parametrize("hours", [2.0, 1.0, 0.6, 0.3])
 def test_the_stages_that_choose_read_the_recipe_or_a_power_of_two_of_it_whatever_the_rates_noise(hours):
     given = plan()  # five members: probes, then grammars 2 and 4 referee them, then the trial's ON-LSTMs 1 and 3
-    assert given.choosing_members() == [1, 2, 3, 4] and plan(directions=["forward"]).choosing_members() == [2, 4]
+    assert given.choosing_members() == [1, 2, 3, 4] and plan(onlstm={"directions": ["forward"]}).choosing_members() == [
+        2,
+        4,
+    ]
     full = budget.at_scale(given, CORPUS, 1.0, given)
     whole, after = costs(full, RATES, CORPUS), costs(full, RATES, CORPUS, {"probes": 2, "onlstm": 2, "pcfg": 2})
     assert budget.choosing_minutes(full, RATES, CORPUS) == pytest.approx(
@@ -371,7 +382,7 @@ def test_a_replan_with_time_to_spare_trains_one_more_member_of_each_family(tmp_p
     from onparse.training.budget import at_scale
 
     fast, done = {name: 4 * rate for name, rate in RATES.items()}, {"onlstm": 1, "pcfg": 2}
-    five = plan(families=["onlstm", "pcfg"], directions=["forward"], punctuation=False)
+    five = plan(families=["onlstm", "pcfg"], onlstm=FORWARD_WORDS)
     rest = [
         sum(costs(at_scale(shaped, CORPUS, 1.0, five), fast, CORPUS, done).values())
         for shaped in (five, budget.more_members(five))
@@ -403,7 +414,7 @@ def test_a_replan_with_time_to_spare_trains_one_more_member_of_each_family(tmp_p
         }
         return replanned(first, record, stages(first, tmp_path, record)), record
 
-    found, record = replan(plan(families=["onlstm", "pcfg"], directions=["forward"], punctuation=False))
+    found, record = replan(plan(families=["onlstm", "pcfg"], onlstm=FORWARD_WORDS))
     weighed = record["budget"]["replanned"]["more_members"]
     assert weighed["chosen"] == room and weighed["members"] == 7 and found.members == (7 if room else 5)
     if room:  # the turn of the cycle: a grammar and an ON-LSTM, so the vote stays three and three
@@ -411,11 +422,9 @@ def test_a_replan_with_time_to_spare_trains_one_more_member_of_each_family(tmp_p
         assert weighed["predicted_total_minutes"] == record["budget"]["replanned"]["predicted_total_minutes"]
     said = budget_summary({**record, "plan": record["plan"]})
     assert "One more member of each family (7 in all)" in said and ("no time for them" in said) == (not room)
-    asked, _ = replan(plan(families=["onlstm", "pcfg"], directions=["forward"], punctuation=False, more_members=False))
+    asked, _ = replan(plan(families=["onlstm", "pcfg"], onlstm=FORWARD_WORDS, more_members=False))
     assert asked.members == 5
-    small, record = replan(plan(families=["onlstm", "pcfg"], directions=["forward"], punctuation=False), corpus=SMALL)
+    small, record = replan(plan(families=["onlstm", "pcfg"], onlstm=FORWARD_WORDS), corpus=SMALL)
     assert small.members == 5 and "more_members" not in record["budget"]["replanned"]  # a small text: not weighed
-    always, record = replan(
-        plan(families=["onlstm", "pcfg"], directions=["forward"], punctuation=False, more_members=True)
-    )
+    always, record = replan(plan(families=["onlstm", "pcfg"], onlstm=FORWARD_WORDS, more_members=True))
     assert always.members == 7 and "more_members" not in record["budget"]["replanned"]  # asked: settled at the start

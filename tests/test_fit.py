@@ -54,10 +54,9 @@ def tiny_plan(onlstm: dict | None = None, pcfg: dict | None = None, **changes) -
         evals_per_epoch=2,
         dtype="fp32",
         families=["onlstm"],
-        directions=["forward"],
-        punctuation=False,
     )
-    plan = FitPlan(**{**settings, **changes}).with_section("onlstm", **{"model": TINY_ONLSTM, **(onlstm or {})})
+    read = {"directions": ["forward"], "punctuation": False}  # unless a test has the reading rule choose
+    plan = FitPlan(**{**settings, **changes}).with_section("onlstm", **{"model": TINY_ONLSTM, **read, **(onlstm or {})})
     return plan.with_section("pcfg", **pcfg) if pcfg else plan
 
 
@@ -405,7 +404,7 @@ def test_members_can_vary_their_sizes_and_students_keep_their_starts_shape(tmp_p
 
 
 def test_every_member_draws_its_own_seed_and_reads_in_its_turns_direction():
-    plan = tiny_plan(members=4, directions=["forward", "backward"], punctuation=True)
+    plan = tiny_plan(members=4, onlstm={"directions": ["forward", "backward"], "punctuation": True})
     members = [stage.config for stage in stages(plan, Path("out")) if stage.name.startswith("member-")]
     assert len({config.seed for config in members}) == 4
     assert [config.reading.direction for config in members] == ["forward", "backward"] * 2
@@ -448,10 +447,8 @@ def test_probes_choose_the_punctuation_and_two_members_reading_each_way_the_dire
         members=3,
         rounds=0,
         families=["onlstm", "pcfg"],
-        directions=["auto"],
-        punctuation=None,
         scratch_passes=1,
-        probe_tokens=100_000,
+        onlstm={"directions": ["auto"], "punctuation": None, "probe_tokens": 100_000},
         pcfg={"epochs": 1},
     )
     names = [stage.name for stage in stages(plan, tmp_path)]
@@ -496,7 +493,7 @@ def test_probes_choose_the_punctuation_and_two_members_reading_each_way_the_dire
             "history.jsonl",
         ]
     assert (tmp_path / "fit" / winner / "model" / "weights.pt").is_file()
-    settled_plan = json.loads((tmp_path / "fit" / "fit.json").read_text())["plan"]
+    settled_plan = json.loads((tmp_path / "fit" / "fit.json").read_text())["plan"]["sections"]["onlstm"]
     tokens = sum(len(words) + 1 for words in read_corpus(plan.train, reading=Reading(punctuation=True)))
     assert (settled_plan["probe_epochs"], settled_plan["probe_tokens"]) == (
         1,
@@ -515,10 +512,12 @@ def test_every_onlstm_past_the_trial_reads_as_the_trial_chose_and_a_grammar_read
     from onparse.fit.stages import DIRECTIONS, READINGS
     from onparse.settings import Reading
 
-    plan = tiny_plan(members=5, rounds=0, families=["onlstm", "pcfg"], directions=["auto"], punctuation=None)
+    plan = tiny_plan(
+        members=5, rounds=0, families=["onlstm", "pcfg"], onlstm={"directions": ["auto"], "punctuation": None}
+    )
     assert (
         plan.direction_trial == [1, 3]
-        and not tiny_plan(members=2, families=["onlstm", "pcfg"], directions=["auto"]).direction_trial
+        and not tiny_plan(members=2, families=["onlstm", "pcfg"], onlstm={"directions": ["auto"]}).direction_trial
     )
     for punctuation, direction, loser in ((False, "backward", "member-1"), (True, "forward", "member-3")):
         record = {
@@ -535,7 +534,7 @@ def test_every_onlstm_past_the_trial_reads_as_the_trial_chose_and_a_grammar_read
         assert settled["ensemble-1"].members == [f"member-{k}" for k in range(1, 6) if f"member-{k}" != loser]
         # the pair differs in its direction alone; every other member draws its own seed
         assert [settled[f"member-{k}"].config.seed for k in range(1, 6)] == [1111, 1112, 1111, 1114, 1115]
-    given = tiny_plan(members=3, families=["onlstm", "pcfg"], directions=["auto"], punctuation=True)
+    given = tiny_plan(members=3, families=["onlstm", "pcfg"], onlstm={"directions": ["auto"], "punctuation": True})
     assert not given.chooses_reading and [stage.name for stage in stages(given, tmp_path)][:3] == [
         "member-1",
         "member-3",
@@ -545,16 +544,19 @@ def test_every_onlstm_past_the_trial_reads_as_the_trial_chose_and_a_grammar_read
 
 def test_the_reading_rule_needs_a_referee_where_it_weighs_two_probes():
     with pytest.raises(ValueError, match="add --family pcfg"):  # two probes: with and without punctuation
-        tiny_plan(directions=["auto"], punctuation=None).check()
+        tiny_plan(onlstm={"directions": ["auto"], "punctuation": None}).check()
     with pytest.raises(ValueError, match="add --family pcfg"):  # one ON-LSTM: two probes, one each way
-        tiny_plan(members=1, directions=["auto"], punctuation=True).check()
-    tiny_plan(directions=["auto"], punctuation=True).check()  # two ON-LSTMs try the directions: no probe to referee
-    assert not tiny_plan(directions=["forward"], punctuation=True).chooses_reading
+        tiny_plan(members=1, onlstm={"directions": ["auto"], "punctuation": True}).check()
+    # two ON-LSTMs try the directions: no probe to referee
+    tiny_plan(onlstm={"directions": ["auto"], "punctuation": True}).check()
+    assert not tiny_plan(onlstm={"directions": ["forward"], "punctuation": True}).chooses_reading
     # two grammar students by default where there are grammars to take their shape from; none asked of a fit without
     assert tiny_plan(families=["onlstm", "pcfg"]).student_counts() == {"onlstm": 1, "pcfg": 2}
     assert tiny_plan().student_counts() == {"onlstm": 1}
     tiny_plan().check()
-    assert [r.punctuation for r in tiny_plan(families=["onlstm", "pcfg"], punctuation=None).candidate_readings()] == [
+    assert [
+        r.punctuation for r in tiny_plan(families=["onlstm", "pcfg"], onlstm={"punctuation": None}).candidate_readings()
+    ] == [
         True,
         False,
     ]
@@ -808,11 +810,31 @@ def test_a_generation_learns_its_teachers_trees_records_how_far_it_moved_and_res
     )
 
 
+def as_written_before_onlstm_section(record: dict) -> dict:
+    """A record as onparse wrote it while the ON-LSTMs' reading, probe and round-student settings sat at the top of
+    the plan and the probes' given tokens at the top of the budget's given readings: ``plan.ONLSTM_FIELDS`` read
+    backwards."""
+    from onparse.plan import ONLSTM_FIELDS
+
+    sections = {name: dict(section) for name, section in record["plan"]["sections"].items()}
+    plan = {**record["plan"], **{name: sections["onlstm"].pop(name) for name in ONLSTM_FIELDS}, "sections": sections}
+    old = {**record, "plan": plan}
+    if "budget" in record:
+        given = record["budget"]["given"]
+        held = {name: dict(section) for name, section in given["sections"].items()}
+        old["budget"] = {
+            **record["budget"],
+            "given": {**given, "probe_tokens": held["onlstm"].pop("probe_tokens"), "sections": held},
+        }
+    return old
+
+
 def as_written_before_sections(record: dict) -> dict:
     """A record as onparse wrote it before the plan had a section per family (its family settings flat in the plan,
     rates and text sizes keyed by kind): ``plan.OLD_SECTION_FIELDS`` read backwards."""
     from onparse.plan import OLD_SECTION_FIELDS
 
+    record = as_written_before_onlstm_section(record)
     plan = dict(record["plan"])
     sections = plan.pop("sections")
     for old, (family, name) in OLD_SECTION_FIELDS.items():
@@ -835,25 +857,25 @@ def as_written_before_sections(record: dict) -> dict:
     return old
 
 
-def test_a_fit_recorded_before_the_plan_had_family_sections_resumes_as_it_was_planned(tmp_path):
+@pytest.mark.parametrize("written_before", [as_written_before_sections, as_written_before_onlstm_section])
+def test_a_fit_recorded_by_an_older_onparse_resumes_as_it_was_planned(tmp_path, written_before):
     from onparse.fit.records import read_record
+    from onparse.plan import ONLSTM_FIELDS
 
     out = tmp_path / "fit"
     plan = tiny_plan(rounds=0, member_epochs=None, onlstm={"variants": {"hidden_size": [24, 32]}})
     with pytest.raises(TimeUp):
         fit(plan, out, hours=0.0001)  # sized, timed, then stopped before the first member ends
     record = json.loads((out / "fit.json").read_text())
-    (out / "fit.json").write_text(json.dumps(as_written_before_sections(record)))
+    (out / "fit.json").write_text(json.dumps(written_before(record)))
     translated = read_record(out)
     assert FitPlan.from_dict(translated["plan"]) == FitPlan.from_dict(record["plan"])
     assert translated["budget"]["rates"] == record["budget"]["rates"]
     assert translated["budget"]["given"] == record["budget"]["given"]
     assert translated["budget"]["corpus"]["units"] == {"onlstm": record["budget"]["corpus"]["tokens"]}
     resumed = fit(None, out, resume=True)
-    assert (
-        resumed["stages"][-1]["name"] == "model"
-        and "member_model" not in json.loads((out / "fit.json").read_text())["plan"]
-    )
+    assert resumed["stages"][-1]["name"] == "model"
+    assert not {"member_model", *ONLSTM_FIELDS} & set(json.loads((out / "fit.json").read_text())["plan"])
     assert sorted(m.model.config.hidden_size for m in Parser.load(out / "model").members) == [24, 24, 32]
 
 
@@ -1106,7 +1128,7 @@ def test_the_card_says_when_the_direction_trial_compared_members_that_read_unlik
         trial = {"name": DIRECTIONS, "perplexity": {"member-1": 80.0, "member-3": 90.0}, "out_of_the_vote": "member-3"}
         trial["chosen"] = {"direction": "forward"}
         members = [{"name": "member-1", "tokens_seen": 545_600}, {"name": "member-3", "tokens_seen": second_read}]
-        plan = tiny_plan(members=3, families=["onlstm", "pcfg"], directions=["auto"], punctuation=True)
+        plan = tiny_plan(members=3, families=["onlstm", "pcfg"], onlstm={"directions": ["auto"], "punctuation": True})
         return reading_summary({"plan": asdict(plan), "stages": [*members, trial]})
 
     assert "not like with like: member-1 read 545,600 tokens, member-3 read 162,688 tokens" in card(162_688)

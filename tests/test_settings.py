@@ -8,7 +8,7 @@ import pytest
 from onparse.cli import main
 from onparse.config import DistillConfig, ParseConfig, TrainConfig
 from onparse.families import OnlstmConfig, named
-from onparse.families.onlstm import MEMBER_MODEL
+from onparse.families.onlstm import MEMBER_MODEL, OnlstmSection
 from onparse.families.pcfg import PCFG_TRAINING
 from onparse.plan import FitPlan
 from onparse.settings import default
@@ -56,8 +56,8 @@ def test_the_fits_member_sizes_and_the_distillations_settings_are_the_plans():
     # an update's size and rate are the student's family's: an ON-LSTM's the fit's fine-tuning ones, a grammar's its own
     assert "batch_size" not in distill and "lr" not in distill  # no default of their own
     assert named("onlstm").student_training == {
-        "batch_size": default(FitPlan, "student_batch_size"),
-        "lr": default(FitPlan, "finetune_lr"),
+        "batch_size": default(OnlstmSection, "student_batch_size"),
+        "lr": default(OnlstmSection, "finetune_lr"),
     }
     assert named("pcfg").student_training == {name: PCFG_TRAINING[name] for name in ("batch_size", "lr", "clip")}
     assert distill["evals_per_epoch"] == default(FitPlan, "evals_per_epoch")

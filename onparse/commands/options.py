@@ -48,11 +48,10 @@ def size_key(family: Family, name: str, student: bool = False) -> str:
 
 def fit_sections() -> dict[str, tuple[str, ...]]:
     """fit --help's sections: what every fit names first, the members, each family's own part (its sizes, its
-    section of the plan, its students' sizes and the plan's settings that are its alone), then the rest by stage."""
+    section of the plan and its students' sizes), then the rest by stage."""
     families = {
         family.help_title: (
             *(size_key(family, name) for name in family.size_options),
-            *family.plan_settings,
             *(f"{family.option_prefix}_{name}" for name in section_options(family.section)),
             *(size_key(family, name, student=True) for name in family.student_sizes),
         )

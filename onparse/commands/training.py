@@ -40,6 +40,7 @@ from onparse.commands.options import (
 from onparse.config import DISTILL_OPTIONS, DistillConfig, TrainConfig
 from onparse.families import REGISTRY, OnlstmConfig
 from onparse.families.base import section_options
+from onparse.families.onlstm import STUDENT_TRAINING
 from onparse.families.pcfg import PCFG_TRAINING
 from onparse.plan import FitPlan
 from onparse.settings import BACKWARD, FORWARD, Reading, default
@@ -260,13 +261,13 @@ distill_options = declared(  # onparse distill
     click.option(
         "--batch-size",
         type=Positive,
-        help=f"An update's size  [default: an ON-LSTM student {default(FitPlan, 'student_batch_size')} sentences, "
+        help=f"An update's size  [default: an ON-LSTM student {STUDENT_TRAINING['batch_size']} sentences, "
         f"a grammar {PCFG_TRAINING['batch_size']} words].",
     ),
     click.option(
         "--lr",
         type=PositiveNumber,
-        help=f"[default: an ON-LSTM student {default(FitPlan, 'finetune_lr'):g}, a grammar {PCFG_TRAINING['lr']:g}].",
+        help=f"[default: an ON-LSTM student {STUDENT_TRAINING['lr']:g}, a grammar {PCFG_TRAINING['lr']:g}].",
     ),
     options_of(DistillConfig, *DISTILL_OPTIONS[3:]),
     click.option(
@@ -326,9 +327,6 @@ fit_options = declared(  # onparse fit
         "language",
         "encoding",
         "tokenized",
-        "punctuation",
-        "directions",
-        "probe_tokens",
         "families",
     ),
     options_of(FitPlan, "seed", "dtype", "device"),

@@ -61,6 +61,8 @@ class FitSection:
     students: int | None = None  # students from scratch of each teacher (None: the family's default)
     student_model: Any = None  # the students' settings (None: their start's)
     larger: bool | None = None  # members of the family's larger shape (``Family.larger``); None: where time allows
+    # what the fit settles to its hours from what the user gave, the given kept in the record for a re-plan
+    scaled: ClassVar[tuple[str, ...]] = ("epochs", "sample")
 
     def asks_for_students(self) -> bool:
         """Whether the section asks for students (beside the family's default): they need a member to start from."""
@@ -141,7 +143,6 @@ class Family(ABC):
     size_prefix: ClassVar[str] = ""
     varied_sizes: ClassVar[tuple[str, ...]] = ()
     student_sizes: ClassVar[tuple[str, ...]] = ()
-    plan_settings: ClassVar[tuple[str, ...]] = ()  # the fit plan's settings that are this family's alone
     plural: ClassVar[str]
     students_plural: ClassVar[str]
     unit: ClassVar[str] = "tokens"

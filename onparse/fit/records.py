@@ -79,9 +79,12 @@ OLD_RATES = {"lm_tokens_per_second": "onlstm", "grammar_words_per_second": "pcfg
 def translated_record(record: dict) -> dict:
     """A record written before the plan had a section per family, read as one written now (once, on reading: the
     next write keeps it so): the plan's family settings in their sections (``plan.translated_plan``), the budget's
-    rates, text sizes, given readings and larger-members choice keyed by family name."""
-    if not isinstance(record, dict) or not isinstance(record.get("plan"), dict) or "member_model" not in record["plan"]:
+    rates, text sizes, given readings and larger-members choice keyed by family name; then the ON-LSTMs' settings
+    moved later (``moved_onlstm_settings``)."""
+    if not isinstance(record, dict) or not isinstance(record.get("plan"), dict):
         return record
+    if "member_model" not in record["plan"]:
+        return moved_onlstm_settings(record)
     old_plan = record["plan"]
     record = {**record, "plan": translated_plan(old_plan)}
     sizing = record.get("budget")
@@ -112,6 +115,24 @@ def translated_record(record: dict) -> dict:
             weighed = dict(sizing.pop("larger_grammars"))
             sizing["larger"] = {"family": "pcfg", "rate": weighed.pop("grammar_words_per_second"), **weighed}
         record["budget"] = sizing
+    return moved_onlstm_settings(record)
+
+
+def moved_onlstm_settings(record: dict) -> dict:
+    """A record written while the ON-LSTMs' reading, probe and round-student settings sat at the top of the plan
+    (``plan.ONLSTM_FIELDS``), with them in the ON-LSTMs' section, the probes' given tokens too."""
+    record = {**record, "plan": translated_plan(record["plan"])}
+    sizing = record.get("budget")
+    given = sizing.get("given") if isinstance(sizing, dict) else None
+    if isinstance(given, dict) and "probe_tokens" in given:
+        given = {key: value for key, value in given.items() if key != "probe_tokens"}
+        sections = given.get("sections") or {}
+        if isinstance(sections.get("onlstm"), dict):
+            given["sections"] = {
+                **sections,
+                "onlstm": {**sections["onlstm"], "probe_tokens": sizing["given"]["probe_tokens"]},
+            }
+        record["budget"] = {**sizing, "given": given}
     return record
 
 

@@ -103,10 +103,10 @@ def stages(plan: FitPlan, out: Path, record: dict | None = None) -> list[Stage]:
                 probe_name(reading),
                 replace(
                     member_stage_config(plan, lead, reading, common),
-                    epochs=plan.probe_epochs,
+                    epochs=plan.directed_section.probe_epochs,
                     batch_size=PROBE_BATCH,
                     evals_per_epoch=min(2, plan.evals_per_epoch),
-                    sample_tokens=plan.probe_tokens,
+                    sample_tokens=plan.directed_section.probe_tokens,
                 ),
             )
             for reading in plan.candidate_readings()
@@ -135,6 +135,7 @@ def stages(plan: FitPlan, out: Path, record: dict | None = None) -> list[Stage]:
                 students.append(start)
                 continue
             k = lineage[start]  # named for the member it descends from, so names stay as voters settle
+            section = plan.section(k)
             distill = DistillConfig(
                 teacher=teacher,
                 start=str(out / start / "model"),
@@ -150,9 +151,9 @@ def stages(plan: FitPlan, out: Path, record: dict | None = None) -> list[Stage]:
                     TrainConfig(
                         model=shapes[start][0],
                         reading=shapes[start][1],
-                        epochs=plan.finetune_passes,
-                        lr=plan.finetune_lr,
-                        batch_size=plan.student_batch_size,
+                        epochs=section.finetune_passes,
+                        lr=section.finetune_lr,
+                        batch_size=section.student_batch_size,
                         seed=plan.seed + k - 1,
                         distill=distill,
                         **common,

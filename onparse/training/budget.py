@@ -119,7 +119,8 @@ def costs(plan: FitPlan, rates: Rates, corpus: dict, done: dict[str, int] | None
     directed = [name for name in plan.member_families() if named(name).reads_either_way]
     if directed and plan.chooses_reading:  # the reading probes: short members of the first directed family
         probes = len(plan.candidate_readings()) - done.get("probes", 0)
-        read = probes * plan.probe_epochs * min(plan.probe_tokens, corpus["tokens"])
+        probing = plan.directed_section
+        read = probes * probing.probe_epochs * min(probing.probe_tokens, corpus["tokens"])
         minutes["probes"] = read / rates[directed[0]] * named(directed[0]).wall[0] / 60
     for name in plan.member_families():
         family, section, count = named(name), plan.sections[name], len(plan.members_of(name))
@@ -165,19 +166,16 @@ def at_scale(plan: FitPlan, corpus: dict, scale: float, given: FitPlan) -> FitPl
         )
         sections[name] = replace(section, epochs=epochs, sample=sample)
     directed = plan.directed_members()
-    lead = sections[plan.family(directed[0])] if directed else None
-    probe_tokens = (
-        min(given.probe_tokens, round(read_of(lead.epochs, lead.sample, corpus["tokens"])))
-        if lead
-        else given.probe_tokens
-    )
-    return replace(
-        plan,
-        probe_tokens=probe_tokens,
-        probe_epochs=reading_of(probe_tokens, corpus["tokens"])[0],
-        sections=sections,
-        sentences=max(1, round(scale * given.sentences)),
-    )
+    if directed:  # the probes are of the first directed member's family, and read no more than it
+        name = plan.family(directed[0])
+        lead = sections[name]
+        probe_tokens = min(
+            given.sections[name].probe_tokens, round(read_of(lead.epochs, lead.sample, corpus["tokens"]))
+        )
+        sections[name] = replace(
+            lead, probe_tokens=probe_tokens, probe_epochs=reading_of(probe_tokens, corpus["tokens"])[0]
+        )
+    return replace(plan, sections=sections, sentences=max(1, round(scale * given.sentences)))
 
 
 def sized(
@@ -324,12 +322,11 @@ def shape_chosen_by_time(plan: FitPlan) -> str | None:
 
 def given_reading(plan: FitPlan) -> dict:
     """The readings of ``plan`` as the user gave it, for the record, so a re-plan scales what the first plan scaled:
-    the common ones and each family's epochs and sample."""
+    the common ones and what each family's section scales (``FitSection.scaled``)."""
     return {
         "member_epochs": plan.member_epochs,
-        "probe_tokens": plan.probe_tokens,
         "sentences": plan.sentences,
-        "sections": {name: {"epochs": s.epochs, "sample": s.sample} for name, s in plan.sections.items()},
+        "sections": {name: {key: getattr(s, key) for key in s.scaled} for name, s in plan.sections.items()},
     }
 
 

@@ -15,6 +15,12 @@ MEAN = "mean"  # the readout of the distances averaged over all layers
 # A student's update (sentences) and learning rate where a distillation run does not set them: the fit's fine-tuning
 # settings.
 STUDENT_TRAINING = {"lr": 5e-4, "batch_size": 32}
+# A fit's reading rule: where punctuation or direction is not given, short ON-LSTM probes learn a sample of the text in
+# each candidate reading, and the members read as the probe whose trees agree best with the vote of the other probes
+# and the grammar members on the dev text (no gold trees; the fit's ``readings`` stage). A grammar reads the words
+# whatever the ON-LSTMs read, so it referees every reading alike; in English, Chinese and German the rule chose the
+# reading the gold figures would have.
+AUTO = "auto"
 
 
 @dataclass
@@ -67,10 +73,36 @@ WHOLE_TEXT_RATIO = 2
 @dataclass
 class OnlstmSection(FitSection):
     """The ON-LSTM members of a fit: their model (``MEMBER_MODEL``), the sizes they vary (member k takes each size's
-    k-th, cycling, e.g. ``{"hidden_size": [600, 1150]}``) and their students' directions."""
+    k-th, cycling, e.g. ``{"hidden_size": [600, 1150]}``), what they read (punctuation, directions: given, or chosen
+    by the reading rule's probes) and their students' directions, update and rates."""
 
     model: OnlstmConfig = field(default_factory=lambda: replace(MEMBER_MODEL))
     variants: dict[str, list[int]] = field(default_factory=dict)
+    directions: list[str] = setting(
+        [AUTO],
+        "Repeat to vary the members, as --chunk-size: member k reads in the k-th "
+        "direction, cycling. auto: the first two ON-LSTM members read left to right and "
+        "right to left, every other one as the one with the lower dev perplexity, and the "
+        "other does not vote (no gold trees; with one ON-LSTM, the reading probes choose).",
+        option="--direction",
+        choices=(FORWARD, BACKWARD, AUTO),
+    )
+    punctuation: bool | None = setting(
+        None,
+        "Whether the ON-LSTMs read the punctuation tokens too (trees and scores "
+        "stay over the words)  [default: chosen by reading probes: short ON-LSTMs learn a sample of the "
+        "text with and without it, and the ON-LSTMs read as the probe whose trees agree "
+        "best with the other probes' and the grammar members' vote on --dev (no gold "
+        "trees)].",
+        option="--punctuation",
+        negatable=True,
+        kind=bool,
+    )
+    probe_tokens: int = setting(
+        250_000, "Tokens of the training text (a seeded sample) each reading probe learns.", option="--probe-tokens"
+    )
+    probe_epochs: int = 1  # settled by the fit: a text smaller than probe_tokens is read more often
+    scaled: ClassVar[tuple[str, ...]] = (*FitSection.scaled, "probe_tokens")
     student_directions: list[str] = setting(
         [],
         "The student from scratch reads in this direction  [default: the first "
@@ -79,6 +111,11 @@ class OnlstmSection(FitSection):
         option="--student-direction",
         choices=(FORWARD, BACKWARD),
     )
+    # students of each distillation round fine-tune their member; students from scratch start from fresh weights
+    finetune_passes: int = 1
+    finetune_lr: float = STUDENT_TRAINING["lr"]
+    student_batch_size: int = STUDENT_TRAINING["batch_size"]  # sentences per distillation update
+    scratch_lr: float = 2e-3
 
     def asks_for_students(self) -> bool:
         return super().asks_for_students() or bool(self.student_directions)
@@ -100,6 +137,26 @@ class OnlstmSection(FitSection):
             raise ValueError(
                 f"students read {FORWARD}, {BACKWARD} or both, each once, not {self.student_directions!r:.40}"
             )
+        if self.punctuation is not None and type(self.punctuation) is not bool:
+            raise ValueError(
+                f"punctuation must be true, false or null (chosen by the reading rule), not {self.punctuation!r:.40}"
+            )
+        if (
+            not isinstance(self.directions, list)
+            or not self.directions
+            or set(self.directions) - {FORWARD, BACKWARD, AUTO}
+            or (AUTO in self.directions and self.directions != [AUTO])
+        ):
+            raise ValueError(
+                f"members read in directions ({FORWARD}, {BACKWARD}, repeated) or by the {AUTO!r} rule alone, "
+                f"not {self.directions!r:.40}"
+            )
+        for name in ("probe_tokens", "probe_epochs", "finetune_passes", "student_batch_size"):
+            if type(getattr(self, name)) is not int or getattr(self, name) < 1:
+                raise ValueError(f"{name} must be a whole number of at least 1, not {getattr(self, name)!r:.40}")
+        for name in ("finetune_lr", "scratch_lr"):
+            if type(getattr(self, name)) not in (int, float) or not getattr(self, name) > 0:
+                raise ValueError(f"{name} must be a positive number, not {getattr(self, name)!r:.40}")
 
 
 def tree_row(distances, layer: Layer):
@@ -126,7 +183,6 @@ class ONLSTM(Family):
     size_options = ("embedding_size", "hidden_size", "n_layers", "chunk_size")
     varied_sizes = VARIED_SIZES
     help_title = "ON-LSTM members"
-    plan_settings = ("directions", "punctuation", "probe_tokens")
     refined_in_rounds = True
     wall = (1.25, 1.25)  # a language model's dev evaluations
     parse_cost = 1 / 3  # parsing a token: no backward pass
@@ -208,7 +264,7 @@ class ONLSTM(Family):
 
     def students(self, section: OnlstmSection, start, seed: int, prefix: str, plan) -> list[tuple[str, dict]]:
         """A student per direction (one reading as its start where none is asked for), all from ``seed``, at the
-        plan's scratch learning rate and student update."""
+        section's scratch learning rate and student update."""
         folder, model, reading = start
         readings = [replace(reading, direction=d) for d in section.student_directions] or [reading]
         return [
@@ -218,8 +274,8 @@ class ONLSTM(Family):
                     "model": model,
                     "reading": student_reading,
                     "epochs": plan.scratch_passes,
-                    "lr": plan.scratch_lr,
-                    "batch_size": plan.student_batch_size,
+                    "lr": section.scratch_lr,
+                    "batch_size": section.student_batch_size,
                     "seed": seed,
                     "start": folder,
                 },
