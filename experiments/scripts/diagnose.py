@@ -47,6 +47,31 @@ def outputs_of(parser: Parser, sentences: list, cache: Path | None, key: str) ->
     return found
 
 
+def voters(vote: str, added: list[str], gold: list, gold_path: str, cache: Path | None) -> dict:
+    """Every voter of the ensemble ``vote`` and of the models ``added`` beside it, on the gold sentences: their
+    names, families, model bundles and trees (as span sets), and the ensemble's own trees as shipped."""
+    sentences = [s.sentence for s in gold]
+    parser = Parser.load(vote, max_words=800)
+    found = outputs_of(parser, sentences, cache, f"{Path(parser.path).resolve()} {gold_path}")
+    built = [parser.build(outputs) for outputs in found]
+    members = [member.bundle for member in parser.members]
+    names = [Path(bundle.path).name if bundle.path else f"member {k}" for k, bundle in enumerate(members)]
+    trees = [[spans(b.member_trees[m]) for b in built] for m in range(len(members))]
+    for path in added:  # more voters, each at its own readout
+        model = Parser.load(path)
+        outputs = outputs_of(model, sentences, cache, f"{Path(model.path).resolve()} {gold_path}")
+        members.append(model.members[0].bundle)
+        names.append(Path(path).parent.name if Path(path).name == "model" else Path(path).name)
+        trees.append([spans(model.build(o).tree) for o in outputs])
+    return {
+        "names": names,
+        "families": [bundle.model.config.family for bundle in members],
+        "bundles": members,
+        "trees": trees,
+        "shipped": [spans(b.tree) for b in built],
+    }
+
+
 def vote(trees: list[list[set]], lengths: list[int], weights: list[float] | None = None) -> list[set]:
     """The tree-averaging vote of several members' trees, sentence by sentence."""
     if len(trees) == 1:
@@ -104,20 +129,8 @@ def main() -> None:
     gold = [s for s in read_gold(args.gold, encoding=args.encoding) if s.words]
     sentences = [s.sentence for s in gold]
     lengths = [len(s.words) for s in gold]
-    parser = Parser.load(args.vote, max_words=800)
-    found = outputs_of(parser, sentences, cache, f"{Path(parser.path).resolve()} {args.gold}")
-    built = [parser.build(outputs) for outputs in found]
-    members = [member.bundle for member in parser.members]
-    names = [Path(bundle.path).name if bundle.path else f"member {k}" for k, bundle in enumerate(members)]
-    families = [bundle.model.config.family for bundle in members]
-    trees = [[spans(b.member_trees[m]) for b in built] for m in range(len(members))]
-    for path in args.add:  # more voters, each at its own readout
-        added = Parser.load(path)
-        outputs = outputs_of(added, sentences, cache, f"{Path(added.path).resolve()} {args.gold}")
-        members.append(added.members[0].bundle)
-        names.append(Path(path).parent.name if Path(path).name == "model" else Path(path).name)
-        families.append(added.members[0].bundle.model.config.family)
-        trees.append([spans(added.build(o).tree) for o in outputs])
+    found = voters(args.vote, args.add, gold, args.gold, cache)
+    names, families, members, trees = (found[key] for key in ("names", "families", "bundles", "trees"))
     result: dict = {"gold": args.gold, "vote": args.vote, "sentences": len(gold), "members": {}}
     for name, family, member_trees, bundle in zip(names, families, trees, members):
         figures = score(member_trees, gold)
@@ -130,7 +143,7 @@ def main() -> None:
         print(name, result["members"][name], flush=True)
     best = max(result["members"], key=lambda name: result["members"][name]["sentence_f1"])
     result["best_member"] = {"name": best, "sentence_f1": result["members"][best]["sentence_f1"]}
-    shipped = [spans(b.tree) for b in built]
+    shipped = found["shipped"]
     result["vote_as_shipped"] = score(shipped, gold)
     groups = {"all": list(range(len(members)))}
     for family in sorted(set(families)):
