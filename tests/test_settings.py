@@ -8,7 +8,7 @@ import pytest
 from onparse.cli import main
 from onparse.config import DistillConfig, ParseConfig, TrainConfig
 from onparse.families import OnlstmConfig, named
-from onparse.families.onlstm import MEMBER_MODEL, OnlstmSection
+from onparse.families.onlstm import MEMBER_MODEL, STUDENT_TRAINING, OnlstmSection
 from onparse.families.pcfg import PCFG_TRAINING
 from onparse.plan import FitPlan
 from onparse.settings import default
@@ -61,6 +61,27 @@ def test_the_fits_member_sizes_and_the_distillations_settings_are_the_plans():
     }
     assert named("pcfg").student_training == {name: PCFG_TRAINING[name] for name in ("batch_size", "lr", "clip")}
     assert distill["evals_per_epoch"] == default(FitPlan, "evals_per_epoch")
+
+
+@pytest.mark.parametrize(
+    "command, defaults",
+    [
+        ("train", [f"onlstm {TrainConfig.batch_size} streams", f"pcfg {PCFG_TRAINING['batch_size']} words"]),
+        (
+            "distill",
+            [f"onlstm {STUDENT_TRAINING['batch_size']} sentences", f"pcfg {PCFG_TRAINING['batch_size']} words"],
+        ),
+    ],
+)
+def test_the_update_size_help_gives_every_registered_familys_default(command, defaults):
+    from click.testing import CliRunner
+
+    from onparse.families import REGISTRY
+    from onparse.families.tnpcfg import TRAINING
+
+    shown = " ".join(CliRunner().invoke(main, [command, "--help"]).output.split())
+    assert f"tnpcfg {TRAINING['batch_size']} words" in shown and len(REGISTRY) == 3  # a third family's own
+    assert all(found in shown for found in defaults), shown
 
 
 @pytest.mark.parametrize(

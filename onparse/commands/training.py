@@ -40,8 +40,6 @@ from onparse.commands.options import (
 from onparse.config import DISTILL_OPTIONS, DistillConfig, TrainConfig
 from onparse.families import REGISTRY, OnlstmConfig
 from onparse.families.base import section_options
-from onparse.families.onlstm import STUDENT_TRAINING
-from onparse.families.pcfg import PCFG_TRAINING
 from onparse.plan import FitPlan
 from onparse.settings import BACKWARD, FORWARD, Reading, default
 
@@ -191,14 +189,24 @@ def run_fit(plan, out_dir: Path, hours: float | None, threads: int | None, messa
         click.echo(f"fit done: the parser is {out_dir / 'model'} (its card.md lists every stage)")
 
 
+def by_family(name: str, students: bool = False) -> str:
+    """Each registered family's default of a run's setting ``name`` (its ``training``, or its ``student_training``
+    for a student), for an option's help: "onlstm 64 streams, pcfg 600 words, ..."."""
+    found = []
+    for family in REGISTRY.values():
+        value = (family.student_training if students else family.training).get(name, default(TrainConfig, name))
+        unit = f" {family.batch_unit[students]}" if name == "batch_size" else ""
+        found.append(f"{family.name} {value:g}{unit}")
+    return ", ".join(found)
+
+
 train_options = declared(  # onparse train
     run_options,
     options_of(TrainConfig, "family"),
     click.option(
         "--epochs",
         type=Positive,
-        help=f"Epochs in the schedule  [default: {TrainConfig.epochs}, a grammar "
-        f"{PCFG_TRAINING['epochs']}; with --resume, the run's own].",
+        help=f"Epochs in the schedule  [default: {by_family('epochs')}; with --resume, the run's own].",
     ),
     options_of(TrainConfig, "evals_per_epoch", "patience"),
     options_of(OnlstmConfig, "vocab_size"),
@@ -206,14 +214,13 @@ train_options = declared(  # onparse train
     click.option(
         "--batch-size",
         type=Positive,
-        help=f"Streams of an update  [default: {TrainConfig.batch_size}; a grammar: "
-        f"words of an update, {PCFG_TRAINING['batch_size']}].",
+        help=f"An update's size  [default: {by_family('batch_size')}].",
     ),
     options_of(TrainConfig, "bptt"),
     click.option(
         "--lr",
         type=PositiveNumber,
-        help=f"Learning rate  [default: {TrainConfig.lr:g}; a grammar {PCFG_TRAINING['lr']:g}].",
+        help=f"Learning rate  [default: {by_family('lr')}].",
     ),
     click.option(
         "--layer",
@@ -261,13 +268,12 @@ distill_options = declared(  # onparse distill
     click.option(
         "--batch-size",
         type=Positive,
-        help=f"An update's size  [default: an ON-LSTM student {STUDENT_TRAINING['batch_size']} sentences, "
-        f"a grammar {PCFG_TRAINING['batch_size']} words].",
+        help=f"An update's size  [default: a student of {by_family('batch_size', students=True)}].",
     ),
     click.option(
         "--lr",
         type=PositiveNumber,
-        help=f"[default: an ON-LSTM student {STUDENT_TRAINING['lr']:g}, a grammar {PCFG_TRAINING['lr']:g}].",
+        help=f"[default: a student of {by_family('lr', students=True)}].",
     ),
     options_of(DistillConfig, *DISTILL_OPTIONS[3:]),
     click.option(

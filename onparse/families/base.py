@@ -125,6 +125,7 @@ class Family(ABC):
     reads_distances: ClassVar[bool]  # a parse's rows hold its distances (layers x words), or nothing (span marginals)
     training: ClassVar[dict]  # TrainConfig settings in place of the class's defaults
     student_training: ClassVar[dict]  # a student's update and rate where a run sets none
+    batch_unit: ClassVar[tuple[str, str]]  # what an update's size counts: a member's, a student's
     longest_sentence: ClassVar[int]  # words it parses at most
     learns_span_shares: ClassVar[bool] = (
         False  # a student learns its teacher's span shares (soft targets), or trees alone
@@ -285,6 +286,7 @@ class GrammarFamily(Family):
     reads_distances = False
     learns_span_shares = True  # every tree weighed by the shares of its spans (``grammar.share_span_scores``)
     unit = "words"
+    batch_unit = ("words", "words")  # updates of sentences of one length, so many words
     # its dev perplexity is an inside pass over every dev sentence, four times an epoch: 1.10-1.38 in the plain fits
     # measured; scoring the dev gold trees too, an MBR parse each time, 1.9
     wall = (1.3, 1.9)

@@ -188,6 +188,7 @@ class ONLSTM(Family):
     parse_cost = 1 / 3  # parsing a token: no backward pass
     training: ClassVar[dict] = {}
     student_training = STUDENT_TRAINING
+    batch_unit = ("streams", "sentences")  # a language model reads parallel streams; a student, whole sentences
     longest_sentence = 2000  # words: its distances are linear in length (8 s at 2,000 words, one core)
 
     def readouts(self, settings: OnlstmConfig) -> list[Layer]:
