@@ -113,16 +113,22 @@ def twins(model, bits: float) -> dict:
     }
 
 
-def main() -> None:
-    options = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def voters_options(description: str) -> argparse.ArgumentParser:
+    """The options that name a vote, the models added to it, the gold trees and where results and outputs go."""
+    options = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     options.add_argument("--gold", required=True)
     options.add_argument("--encoding", default="UTF-8")
     options.add_argument("--vote", required=True, help="an ensemble folder (or a shipped model's name)")
-    options.add_argument("--student", action="append", default=[], help="a model compared with the vote")
     options.add_argument("--add", action="append", default=[], help="a model voting beside the vote's members")
     options.add_argument("--cache")
-    options.add_argument("--twin-bits", type=float, default=0.05)
     options.add_argument("--json")
+    return options
+
+
+def main() -> None:
+    options = voters_options(__doc__)
+    options.add_argument("--student", action="append", default=[], help="a model compared with the vote")
+    options.add_argument("--twin-bits", type=float, default=0.05)
     args = options.parse_args()
     torch.set_num_threads(1)
     cache = Path(args.cache) if args.cache else None

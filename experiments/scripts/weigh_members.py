@@ -18,27 +18,16 @@ Gold trees score the votes and choose nothing.
 
 from __future__ import annotations
 
-import argparse
 import json
 from collections import Counter
 from pathlib import Path
 
 import torch
-from diagnose import vote, voters
+from diagnose import vote, voters, voters_options
 
 from onparse.parsing.ensemble import pairwise_agreement
 from onparse.structures.scoring import score
-from onparse.structures.trees import Span
-from onparse.text.treebank import GoldSentence, read_gold
-
-
-def agreement_with(trees: list[set[Span]], reference: list[set[Span]], sentences: list) -> float:
-    """Sentence F1 of ``trees`` against ``reference`` (binary trees over the same words), as a share."""
-    as_gold = [
-        GoldSentence(tuple(s.word_tokens), frozenset(found), (), "the others' vote")
-        for s, found in zip(sentences, reference)
-    ]
-    return score(trees, as_gold)["sentence_f1"] / 100
+from onparse.text.treebank import read_gold
 
 
 def rules(trees: list[list[set]], families: list[str], sentences: list, lengths: list[int]) -> dict[str, list]:
@@ -49,7 +38,7 @@ def rules(trees: list[list[set]], families: list[str], sentences: list, lengths:
     others = []
     for k in members:
         rest = [trees[j] for j in members if j != k]
-        others.append(agreement_with(trees[k], vote(rest, lengths), sentences))
+        others.append(pairwise_agreement([trees[k], vote(rest, lengths)], sentences)[0][1] / 100)
         print(f"member {k + 1} of {len(trees)}: {100 * others[-1]:.2f} with the others' vote", flush=True)
     share = [1 / counts[f] for f in families]
     return {
@@ -63,14 +52,7 @@ def rules(trees: list[list[set]], families: list[str], sentences: list, lengths:
 
 
 def main() -> None:
-    options = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    options.add_argument("--gold", required=True)
-    options.add_argument("--encoding", default="UTF-8")
-    options.add_argument("--vote", required=True, help="an ensemble folder (or a shipped model's name)")
-    options.add_argument("--add", action="append", default=[], help="a model voting beside the vote's members")
-    options.add_argument("--cache")
-    options.add_argument("--json")
-    args = options.parse_args()
+    args = voters_options(__doc__).parse_args()
     torch.set_num_threads(1)
     gold = [s for s in read_gold(args.gold, encoding=args.encoding) if s.words]
     sentences, lengths = [s.sentence for s in gold], [len(s.words) for s in gold]
